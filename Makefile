@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# connscope: one binary with its BPF objects embedded through bpftool skeletons.
+#   make            build .output/connscope (and ./connscope, a link to it)
+#   make demo       install what is missing, build, run the built-in workload attached
+#   make test       install what is missing, build, run every test
+#   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
+#   make install    PREFIX=/usr/local DESTDIR=
+OUTPUT   := .output
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+CC       ?= cc
+PREFIX   ?= /usr/local
+ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/s390x/s390/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS   ?= -g -O2
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) -Iuser -Ibpf
+LDLIBS   := -lbpf -lelf -lz
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf
+
+# Debian 12 packages: what the build needs, and what the tests drive.
+BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
+TEST_PKGS  := iproute2 jq procps
+
+BPF_UNITS  := tcpstate
+BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
+SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
+USER_SRCS  := $(sort $(wildcard user/*.c))
+USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+# Everything but main(): linked into the root-free unit tests too.
+LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+FIXTURE_SRCS := $(sort $(wildcard tests/fixtures/*.c))
+FIXTURE_BINS := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test-deps demo test unit vmlinux install clean
+
+all: $(OUTPUT)/connscope connscope
+
+connscope: $(OUTPUT)/connscope
+	$(Q)ln -sf $(OUTPUT)/connscope $@
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/fixtures:
+	$(Q)mkdir -p $@
+
+# BPF: clang -> bpftool gen object (static link, BTF dedup) -> skeleton.
+$(OUTPUT)/bpf/%.tmp.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/bpf/%.bpf.o: $(OUTPUT)/bpf/%.tmp.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# User objects include the skeletons, so build those first.
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/connscope: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+# Install only what is missing; refresh the package lists once if needed.
+deps:
+	$(Q)missing=""; for p in $(BUILD_PKGS) $(EXTRA_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends $$missing || \
+		{ apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+	fi
+
+test-deps:
+	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(TEST_PKGS)"
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(OUTPUT)/connscope demo
+
+unit: $(UNIT_BINS)
+
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS)
+	$(Q)tests/run.sh
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
+	{ uname -r; echo "generated $$(date -u +%F) by: bpftool btf dump file /sys/kernel/btf/vmlinux format c"; } > $(VMLINUX_DIR)/KERNEL_VERSION
+
+install: $(OUTPUT)/connscope
+	install -D -m 0755 $(OUTPUT)/connscope $(DESTDIR)$(PREFIX)/sbin/connscope
+
+clean:
+	rm -rf $(OUTPUT) connscope
+
+-include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)

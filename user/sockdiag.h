@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* sock_diag (NETLINK_SOCK_DIAG, inet_diag_req_v2) snapshots of TCP sockets:
+ * the kernel's own truth about every TCP socket, v4 and v6. */
+#ifndef CONNSCOPE_SOCKDIAG_H
+#define CONNSCOPE_SOCKDIAG_H
+
+#include <stdint.h>
+
+/* One TCP socket as the kernel reports it. Ports in host order, addresses as
+ * on the wire (v4 in the first 4 bytes of the 16). */
+struct sd_sock {
+	uint8_t family;		/* AF_INET or AF_INET6 */
+	uint8_t state;		/* TCP_ESTABLISHED.. (TCP_TIME_WAIT for tw socks) */
+	uint8_t timer;		/* idiag_timer: 0 none, 1 retrans, 2 keepalive, 3 TIME_WAIT, 4 probe */
+	uint8_t retrans;	/* idiag_retrans */
+	uint16_t sport, dport;
+	uint8_t saddr[16], daddr[16];
+	uint32_t expires_ms;	/* idiag_expires */
+	uint32_t rqueue, wqueue;/* idiag_rqueue / idiag_wqueue */
+	uint32_t uid;
+	uint32_t inode;		/* 0: no file (TIME_WAIT, orphan, not yet accepted) */
+	uint64_t cookie;	/* idiag_cookie[0] | idiag_cookie[1] << 32 */
+};
+
+/* Called once per socket; return nonzero to stop the dump (that value is
+ * returned by sockdiag_dump_tcp). */
+typedef int (*sd_sock_cb)(const struct sd_sock *s, void *ctx);
+
+/* Dump every TCP socket whose state bit is set in state_mask (1 << TCP_*;
+ * SD_ALL_STATES for all), AF_INET then AF_INET6, in the caller's network
+ * namespace. Returns 0 on success, a negative errno on failure (netlink
+ * socket, send or a NLMSG_ERROR), or the callback's nonzero value. */
+#define SD_ALL_STATES 0xffffffffu
+int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx);
+
+#endif
