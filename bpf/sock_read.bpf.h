@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* BPF-only helpers to read a struct sock and a task's fd table with CO-RE.
+ * Every read is BPF_CORE_READ (a probe read), so the same code works from
+ * tp_btf (trusted pointers) and from classic tracepoints (plain addresses). */
+#ifndef CONNSCOPE_SOCK_READ_BPF_H
+#define CONNSCOPE_SOCK_READ_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "tcpstate.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+#define CS_S_IFMT   00170000
+#define CS_S_IFSOCK 0140000
+
+/* Fill t from the socket. At any ->CLOSE transition skc_num is already 0,
+ * so the local port comes from inet_sport, which tcp keeps until the end. */
+static __always_inline void sk_read_tuple(const struct sock *sk, struct cs_tuple *t)
+{
+	const struct inet_sock *inet = (const struct inet_sock *)sk;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = family;
+	t->sport = bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
+	t->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(t->saddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(t->daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		__be32 s = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__be32 d = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(t->saddr, &s, 4);
+		__builtin_memcpy(t->daddr, &d, 4);
+	}
+}
+
+/* Closed by the application but still alive in the kernel: no struct
+ * socket any more and SOCK_DEAD set (sock_orphan()). A socket waiting in an
+ * accept queue also has no struct socket, but is not dead. */
+static __always_inline bool sk_is_orphan(const struct sock *sk)
+{
+	unsigned long flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+
+	return !BPF_CORE_READ(sk, sk_socket) && (flags & (1UL << SOCK_DEAD));
+}
+
+/* The sock behind fd in the current task's file table, or NULL when fd is
+ * not a socket. fdt->fd[] is indexed by a runtime value, hence probe reads. */
+static __always_inline struct sock *current_fd_sock(int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+	struct socket *sock;
+	umode_t mode;
+
+	if (!fdt || fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	if ((mode & CS_S_IFMT) != CS_S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
+/* Owner identity of the current task's process (thread group). */
+static __always_inline void owner_from_current(struct cs_owner *o, __u32 flags)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	o->tgid = bpf_get_current_pid_tgid() >> 32;
+	o->flags = flags;
+	/* start_boottime is what /proc/PID/stat field 22 reports (in ticks). */
+	o->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	BPF_CORE_READ_STR_INTO(&o->comm, task, group_leader, comm);
+}
+
+#endif

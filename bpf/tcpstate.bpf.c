@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* TCP state tracking on tcp_set_state (the sock:inet_sock_set_state
+ * tracepoint) with per-process attribution.
+ *
+ * The owner of a socket is the process whose file table holds it. It is
+ * learned where the kernel runs in that process's context: CLOSE->SYN_SENT
+ * (connect), CLOSE->LISTEN (listen) and accept() exit. Handshakes on the
+ * accept side finish in softirq, where current is whoever ran; such
+ * sockets are charged to the listener's owner until accept() names the
+ * real one. Sockets that existed before we attached are seeded by user
+ * space by 4-tuple from a sock_diag + /proc snapshot. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "tcpstate.h"
+#include "sock_read.bpf.h"
+
+#define IPPROTO_TCP 6
+
+/* Set by user space between open and load. */
+const volatile bool filter_tgid = true;		/* false: every process */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* Traced processes (tgid -> 1), filled after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Live sock -> owner. LRU so that a lost CLOSE can never fill it for good;
+ * failed updates are still counted (CS_STAT_OWNER_FULL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct cs_owner);
+} owners SEC(".maps");
+
+/* Local port -> owner of a traced listener: the provisional owner of
+ * connections that complete their handshake before accept(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u16);
+	__type(value, struct cs_owner);
+} listeners SEC(".maps");
+
+/* 4-tuple -> owner for sockets that predate the agent, from user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cs_tuple);
+	__type(value, struct cs_owner);
+} seeds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CS_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline bool current_is_target(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return !filter_tgid || bpf_map_lookup_elem(&targets, &tgid);
+}
+
+static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
+{
+	if (bpf_map_update_elem(&owners, &key, o, BPF_ANY))
+		stat_inc(CS_STAT_OWNER_FULL);
+}
+
+static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
+				const struct cs_tuple *t, __u8 type, int oldstate,
+				int newstate, __u8 flags)
+{
+	struct cs_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+		return 0;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->sk = (__u64)sk;
+	if (o)
+		e->owner = *o;
+	else
+		__builtin_memset(&e->owner, 0, sizeof(e->owner));
+	e->tuple = *t;
+	e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+	e->type = type;
+	e->oldstate = oldstate;
+	e->newstate = newstate;
+	if (sk_is_orphan(sk))
+		flags |= CS_F_ORPHAN;
+	e->flags = flags;
+	e->sk_err = BPF_CORE_READ(sk, sk_err);
+	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
+	__builtin_memset(e->pad, 0, sizeof(e->pad));
+	bpf_ringbuf_submit(e, 0);
+	stat_inc(CS_STAT_EVENTS);
+	return 0;
+}
+
+static __always_inline int handle_state(const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk;
+	struct cs_owner *found, o = {};
+	struct cs_tuple t;
+	__u8 flags = 0;
+
+	stat_inc(CS_STAT_STATE_CALLS);
+	sk_read_tuple(sk, &t);
+	found = bpf_map_lookup_elem(&owners, &key);
+	if (found) {
+		o = *found;
+	} else if (oldstate == TCP_CLOSE && (newstate == TCP_SYN_SENT || newstate == TCP_LISTEN)) {
+		/* connect() and listen() run in the owner's context. */
+		if (!current_is_target())
+			return 0;
+		owner_from_current(&o, newstate == TCP_LISTEN ? CS_OWNER_LISTEN : CS_OWNER_CONNECT);
+		flags |= CS_F_NEW_OWNER;
+	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
+		/* A child of a listener, in softirq: charge the listener's owner
+		 * until accept() says who took it. */
+		found = bpf_map_lookup_elem(&listeners, &t.sport);
+		if (!found)
+			goto unknown;
+		o = *found;
+		o.flags = CS_OWNER_LISTENER;
+		flags |= CS_F_NEW_OWNER;
+	} else {
+		found = bpf_map_lookup_elem(&seeds, &t);
+		if (!found)
+			goto unknown;
+		o = *found;
+		bpf_map_delete_elem(&seeds, &t);
+		flags |= CS_F_NEW_OWNER;
+	}
+
+	if (newstate == TCP_LISTEN) {
+		if (bpf_map_update_elem(&listeners, &t.sport, &o, BPF_ANY))
+			stat_inc(CS_STAT_OWNER_FULL);
+	} else if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
+		bpf_map_delete_elem(&listeners, &t.sport);
+	}
+	/* CLOSE ends this sock's life as a connection: a TIME_WAIT successor is
+	 * a different kernel object that user space follows by 4-tuple. */
+	if (newstate == TCP_CLOSE)
+		bpf_map_delete_elem(&owners, &key);
+	else if (flags & CS_F_NEW_OWNER)
+		owner_put(key, &o);
+	return emit(sk, &o, &t, CS_EV_STATE, oldstate, newstate, flags);
+
+unknown:
+	/* Without a filter user space resolves the owner from its snapshot. */
+	if (filter_tgid)
+		return 0;
+	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, 0);
+}
+
+SEC("?tp_btf/inet_sock_set_state")
+int BPF_PROG(handle_set_state_btf, const struct sock *sk, const int oldstate, const int newstate)
+{
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	return handle_state(sk, oldstate, newstate);
+}
+
+/* Fallback where tp_btf does not load (no BTF for tracepoints). */
+SEC("?tracepoint/sock/inet_sock_set_state")
+int handle_set_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	if (ctx->protocol != IPPROTO_TCP)
+		return 0;
+	return handle_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate);
+}
+
+/* syscalls:sys_exit_accept{,4}: the layout of the syscall exit records. */
+struct syscall_exit_ctx {
+	__u64 common;
+	int syscall_nr;
+	long ret;
+};
+
+static __always_inline int handle_accept(long ret)
+{
+	struct cs_owner o = {};
+	struct cs_tuple t;
+	struct sock *sk;
+	__u64 key;
+	int state;
+
+	if (ret < 0 || !current_is_target())
+		return 0;
+	sk = current_fd_sock(ret);
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
+		stat_inc(CS_STAT_ACCEPT_MISS);
+		return 0;
+	}
+	owner_from_current(&o, CS_OWNER_ACCEPT);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	key = (__u64)sk;
+	/* A peer may have reset it already; a CLOSEd sock has no life left. */
+	if (state != TCP_CLOSE)
+		owner_put(key, &o);
+	sk_read_tuple(sk, &t);
+	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int handle_accept4_exit(struct syscall_exit_ctx *ctx)
+{
+	return handle_accept(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept")
+int handle_accept_exit(struct syscall_exit_ctx *ctx)
+{
+	return handle_accept(ctx->ret);
+}
+
+/* Follow children: a new process (not a thread) forked by a target. */
+SEC("?tp_btf/sched_process_fork")
+int BPF_PROG(handle_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	if (!bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST))
+		stat_inc(CS_STAT_FORKS);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

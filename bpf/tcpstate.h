@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Contract between tcpstate.bpf.c and user space: fixed-size types only. */
+#ifndef CONNSCOPE_TCPSTATE_H
+#define CONNSCOPE_TCPSTATE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>	/* user space; BPF gets the types from vmlinux.h */
+#endif
+
+#define CS_COMM_LEN 16
+
+/* Event types on the ring buffer. */
+#define CS_EV_STATE	1	/* inet_sock_set_state on a traced socket */
+#define CS_EV_ACCEPT	2	/* accept()/accept4() returned a socket to a traced process */
+
+/* cs_owner.flags */
+#define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
+#define CS_OWNER_LISTEN		0x02	/* learned at CLOSE->LISTEN */
+#define CS_OWNER_ACCEPT		0x04	/* learned at accept() exit (fd table walk) */
+#define CS_OWNER_LISTENER	0x08	/* provisional: the listener's owner, until accept() */
+#define CS_OWNER_SEED		0x10	/* seeded by user space from the start-up snapshot */
+
+/* cs_event.flags */
+#define CS_F_ORPHAN	0x01	/* sk_socket == NULL and SOCK_DEAD: closed by the app, alive in the kernel */
+#define CS_F_NEW_OWNER	0x02	/* the owner was learned at this event */
+
+/* Per-CPU counters (stats map index). */
+#define CS_STAT_EVENTS		0	/* events written to the ring buffer */
+#define CS_STAT_RB_LOST		1	/* ring buffer reservations that failed: events lost */
+#define CS_STAT_OWNER_FULL	2	/* owner map updates that failed (map full) */
+#define CS_STAT_ACCEPT_MISS	3	/* accept() returned an fd we could not resolve to a TCP sock */
+#define CS_STAT_STATE_CALLS	4	/* inet_sock_set_state hits (all sockets, TCP only) */
+#define CS_STAT_FORKS		5	/* children added by follow-children */
+#define CS_STAT_MAX		8
+
+/* The owner of a socket: the process whose file table holds it. */
+struct cs_owner {
+	__u32 tgid;
+	__u32 flags;		/* CS_OWNER_* */
+	__u64 start_ns;		/* group leader's start_time (ns since boot): tells a reused pid apart */
+	char comm[CS_COMM_LEN];
+};
+
+/* Addresses as on the wire; v4 in the first 4 bytes. Ports host order. */
+struct cs_tuple {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport;
+	__u16 dport;
+	__u16 family;
+	__u16 pad;
+};
+
+struct cs_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns() */
+	__u64 sk;		/* kernel address of the sock: identity while it lives */
+	struct cs_owner owner;	/* tgid 0: owner unknown (only when no tgid filter) */
+	struct cs_tuple tuple;
+	__u32 cur_tgid;		/* task running at the event (softirq: anybody) */
+	__u8 type;		/* CS_EV_* */
+	__u8 oldstate;
+	__u8 newstate;		/* for CS_EV_ACCEPT: the state at accept() */
+	__u8 flags;		/* CS_F_* */
+	__u16 sk_err;		/* sk->sk_err: 0, ECONNRESET, ECONNREFUSED, ETIMEDOUT... */
+	__u8 sk_shutdown;	/* SHUTDOWN_MASK (3) on a normal close */
+	__u8 pad[5];
+};
+
+#endif

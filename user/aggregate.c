@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The books: events move sockets between states per owner; reconciles
+ * compare the books with the kernel's sockets and keep TIME_WAIT tuples
+ * only while the kernel still has them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "aggregate.h"
+#include "procfs.h"
+
+void agg_init(struct agg *a, uint64_t t0_ns)
+{
+	memset(a, 0, sizeof(*a));
+	hmap_init(&a->procs, sizeof(pid_t), sizeof(struct proc_books));
+	hmap_init(&a->conns, sizeof(uint64_t), sizeof(struct conn));
+	hmap_init(&a->seeds, sizeof(struct cs_tuple), sizeof(struct conn));
+	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
+	a->t0_ns = t0_ns;
+}
+
+void agg_free(struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		free(p->rows);
+	hmap_free(&a->procs);
+	hmap_free(&a->conns);
+	hmap_free(&a->seeds);
+	hmap_free(&a->tw);
+}
+
+struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
+{
+	return hmap_get(&a->procs, &pid);
+}
+
+struct proc_books *agg_proc(struct agg *a, pid_t pid)
+{
+	bool created;
+	struct proc_books *p = hmap_upsert(&a->procs, &pid, &created);
+
+	if (p && created)
+		p->pid = pid;
+	return p;
+}
+
+void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s)
+{
+	memset(t, 0, sizeof(*t));
+	t->family = s->family;
+	t->sport = s->sport;
+	t->dport = s->dport;
+	memcpy(t->saddr, s->saddr, s->family == AF_INET6 ? 16 : 4);
+	memcpy(t->daddr, s->daddr, s->family == AF_INET6 ? 16 : 4);
+}
+
+int tuple_format(char *buf, size_t len, const struct cs_tuple *t, bool remote)
+{
+	char ip[INET6_ADDRSTRLEN];
+	const uint8_t *addr = remote ? t->daddr : t->saddr;
+	uint16_t port = remote ? t->dport : t->sport;
+
+	if (!inet_ntop(t->family == AF_INET6 ? AF_INET6 : AF_INET, addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	if (t->family == AF_INET6)
+		return snprintf(buf, len, "[%s]:%u", ip, port);
+	return snprintf(buf, len, "%s:%u", ip, port);
+}
+
+static void live_move(struct proc_books *p, int from, int to)
+{
+	if (from > 0 && from < CS_TCP_MAX_STATES && from != CS_TCP_CLOSE)
+		p->live[from]--;
+	if (to > 0 && to < CS_TCP_MAX_STATES && to != CS_TCP_CLOSE)
+		p->live[to]++;
+}
+
+void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
+{
+	struct proc_books *p = agg_proc(a, pid);
+	struct cs_tuple t;
+	struct conn *c;
+	bool created;
+
+	if (!p)
+		return;
+	tuple_from_sd(&t, s);
+	c = hmap_upsert(&a->seeds, &t, &created);
+	if (!c || !created)
+		return;
+	c->tuple = t;
+	c->pid = pid;
+	c->state = s->state;
+	c->seeded = 1;
+	live_move(p, 0, s->state);
+	p->seeded++;
+}
+
+static void fill_ident(struct proc_books *p, const struct cs_owner *o)
+{
+	if (!p->comm[0] || p->start_ns != o->start_ns) {
+		memcpy(p->comm, o->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		p->start_ns = o->start_ns;
+	}
+}
+
+/* The connection behind an event, created (or taken from the seeds) when
+ * the books have not seen this sock yet. */
+static struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new)
+{
+	struct conn *c = hmap_get(&a->conns, &e->sk), *seed;
+
+	*is_new = false;
+	if (c)
+		return c;
+	c = hmap_upsert(&a->conns, &e->sk, NULL);
+	if (!c)
+		return NULL;
+	seed = (e->owner.flags & CS_OWNER_SEED) ? hmap_get(&a->seeds, &e->tuple) : NULL;
+	if (seed) {
+		*c = *seed;
+		hmap_del(&a->seeds, &e->tuple);
+		return c;
+	}
+	c->tuple = e->tuple;
+	c->pid = e->owner.tgid;
+	c->since_ns = e->ts_ns;
+	*is_new = true;
+	return c;
+}
+
+/* Ownership moves (listener's owner -> accepting process): carry the
+ * live count along. */
+static void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
+{
+	struct proc_books *from;
+
+	if (c->pid == to->pid)
+		return;
+	from = agg_find_proc(a, c->pid);
+	if (from)
+		live_move(from, c->state, 0);
+	live_move(to, 0, c->state);
+	c->pid = to->pid;
+}
+
+static void apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e)
+{
+	struct conn *c;
+	bool is_new;
+	int old = e->oldstate, new = e->newstate;
+
+	c = conn_for(a, e, &is_new);
+	if (!c)
+		return;
+	if (!is_new)
+		conn_set_owner(a, c, p);
+	/* A new sock has no live state of its own yet: a listener's child
+	 * reports LISTEN as its old state. */
+	live_move(p, is_new ? 0 : c->state, new);
+	c->state = new;
+
+	if (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT)
+		p->total.opened++;
+	if (old == CS_TCP_SYN_SENT && new == CS_TCP_ESTABLISHED) {
+		/* The local port is known from here on; a TIME_WAIT socket
+		 * with this tuple was just taken over (tcp_tw_reuse). */
+		c->tuple = e->tuple;
+		if (hmap_del(&a->tw, &e->tuple))
+			a->tw_reused++;
+	}
+	if ((e->flags & CS_F_ORPHAN) && !c->orphan) {
+		c->orphan = 1;
+		p->total.orphaned++;
+	}
+	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN && old != CS_TCP_CLOSE) {
+		p->total.closed++;
+		if (old == CS_TCP_SYN_SENT)
+			p->total.connect_failed++;
+		if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
+			p->total.resets++;
+		/* tcp_time_wait() ends the full sock with tcp_done() from
+		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
+		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
+			struct tw_entry *tw = hmap_upsert(&a->tw, &e->tuple, NULL);
+
+			p->total.tw_entered++;
+			if (tw) {
+				tw->pid = p->pid;
+				tw->entered_ns = e->ts_ns;
+			}
+		}
+	}
+	if (new == CS_TCP_CLOSE)
+		hmap_del(&a->conns, &e->sk);
+}
+
+static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_event *e)
+{
+	struct conn *c;
+	bool is_new;
+
+	p->total.accepted++;
+	if (e->newstate == CS_TCP_CLOSE)
+		return;		/* already over: its CLOSE was charged to the listener */
+	c = conn_for(a, e, &is_new);
+	if (!c)
+		return;
+	if (is_new) {
+		c->state = e->newstate;
+		live_move(p, 0, c->state);
+	} else {
+		conn_set_owner(a, c, p);
+	}
+}
+
+void agg_event(struct agg *a, const struct cs_event *e)
+{
+	struct proc_books *p;
+
+	a->events++;
+	if (!e->owner.tgid) {
+		a->unknown_events++;
+		return;
+	}
+	p = agg_proc(a, e->owner.tgid);
+	if (!p)
+		return;
+	fill_ident(p, &e->owner);
+	if (e->type == CS_EV_ACCEPT)
+		apply_accept(a, p, e);
+	else if (e->type == CS_EV_STATE)
+		apply_state(a, p, e);
+}
+
+static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
+			 const struct proc_counters *y)
+{
+	d->opened = x->opened - y->opened;
+	d->accepted = x->accepted - y->accepted;
+	d->closed = x->closed - y->closed;
+	d->connect_failed = x->connect_failed - y->connect_failed;
+	d->resets = x->resets - y->resets;
+	d->tw_entered = x->tw_entered - y->tw_entered;
+	d->orphaned = x->orphaned - y->orphaned;
+}
+
+void agg_tick(struct agg *a, uint64_t now_ns)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		struct interval_row *r;
+
+		if (p->nrows == p->rows_cap) {
+			size_t cap = p->rows_cap ? p->rows_cap * 2 : 64;
+			struct interval_row *rows = realloc(p->rows, cap * sizeof(*rows));
+
+			if (!rows)
+				continue;
+			p->rows = rows;
+			p->rows_cap = cap;
+		}
+		r = &p->rows[p->nrows++];
+		r->t_ns = now_ns > a->t0_ns ? now_ns - a->t0_ns : 0;
+		counters_sub(&r->delta, &p->total, &p->at_last_tick);
+		r->truth = p->truth;
+		p->at_last_tick = p->total;
+	}
+}
+
+uint32_t agg_tw_count(const struct agg *a, pid_t pid)
+{
+	struct tw_entry *tw;
+	uint32_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
+		n += tw->pid == pid;
+	return n;
+}
+
+void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
+		   const struct inode_map *owners)
+{
+	struct hmap by_tuple, tw_seen;
+	struct proc_books *p;
+	struct conn *c;
+
+	/* Sockets without a file are found in the books by 4-tuple. */
+	hmap_init(&by_tuple, sizeof(struct cs_tuple), sizeof(pid_t));
+	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);) {
+		pid_t *v = hmap_upsert(&by_tuple, &c->tuple, NULL);
+
+		if (v)
+			*v = c->pid;
+	}
+	hmap_init(&tw_seen, sizeof(struct cs_tuple), 1);
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		memset(&p->truth, 0, sizeof(p->truth));
+		p->truth.valid = true;
+	}
+	memset(&a->unattributed, 0, sizeof(a->unattributed));
+
+	for (size_t k = 0; k < n; k++) {
+		const struct sd_sock *s = &socks[k];
+		int st = s->state < CS_TCP_MAX_STATES ? s->state : 0;
+		struct cs_tuple t;
+		pid_t *owner_pid;
+		struct tw_entry *tw;
+
+		if (s->inode) {
+			const struct inode_owner *o = inode_map_get(owners, s->inode);
+
+			p = o ? agg_find_proc(a, o->pid) : NULL;
+			if (p)
+				p->truth.state[st]++;
+			continue;
+		}
+		tuple_from_sd(&t, s);
+		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
+			tw = hmap_get(&a->tw, &t);
+			p = tw ? agg_find_proc(a, tw->pid) : NULL;
+			if (p) {
+				p->truth.state[CS_TCP_TIME_WAIT]++;
+				hmap_upsert(&tw_seen, &t, NULL);
+			} else {
+				a->unattributed.state[CS_TCP_TIME_WAIT]++;
+			}
+			continue;
+		}
+		owner_pid = hmap_get(&by_tuple, &t);
+		p = owner_pid ? agg_find_proc(a, *owner_pid) : NULL;
+		if (p) {
+			p->truth.state[st]++;
+			p->truth.orphan += tcp_state_orphanable(st);
+		} else {
+			a->unattributed.state[st]++;
+			a->unattributed.orphan += tcp_state_orphanable(st);
+		}
+	}
+
+	/* TIME_WAIT tuples the kernel no longer has: expired or killed.
+	 * Collected first: deleting shifts entries under the iterator. */
+	{
+		struct cs_tuple *dead = calloc(a->tw.count ? a->tw.count : 1, sizeof(*dead));
+		const struct cs_tuple *key;
+		size_t ndead = 0;
+
+		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, NULL);)
+			if (!hmap_get(&tw_seen, key))
+				dead[ndead++] = *key;
+		for (size_t i = 0; i < ndead; i++)
+			hmap_del(&a->tw, &dead[i]);
+		free(dead);
+	}
+
+	/* Books and kernel should agree at a quiet moment; record the gap. */
+	a->mismatch_last = 0;
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (!p->target || p->exited)
+			continue;
+		for (int st = 1; st < CS_TCP_MAX_STATES; st++) {
+			int64_t book = st == CS_TCP_TIME_WAIT ? agg_tw_count(a, p->pid) : p->live[st];
+			int64_t diff = book - (int64_t)p->truth.state[st];
+
+			a->mismatch_last += diff < 0 ? -diff : diff;
+		}
+	}
+	if (a->mismatch_last > a->mismatch_max)
+		a->mismatch_max = a->mismatch_last;
+	a->reconciles++;
+	hmap_free(&by_tuple);
+	hmap_free(&tw_seen);
+}

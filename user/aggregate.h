@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Per-process books built from tcpstate events and reconciled against the
+ * kernel's own view (sock_diag + /proc). Pure state: no kernel access, so
+ * it is driven by recorded events in the unit tests. */
+#ifndef CONNSCOPE_AGGREGATE_H
+#define CONNSCOPE_AGGREGATE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "hashmap.h"
+#include "tcpstates.h"
+#include "tcpstate.h"
+#include "sockdiag.h"
+
+/* Event counters of one process; all from the BPF events. */
+struct proc_counters {
+	uint64_t opened;	/* CLOSE->SYN_SENT: outgoing connections */
+	uint64_t accepted;	/* accept() returned a TCP socket */
+	uint64_t closed;	/* connections (not listeners) that reached CLOSE */
+	uint64_t connect_failed;/* SYN_SENT->CLOSE */
+	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE */
+	uint64_t tw_entered;	/* FIN_WAIT2/CLOSING->CLOSE, clean: now TIME_WAIT */
+	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
+};
+
+/* The kernel's view of one process at a reconcile: sockets by state. */
+struct proc_truth {
+	uint32_t state[CS_TCP_MAX_STATES];
+	uint32_t orphan;	/* no inode, charged via the books */
+	bool valid;		/* a reconcile has filled it */
+};
+
+struct interval_row {
+	uint64_t t_ns;		/* end of the interval, ns since the run began */
+	struct proc_counters delta;
+	struct proc_truth truth;
+};
+
+struct proc_books {
+	pid_t pid;
+	char comm[16];
+	uint64_t start_ns;	/* boottime ns; 0 unknown */
+	bool target;		/* asked for by the user (not only seen) */
+	bool exited;
+	struct proc_counters total;
+	struct proc_counters at_last_tick;
+	/* Live sockets by state from the events (+ the start-up seed). */
+	int64_t live[CS_TCP_MAX_STATES];
+	struct proc_truth truth;	/* last reconcile */
+	uint32_t seeded;		/* sockets it held when we attached */
+	struct interval_row *rows;
+	size_t nrows, rows_cap;
+};
+
+/* The unattributed sockets: no inode and not in the books (sockets that
+ * predate the agent or whose owner was never seen). */
+struct unattributed {
+	uint32_t state[CS_TCP_MAX_STATES];
+	uint32_t orphan;
+};
+
+struct agg {
+	struct hmap procs;	/* pid_t -> struct proc_books */
+	struct hmap conns;	/* u64 sk -> struct conn */
+	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
+	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
+	struct unattributed unattributed;
+	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
+	uint64_t events;	/* events applied */
+	uint64_t unknown_events;/* events for sockets with no owner */
+	uint64_t tw_reused;	/* TIME_WAIT tuples taken over by a new connection */
+	uint64_t mismatch_last;	/* sockets where books and kernel differ, last reconcile */
+	uint64_t mismatch_max;	/* the largest such gap of the run */
+	uint64_t reconciles;
+};
+
+/* A live connection in the books. */
+struct conn {
+	struct cs_tuple tuple;
+	pid_t pid;
+	uint8_t state;
+	uint8_t orphan;		/* counted as orphaned already */
+	uint8_t seeded;
+	uint8_t pad;
+	uint64_t since_ns;
+};
+
+struct tw_entry {
+	pid_t pid;
+	uint32_t pad;
+	uint64_t entered_ns;
+};
+
+void agg_init(struct agg *a, uint64_t t0_ns);
+void agg_free(struct agg *a);
+
+/* The books of pid, created when absent (NULL: out of memory). */
+struct proc_books *agg_proc(struct agg *a, pid_t pid);
+struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
+
+/* A socket the process held when we attached (from sock_diag + /proc). */
+void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s);
+
+/* Apply one event from the ring buffer. */
+void agg_event(struct agg *a, const struct cs_event *e);
+
+/* Close the current interval of every process at now_ns (ktime). */
+void agg_tick(struct agg *a, uint64_t now_ns);
+
+/* One kernel snapshot: every TCP socket, and inode -> pid of the processes
+ * in the books. Fills each process's truth, moves TIME_WAIT tuples that
+ * the kernel no longer has out of the books, counts the unattributed and
+ * counts book/kernel differences. */
+struct inode_map;
+void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
+		   const struct inode_map *owners);
+
+/* TIME_WAIT sockets the books charge to pid (tuples still alive). */
+uint32_t agg_tw_count(const struct agg *a, pid_t pid);
+
+/* tuple helpers shared with the loader's seeding */
+void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s);
+int tuple_format(char *buf, size_t len, const struct cs_tuple *t, bool remote);
+
+#endif

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* attach: preflight -> load/attach -> start-up snapshot (seeds) -> poll
+ * loop with a reconcile per interval -> final report. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "aggregate.h"
+#include "attach.h"
+#include "procfs.h"
+#include "report.h"
+#include "snapshot.h"
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* The clock of bpf_ktime_get_ns(), so event times and ticks compare. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(struct cs_event))
+		agg_event(ctx, data);
+	return 0;
+}
+
+/* Gone or a zombie: either way it holds no sockets any more. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		gone = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return gone;
+}
+
+/* The live processes of the books: what a reconcile scans. */
+static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
+{
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; n < max && hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		if (!p->exited)
+			pids[n++] = p->pid;
+	return n;
+}
+
+static int reconcile(struct agg *a, struct tcp_snapshot *snap)
+{
+	pid_t pids[CLI_MAX_PIDS * 4];
+	size_t n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	int err = snapshot_take(snap, pids, n);
+
+	if (!err)
+		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
+	return err;
+}
+
+/* Sockets the targets held before we attached: into the books and into
+ * the BPF seed map, unless events already told us about them. */
+static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+{
+	struct hmap known;
+	struct conn *c;
+
+	hmap_init(&known, sizeof(struct cs_tuple), 1);
+	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);)
+		hmap_upsert(&known, &c->tuple, NULL);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct sd_sock *s = &snap->socks[i];
+		const struct inode_owner *o = s->inode ? inode_map_get(&snap->owners, s->inode) : NULL;
+		struct proc_books *p = o ? agg_find_proc(a, o->pid) : NULL;
+		struct cs_owner owner = { .flags = CS_OWNER_SEED };
+		struct cs_tuple tuple;
+
+		if (!p)
+			continue;
+		tuple_from_sd(&tuple, s);
+		if (hmap_get(&known, &tuple))
+			continue;
+		agg_seed(a, p->pid, s);
+		owner.tgid = p->pid;
+		owner.start_ns = p->start_ns;
+		memcpy(owner.comm, p->comm, sizeof(owner.comm));
+		tracer_seed(t, &tuple, &owner);
+	}
+	hmap_free(&known);
+}
+
+static void clock_label(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+int attach_run(const struct attach_opts *o)
+{
+	struct tcp_snapshot snap = {};
+	struct tracer tracer = {};
+	struct run_info run = {};
+	struct agg agg;
+	uint64_t t0, next_tick, deadline, tick_ns;
+	size_t ntargets_alive;
+	int err, ret = 1;
+	char clock[16];
+
+	for (size_t i = 0; i < o->npids; i++) {
+		struct proc_ident id;
+
+		if (procfs_read_ident(o->pids[i], &id) || process_gone(o->pids[i])) {
+			fprintf(stderr, "connscope: no such process: %d (find the pid with "
+					"`pgrep NAME`)\n", o->pids[i]);
+			return 1;
+		}
+	}
+	ret = tracer_preflight(&o->tracer);
+	if (ret)
+		return ret;
+	ret = 1;
+
+	t0 = now_ns();
+	agg_init(&agg, t0);
+	for (size_t i = 0; i < o->npids; i++) {
+		struct proc_books *p = agg_proc(&agg, o->pids[i]);
+		struct proc_ident id;
+
+		if (!p || procfs_read_ident(o->pids[i], &id))
+			goto cleanup;
+		p->target = true;
+		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (tracer_open(&tracer, &o->tracer, handle_event, &agg))
+		goto cleanup;
+	for (size_t i = 0; i < o->npids; i++) {
+		err = tracer_add_target(&tracer, o->pids[i]);
+		if (err) {
+			fprintf(stderr, "connscope: cannot add pid %d to the filter: %s\n",
+				o->pids[i], strerror(-err));
+			goto cleanup;
+		}
+	}
+	/* Attached first, snapshot second: a socket made in between is in
+	 * both, and the events drained here win over the seed. */
+	if (snapshot_take(&snap, o->pids, o->npids))
+		goto cleanup;
+	ring_buffer__consume(tracer.rb);
+	seed_from_snapshot(&agg, &tracer, &snap);
+	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
+
+	fprintf(stderr, "connscope: tracing %zu process%s (", o->npids, o->npids == 1 ? "" : "es");
+	for (size_t i = 0; i < o->npids; i++)
+		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
+	fprintf(stderr, ") via %s; Ctrl-C to stop\n", tracer.method);
+	if (!o->json && !o->quiet_live && o->header)
+		format_live_header(stdout);
+	fflush(stdout);
+
+	tick_ns = (uint64_t)(o->interval_s * 1e9);
+	next_tick = t0 + tick_ns;
+	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	run.end_reason = "interrupted";
+	while (!exiting) {
+		uint64_t now = now_ns(), wake = next_tick < deadline ? next_tick : deadline;
+		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
+
+		err = ring_buffer__poll(tracer.rb, timeout > 100 ? 100 : timeout);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+		ntargets_alive = 0;
+		for (size_t i = 0; i < o->npids; i++) {
+			struct proc_books *p = agg_find_proc(&agg, o->pids[i]);
+
+			if (p && !p->exited && process_gone(p->pid)) {
+				p->exited = true;
+				fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; "
+						"its report covers it until then\n", p->pid, p->comm,
+					(now_ns() - t0) / 1e9);
+			}
+			ntargets_alive += p && !p->exited;
+		}
+		now = now_ns();
+		if (now >= deadline) {
+			run.end_reason = "duration";
+			break;
+		}
+		if (!ntargets_alive) {
+			run.end_reason = "target exited";
+			break;
+		}
+		if (now >= next_tick) {
+			if (reconcile(&agg, &snap))
+				goto cleanup;
+			agg_tick(&agg, now);
+			if (!o->json && !o->quiet_live) {
+				clock_label(clock, sizeof(clock));
+				format_live_rows(stdout, &agg, clock);
+				fflush(stdout);
+			}
+			next_tick += tick_ns;
+			if (next_tick < now)
+				next_tick = now + tick_ns;
+		}
+	}
+	/* Everything the kernel wrote before we stopped, then the truth. */
+	ring_buffer__consume(tracer.rb);
+	if (reconcile(&agg, &snap))
+		goto cleanup;
+	agg_tick(&agg, now_ns());
+
+	run.hook = tracer.method;
+	run.duration_s = o->duration_s;
+	run.elapsed_s = (now_ns() - t0) / 1e9;
+	run.interval_s = o->interval_s;
+	run.follow_children = o->tracer.follow_children;
+	tracer_stats(&tracer, run.stats);
+	if (o->json)
+		format_report_json(stdout, &agg, &run);
+	else
+		format_report_text(stdout, &agg, &run);
+	if (fflush(stdout)) {
+		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	if (run.stats[CS_STAT_RB_LOST])
+		fprintf(stderr, "connscope: warning: %llu events lost; counts are low\n",
+			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
+	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
+cleanup:
+	tracer_close(&tracer);
+	snapshot_free(&snap);
+	agg_free(&agg);
+	return ret;
+}
+
+static void attach_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope attach -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
+		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
+		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
+		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
+		"  -i, --interval S       live table and reconcile interval (default 1)\n"
+		"  -j, --json             final report as one JSON document, no live table\n"
+		"  -H, --no-header        no live table header\n"
+		"      --children         also trace processes the targets fork\n"
+		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
+		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
+		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
+		"  -v, --verbose          libbpf's messages\n"
+		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during the window\n");
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "btf", required_argument, NULL, 'B' },
+		{ "ringbuf-size", required_argument, NULL, 'R' },
+		{ "max-sockets", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct attach_opts o = { .interval_s = 1, .header = true };
+	unsigned long long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cli_parse_pids("-p", optarg, o.pids, &o.npids))
+				return EXIT_USAGE;
+			break;
+		case 'd':
+			if (cli_parse_seconds("-d", optarg, 0.1, 86400 * 30, &o.duration_s))
+				return EXIT_USAGE;
+			break;
+		case 'i':
+			if (cli_parse_seconds("-i", optarg, 0.1, 3600, &o.interval_s))
+				return EXIT_USAGE;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'H':
+			o.header = false;
+			break;
+		case 'C':
+			o.tracer.follow_children = true;
+			break;
+		case 'B':
+			o.tracer.btf_path = optarg;
+			break;
+		case 'R':
+			if (cli_parse_u64("--ringbuf-size", optarg, 4096, 1ULL << 30, &v))
+				return EXIT_USAGE;
+			if (v & (v - 1)) {
+				fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of "
+						"two (e.g. 8388608)\n", v);
+				return EXIT_USAGE;
+			}
+			o.tracer.ringbuf_bytes = v;
+			break;
+		case 'M':
+			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
+				return EXIT_USAGE;
+			o.tracer.max_sockets = v;
+			break;
+		case 'v':
+			o.tracer.verbose = true;
+			break;
+		case 'h':
+			attach_usage(stdout);
+			return 0;
+		default:
+			attach_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "connscope attach: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!o.npids) {
+		fprintf(stderr, "connscope attach: which process? give -p PID (e.g. -p $(pgrep -n "
+				"myserver))\n");
+		return EXIT_USAGE;
+	}
+	return attach_run(&o);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* `connscope attach`: trace processes for a window, live table, report. */
+#ifndef CONNSCOPE_ATTACH_H
+#define CONNSCOPE_ATTACH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "cli.h"
+#include "loader.h"
+
+struct attach_opts {
+	pid_t pids[CLI_MAX_PIDS];
+	size_t npids;
+	double duration_s;	/* 0: until Ctrl-C or the targets exit */
+	double interval_s;
+	bool json;
+	bool header;
+	bool quiet_live;	/* no live table (the report only) */
+	struct tracer_opts tracer;
+};
+
+/* Runs the whole attach; returns the process exit status. */
+int attach_run(const struct attach_opts *o);
+int cmd_attach(int argc, char **argv);
+
+#endif

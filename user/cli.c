@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids)
+{
+	const char *p = arg;
+
+	if (!*p)
+		goto bad;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ','))
+			goto bad;
+		if (*npids >= CLI_MAX_PIDS) {
+			fprintf(stderr, "connscope: %s: at most %d processes can be traced at once\n",
+				flag, CLI_MAX_PIDS);
+			return -1;
+		}
+		pids[(*npids)++] = v;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "connscope: %s '%s': expected a process id or a comma-separated list "
+			"of them (1..4194304), e.g. %s 1234,1235\n", flag, arg, flag);
+	return -1;
+}
+
+int cli_parse_seconds(const char *flag, const char *arg, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max) {
+		fprintf(stderr, "connscope: %s '%s': expected seconds between %g and %g\n", flag,
+			arg, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
+		  unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "connscope: %s '%s': expected an integer between %llu and %llu\n",
+			flag, arg, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

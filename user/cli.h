@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Command-line values shared by the subcommands: checked numbers and pid
+ * lists, each failure reported with the flag and the accepted range. */
+#ifndef CONNSCOPE_CLI_H
+#define CONNSCOPE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CLI_MAX_PIDS 256
+
+/* Exit statuses. */
+#define EXIT_USAGE 2		/* bad command line */
+#define EXIT_TARGET_GONE 3	/* the traced process(es) exited during the window */
+
+/* "12" or "12,13,14" (also repeated -p): appends to pids. 0 or -1 after
+ * printing why. */
+int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids);
+/* Seconds as a decimal ("2", "0.5") within [min, max]. */
+int cli_parse_seconds(const char *flag, const char *arg, double min, double max, double *out);
+/* An unsigned integer within [min, max]. */
+int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
+		  unsigned long long max, unsigned long long *out);
+
+#endif

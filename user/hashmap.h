@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Open-addressing hash map with fixed-size keys and values stored inline:
+ * the aggregator's tables (sock -> connection, 4-tuple -> TIME_WAIT owner,
+ * tgid -> process books) are all of this shape and live for the whole run. */
+#ifndef CONNSCOPE_HASHMAP_H
+#define CONNSCOPE_HASHMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+struct hmap {
+	size_t key_size, val_size, slot_size;
+	size_t cap;		/* power of two, or 0 before the first insert */
+	size_t count;
+	uint8_t *slots;		/* per slot: used byte, key, value (aligned) */
+};
+
+void hmap_init(struct hmap *m, size_t key_size, size_t val_size);
+void hmap_free(struct hmap *m);
+/* The value stored under key, or NULL. */
+void *hmap_get(const struct hmap *m, const void *key);
+/* The value under key, inserted zeroed when absent (*created says which);
+ * NULL only when memory runs out. Pointers stay valid until the next insert. */
+void *hmap_upsert(struct hmap *m, const void *key, bool *created);
+/* Removes key; returns whether it was there. */
+bool hmap_del(struct hmap *m, const void *key);
+void hmap_clear(struct hmap *m);
+
+/* Iteration: for (size_t i = 0; hmap_next(m, &i, &k, &v); ) ...
+ * Deleting during iteration is not allowed. */
+bool hmap_next(const struct hmap *m, size_t *iter, const void **key, void **val);
+
+#endif

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* tp_btf is tried first (typed, cheaper arguments); a kernel without BTF
+ * for tracepoints gets the classic tracepoint. Both are SEC("?...") so only
+ * the chosen one loads. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "loader.h"
+#include "tcpstate.skel.h"
+
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+#define CAP_BPF_BIT 39
+#define CAP_PERFMON_BIT 38
+#define CAP_SYS_ADMIN_BIT 21
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t effective_caps(void)
+{
+	char line[256];
+	uint64_t caps = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %lx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+/* The tracefs root: CONNSCOPE_TRACEFS for tests, else the usual mount,
+ * mounted here when absent (KERNEL-FACTS: it may not be). */
+static const char *tracefs_root(void)
+{
+	const char *env = getenv("CONNSCOPE_TRACEFS");
+	struct stat st;
+
+	if (env)
+		return env;
+	if (stat("/sys/kernel/tracing/events", &st) && errno == ENOENT)
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	return "/sys/kernel/tracing";
+}
+
+int tracer_preflight(const struct tracer_opts *o)
+{
+	uint64_t caps = effective_caps();
+	char path[512];
+	struct stat st;
+
+	if (geteuid() != 0 &&
+	    !((caps >> CAP_SYS_ADMIN_BIT) & 1) &&
+	    !(((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1))) {
+		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF and "
+				"CAP_PERFMON, plus CAP_SYS_PTRACE to read other processes' fds): "
+				"run it with sudo\n");
+		return 1;
+	}
+	if (o->btf_path) {
+		if (stat(o->btf_path, &st)) {
+			fprintf(stderr, "connscope: cannot read BTF file %s: %s: pass a vmlinux BTF "
+					"file for this kernel (e.g. from BTFHub)\n",
+				o->btf_path, strerror(errno));
+			return 1;
+		}
+	} else if (stat(KERNEL_BTF, &st)) {
+		fprintf(stderr, "connscope: kernel BTF not found at %s: connscope needs a kernel "
+				"built with CONFIG_DEBUG_INFO_BTF=y, or --btf FILE with this "
+				"kernel's BTF (e.g. from BTFHub)\n", KERNEL_BTF);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
+	if (stat(path, &st)) {
+		fprintf(stderr, "connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
+				"it needs Linux >= 4.16 with tracefs mounted at /sys/kernel/tracing\n",
+			path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use_btf)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
+	struct tcpstate_bpf *skel = tcpstate_bpf__open_opts(&open_opts);
+	int err;
+
+	if (!skel)
+		return -errno;
+	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
+	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
+	bpf_program__set_autoload(skel->progs.handle_fork_btf, o->follow_children);
+	skel->rodata->filter_tgid = !o->all;
+	if (o->ringbuf_bytes)
+		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+	if (o->max_sockets)
+		bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
+	err = tcpstate_bpf__load(skel);
+	if (err) {
+		tcpstate_bpf__destroy(skel);
+		return err;
+	}
+	t->skel = skel;
+	t->method = use_btf ? "tp_btf/inet_sock_set_state" : "tracepoint/sock/inet_sock_set_state";
+	return 0;
+}
+
+int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
+		void *ctx)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	libbpf_set_print(o->verbose ? print_libbpf : NULL);
+	err = open_and_load(t, o, true);
+	if (err && !o->follow_children)
+		err = open_and_load(t, o, false);
+	if (err) {
+		fprintf(stderr, "connscope: cannot load the BPF programs: %s%s\n", strerror(-err),
+			err == -EPERM ? " (run as root; a kernel lockdown or seccomp policy may "
+					"forbid BPF)" : " (run with -v for the verifier's log)");
+		return err;
+	}
+	err = tcpstate_bpf__attach(t->skel);
+	if (err) {
+		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
+				"(run with -v for details)\n", strerror(-err));
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), cb, ctx, NULL);
+	if (!t->rb) {
+		err = -errno;
+		fprintf(stderr, "connscope: cannot open the ring buffer: %s\n", strerror(-err));
+		goto fail;
+	}
+	t->follow_children = o->follow_children;
+	return 0;
+fail:
+	tracer_close(t);
+	return err;
+}
+
+int tracer_add_target(struct tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.targets), &key, &one, BPF_ANY);
+}
+
+int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner)
+{
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+}
+
+int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.stats);
+	uint64_t *vals;
+
+	memset(out, 0, sizeof(uint64_t) * CS_STAT_MAX);
+	if (ncpu <= 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 i = 0; i < CS_STAT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void tracer_close(struct tracer *t)
+{
+	ring_buffer__free(t->rb);
+	tcpstate_bpf__destroy(t->skel);
+	t->rb = NULL;
+	t->skel = NULL;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Opening, configuring, loading and attaching the tcpstate BPF unit, with
+ * the run-time choice between tp_btf and the classic tracepoint. */
+#ifndef CONNSCOPE_LOADER_H
+#define CONNSCOPE_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <bpf/libbpf.h>
+#include "tcpstate.h"
+
+struct tracer_opts {
+	bool all;		/* no tgid filter: every process */
+	bool follow_children;
+	const char *btf_path;	/* --btf FILE, NULL: the kernel's own */
+	uint32_t ringbuf_bytes;	/* power of two, >= page size */
+	uint32_t max_sockets;	/* owner map entries */
+	bool verbose;		/* libbpf's own messages */
+};
+
+struct tcpstate_bpf;
+
+struct tracer {
+	struct tcpstate_bpf *skel;
+	struct ring_buffer *rb;
+	const char *method;	/* the set_state hook in use */
+	bool follow_children;
+};
+
+/* Checks that need no BPF: privileges, BTF, tracefs. Prints one message
+ * naming the problem and the fix; returns 0 or a nonzero exit status. */
+int tracer_preflight(const struct tracer_opts *o);
+
+/* Open, load and attach; events go to cb(ctx, data, size).
+ * Returns 0 or a negative errno after printing why. */
+int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
+		void *ctx);
+int tracer_add_target(struct tracer *t, pid_t pid);
+/* Owner of a socket that predates the agent, matched by 4-tuple. */
+int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner);
+/* Sum of the per-CPU counters (CS_STAT_*). */
+int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
+void tracer_close(struct tracer *t);
+
+#endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* connscope: per-process TCP connection diagnostics from tracepoints,
+ * sock_diag and /proc. */
+#include <stdio.h>
+#include <string.h>
+#include "attach.h"
+#include "cli.h"
+#include "demo.h"
+#include "summary.h"
+
+#define CONNSCOPE_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope COMMAND [OPTIONS]\n"
+		"  summary [-p PID] [-j]          `ss -s` block + TCP sockets per process\n"
+		"  attach -p PID [-d S] [-i S] [-j]  trace processes' connections live\n"
+		"  demo [-d S]                    built-in loopback workload, attached\n"
+		"  version                        print the version\n"
+		"`connscope COMMAND --help` for the options of each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(cmd ? stdout : stderr);
+		return cmd ? 0 : EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("connscope %s\n", CONNSCOPE_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "summary"))
+		return cmd_summary(argc - 1, argv + 1);
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(argc - 1, argv + 1);
+	if (!strcmp(cmd, "demo"))
+		return cmd_demo(argc - 1, argv + 1);
+	fprintf(stderr, "connscope: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}

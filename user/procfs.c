@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Readers of /proc: sockstat/snmp counters, process identity, and the
+ * socket inode -> pid map built from /proc/PID/fd without forking. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+const char *procfs_root = "/proc";
+
+/* Open procfs_root/rel as a stdio stream; NULL with errno set. */
+static FILE *proc_fopen(const char *rel)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", procfs_root, rel);
+
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return fopen(path, "re");
+}
+
+/* "KEY: name value name value ...": the (section, name) pairs we keep. */
+static const struct {
+	const char *sect;
+	const char *name;
+	size_t off;
+} sockstat_keys[] = {
+#define K(s, n, f) { s, n, offsetof(struct sockstat, f) }
+	K("sockets", "used", sockets_used),
+	K("TCP", "inuse", tcp_inuse),
+	K("TCP", "orphan", tcp_orphan),
+	K("TCP", "tw", tcp_tw),
+	K("TCP", "alloc", tcp_alloc),
+	K("TCP", "mem", tcp_mem),
+	K("UDP", "inuse", udp_inuse),
+	K("UDPLITE", "inuse", udplite_inuse),
+	K("RAW", "inuse", raw_inuse),
+	K("FRAG", "inuse", frag_inuse),
+	K("TCP6", "inuse", tcp6_inuse),
+	K("UDP6", "inuse", udp6_inuse),
+	K("UDPLITE6", "inuse", udplite6_inuse),
+	K("RAW6", "inuse", raw6_inuse),
+	K("FRAG6", "inuse", frag6_inuse),
+#undef K
+};
+
+/* Counters are summed from per-cpu parts and may read transiently
+ * negative; report those as 0 rather than as a huge unsigned value. */
+static uint64_t parse_counter(const char *s)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || errno || v < 0)
+		return 0;
+	return v;
+}
+
+static void sockstat_line(struct sockstat *st, char *line)
+{
+	char *colon = strchr(line, ':');
+	char *save, *name, *val;
+
+	if (!colon)
+		return;
+	*colon = '\0';
+	/* Walk "name value" pairs so that unknown or reordered names are
+	 * simply skipped. */
+	for (name = strtok_r(colon + 1, " \t\n", &save); name;
+	     name = strtok_r(NULL, " \t\n", &save)) {
+		val = strtok_r(NULL, " \t\n", &save);
+		if (!val)
+			break;
+		for (size_t i = 0; i < sizeof(sockstat_keys) / sizeof(sockstat_keys[0]); i++) {
+			if (strcmp(sockstat_keys[i].sect, line) ||
+			    strcmp(sockstat_keys[i].name, name))
+				continue;
+			*(uint64_t *)((char *)st + sockstat_keys[i].off) =
+				parse_counter(val);
+			break;
+		}
+	}
+}
+
+/* Parse one sockstat-style file. Returns 0 or -errno. */
+static int read_sockstat_file(const char *rel, struct sockstat *st)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = proc_fopen(rel);
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0)
+		sockstat_line(st, line);
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Split a line into whitespace-separated tokens in place. */
+static int split(char *line, char **tok, int max)
+{
+	char *save, *t;
+	int n = 0;
+
+	for (t = strtok_r(line, " \t\n", &save); t && n < max;
+	     t = strtok_r(NULL, " \t\n", &save))
+		tok[n++] = t;
+	return n;
+}
+
+/* snmp comes in pairs of lines per protocol: "Tcp: Name Name ..." then
+ * "Tcp: value value ...". The column is looked up by name because the
+ * kernel has appended columns over time. */
+static int read_curr_estab(uint64_t *out)
+{
+	char *line = NULL, *head = NULL;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f = proc_fopen("net/snmp");
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *htok[64], *vtok[64];
+		int nh, nv;
+
+		if (strncmp(line, "Tcp:", 4))
+			continue;
+		if (!head) {
+			head = strdup(line);
+			if (!head) {
+				err = -ENOMEM;
+				break;
+			}
+			continue;
+		}
+		nh = split(head, htok, 64);
+		nv = split(line, vtok, 64);
+		for (int i = 1; i < nh && i < nv; i++) {
+			if (!strcmp(htok[i], "CurrEstab")) {
+				*out = parse_counter(vtok[i]);
+				break;
+			}
+		}
+		break;
+	}
+	free(head);
+	free(line);
+	fclose(f);
+	return err;
+}
+
+int procfs_read_sockstat(struct sockstat *st)
+{
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	err = read_sockstat_file("net/sockstat", st);
+	if (err)
+		return err;
+	/* Without IPv6 there is no sockstat6: its counters stay 0. */
+	err = read_sockstat_file("net/sockstat6", st);
+	if (err && err != -ENOENT)
+		return err;
+	err = read_curr_estab(&st->curr_estab);
+	if (err && err != -ENOENT)
+		return err;
+	return 0;
+}
+
+int procfs_read_ident(pid_t pid, struct proc_ident *id)
+{
+	char path[PATH_MAX], buf[4096];
+	char *lp, *rp, *p;
+	size_t len = 0, clen;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ESRCH ? -ENOENT : -errno;
+	while (len < sizeof(buf) - 1) {
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			/* A process reaped between open and read. */
+			int err = errno == ESRCH ? -ENOENT : -errno;
+
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+
+	/* comm is free text: it may hold spaces and parentheses, so it runs
+	 * from the first '(' to the last ')'. */
+	lp = strchr(buf, '(');
+	rp = strrchr(buf, ')');
+	if (!lp || !rp || rp < lp)
+		return -EPROTO;
+	clen = rp - lp - 1;
+	/* Kernel threads (kworker/...) may show more than TASK_COMM_LEN. */
+	if (clen > sizeof(id->comm) - 1)
+		clen = sizeof(id->comm) - 1;
+	memset(id->comm, 0, sizeof(id->comm));
+	memcpy(id->comm, lp + 1, clen);
+	id->pid = pid;
+
+	/* After ") " comes field 3 (state); walk to field 22, starttime. */
+	p = rp + 1;
+	for (field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -EPROTO;
+		if (field == 22)
+			break;
+		while (*p && *p != ' ')
+			p++;
+	}
+	if (!isdigit((unsigned char)*p))
+		return -EPROTO;
+	id->start_ticks = strtoull(p, NULL, 10);
+	return 0;
+}
+
+long procfs_clk_tck(void)
+{
+	return sysconf(_SC_CLK_TCK);
+}
+
+/* ---- inode -> pid map ------------------------------------------------ */
+
+#define INODE_MAP_MIN_CAP 64u
+
+/* Socket inode numbers are handed out sequentially; mix them so that
+ * neighbours do not pile up in neighbouring slots. */
+static inline uint32_t inode_hash(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+void inode_map_init(struct inode_map *m)
+{
+	m->slots = NULL;
+	m->cap = 0;
+	m->count = 0;
+}
+
+void inode_map_free(struct inode_map *m)
+{
+	free(m->slots);
+	inode_map_init(m);
+}
+
+/* Slot holding inode, or the empty slot where it belongs. cap != 0, and
+ * load < 50% guarantees an empty slot exists. */
+static struct inode_owner *inode_slot(struct inode_owner *slots, uint32_t cap,
+				      uint32_t inode)
+{
+	uint32_t mask = cap - 1, i = inode_hash(inode) & mask;
+
+	while (slots[i].inode && slots[i].inode != inode)
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+static int inode_map_grow(struct inode_map *m)
+{
+	uint32_t ncap = m->cap ? m->cap * 2 : INODE_MAP_MIN_CAP;
+	struct inode_owner *ns;
+
+	if (ncap < m->cap)	/* would overflow uint32_t */
+		return -ENOMEM;
+	ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].inode)
+			*inode_slot(ns, ncap, m->slots[i].inode) = m->slots[i];
+	free(m->slots);
+	m->slots = ns;
+	m->cap = ncap;
+	return 0;
+}
+
+int inode_map_put(struct inode_map *m, uint32_t inode, pid_t pid)
+{
+	struct inode_owner *s;
+	int err;
+
+	if (!inode)	/* 0 is the empty marker, it cannot be a key */
+		return -EINVAL;
+	if (m->cap) {
+		s = inode_slot(m->slots, m->cap, inode);
+		if (s->inode) {
+			if (s->pid != pid) {
+				s->shared = true;
+				if (pid < s->pid)
+					s->pid = pid;
+			}
+			return 0;
+		}
+	}
+	/* New key: keep the load at or below 50%. */
+	if ((uint64_t)(m->count + 1) * 2 > m->cap) {
+		err = inode_map_grow(m);
+		if (err)
+			return err;
+	}
+	s = inode_slot(m->slots, m->cap, inode);
+	s->inode = inode;
+	s->pid = pid;
+	s->shared = false;
+	m->count++;
+	return 0;
+}
+
+const struct inode_owner *inode_map_get(const struct inode_map *m, uint32_t inode)
+{
+	const struct inode_owner *s;
+
+	if (!m->cap || !inode)
+		return NULL;
+	s = inode_slot(m->slots, m->cap, inode);
+	return s->inode ? s : NULL;
+}
+
+/* ---- /proc/PID/fd scan ----------------------------------------------- */
+
+/* "socket:[12345]" -> 12345; 0 for anything else. */
+static uint32_t socket_link_inode(const char *l, size_t len)
+{
+	static const char pfx[] = "socket:[";
+	uint64_t v = 0;
+	size_t i = sizeof(pfx) - 1;
+
+	if (len <= i + 1 || memcmp(l, pfx, i))
+		return 0;
+	for (; i < len && l[i] >= '0' && l[i] <= '9'; i++) {
+		v = v * 10 + (l[i] - '0');
+		if (v > UINT32_MAX)
+			return 0;
+	}
+	if (i != len - 1 || l[i] != ']')
+		return 0;
+	return v;
+}
+
+static int errno_to_scan_err(int e)
+{
+	switch (e) {
+	case ESRCH:
+		return -ENOENT;
+	case EPERM:
+		return -EACCES;
+	default:
+		return -e;
+	}
+}
+
+/* Scan an open "PID/fd" directory fd (consumed). readlinkat on the dirfd
+ * costs one syscall per fd: no path building, no stat. */
+static int scan_fd_dir(int dfd, pid_t pid, struct inode_map *m)
+{
+	struct dirent *de;
+	char link[64];
+	int err = 0;
+	DIR *d;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
+	for (;;) {
+		uint32_t ino;
+		ssize_t n;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			/* getdents on a process that exited mid-scan */
+			if (errno)
+				err = errno_to_scan_err(errno);
+			break;
+		}
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link));
+		/* fds closed while we read, or a link we may not follow (an
+		 * exec changed credentials): skip, keep the rest. */
+		if (n <= 0)
+			continue;
+		ino = socket_link_inode(link, n);
+		if (!ino)
+			continue;
+		err = inode_map_put(m, ino, pid);
+		if (err)
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
+int procfs_scan_pid_sockets(pid_t pid, struct inode_map *m)
+{
+	char path[PATH_MAX];
+	int dfd;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", procfs_root, (int)pid);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno_to_scan_err(errno);
+	return scan_fd_dir(dfd, pid, m);
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int procfs_scan_all_sockets(struct inode_map *m)
+{
+	struct dirent *de;
+	char rel[32];
+	int err = 0;
+	DIR *d;
+
+	d = opendir(procfs_root);
+	if (!d)
+		return -errno;
+	/* Listing /proc yields thread-group leaders only (threads live under
+	 * PID/task and share the leader's fd table), so each process's fds
+	 * are read once. */
+	for (;;) {
+		long pid;
+		int dfd;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				err = -errno;
+			break;
+		}
+		if (!all_digits(de->d_name))
+			continue;
+		pid = strtol(de->d_name, NULL, 10);
+		if (pid <= 0 || pid > INT_MAX)
+			continue;
+		snprintf(rel, sizeof(rel), "%ld/fd", pid);
+		dfd = openat(dirfd(d), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			err = errno_to_scan_err(errno);
+		else
+			err = scan_fd_dir(dfd, pid, m);
+		/* Gone or not ours to look at: not an error for a full scan. */
+		if (err == -ENOENT || err == -EACCES)
+			err = 0;
+		if (err)
+			break;
+	}
+	closedir(d);
+	return err;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdlib.h>
+#include <string.h>
+#include "json.h"
+#include "report.h"
+
+static int cmp_books(const void *a, const void *b)
+{
+	const struct proc_books *x = *(const struct proc_books *const *)a;
+	const struct proc_books *y = *(const struct proc_books *const *)b;
+
+	if (x->target != y->target)
+		return x->target ? -1 : 1;
+	return x->pid - y->pid;
+}
+
+size_t report_procs(const struct agg *a, const struct proc_books **out, size_t max)
+{
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; n < max && hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		out[n++] = p;
+	qsort(out, n, sizeof(*out), cmp_books);
+	return n;
+}
+
+#define MAX_REPORT_PROCS 1024
+
+void format_live_header(FILE *out)
+{
+	fprintf(out, "%-8s %-7s %-12s %5s %5s %5s %5s %6s %6s %5s\n", "TIME", "PID", "COMM",
+		"OPEN", "ACPT", "CLOSE", "TW+", "ESTAB", "TIMEW", "ORPH");
+}
+
+void format_live_rows(FILE *out, const struct agg *a, const char *clock)
+{
+	const struct proc_books *procs[MAX_REPORT_PROCS];
+	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_books *p = procs[i];
+		const struct interval_row *r;
+
+		if (!p->nrows)
+			continue;
+		r = &p->rows[p->nrows - 1];
+		fprintf(out, "%-8s %-7d %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u%s\n", clock,
+			p->pid, p->comm, (unsigned long long)r->delta.opened,
+			(unsigned long long)r->delta.accepted, (unsigned long long)r->delta.closed,
+			(unsigned long long)r->delta.tw_entered, r->truth.state[CS_TCP_ESTABLISHED],
+			r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan,
+			p->exited ? " exited" : "");
+	}
+}
+
+static void text_states(FILE *out, const char *label, const uint32_t *state, uint32_t orphan)
+{
+	bool any = false;
+
+	fprintf(out, "  %-13s", label);
+	for (int i = 0; i < TCP_STATE_ORDER_LEN; i++) {
+		uint32_t v = state[tcp_state_order[i]];
+
+		if (v) {
+			fprintf(out, " %s %u", tcp_state_name(tcp_state_order[i]), v);
+			any = true;
+		}
+	}
+	if (orphan)
+		fprintf(out, " (orphan %u)", orphan);
+	fprintf(out, "%s\n", any ? "" : " none");
+}
+
+void format_report_text(FILE *out, const struct agg *a, const struct run_info *run)
+{
+	const struct proc_books *procs[MAX_REPORT_PROCS];
+	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
+	uint64_t lost = run->stats[CS_STAT_RB_LOST], full = run->stats[CS_STAT_OWNER_FULL];
+
+	fprintf(out, "\nconnscope attach: %.1f s (%s), interval %g s, hook %s%s\n", run->elapsed_s,
+		run->end_reason, run->interval_s, run->hook,
+		run->follow_children ? ", following children" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_books *p = procs[i];
+		const struct proc_counters *t = &p->total;
+
+		fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm,
+			p->target ? "" : " child", p->exited ? " exited during the run" : "");
+		fprintf(out, "  %-13s opened %llu, accepted %llu, closed %llu "
+			     "(connect failed %llu, reset %llu)\n", "connections",
+			(unsigned long long)t->opened, (unsigned long long)t->accepted,
+			(unsigned long long)t->closed, (unsigned long long)t->connect_failed,
+			(unsigned long long)t->resets);
+		fprintf(out, "  %-13s entered %llu, live %u\n", "TIME_WAIT",
+			(unsigned long long)t->tw_entered, p->truth.state[CS_TCP_TIME_WAIT]);
+		text_states(out, "sockets now", p->truth.state, p->truth.orphan);
+		if (p->seeded)
+			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
+				"held at start", p->seeded);
+	}
+	text_states(out, "\nunattributed", a->unattributed.state, a->unattributed.orphan);
+	fprintf(out, "  (sockets with no owning file that this run did not see being made)\n");
+	fprintf(out, "\nsources: counters from BPF events; \"live\" and \"sockets now\" from "
+		     "sock_diag + /proc/PID/fd at the end\n");
+	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full; books vs kernel: ",
+		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
+		(unsigned long long)full);
+	if (a->mismatch_last)
+		fprintf(out, "DISAGREE by %llu sockets at the end (largest gap %llu)\n",
+			(unsigned long long)a->mismatch_last, (unsigned long long)a->mismatch_max);
+	else
+		fprintf(out, "agree at the end (largest gap during the run %llu)\n",
+			(unsigned long long)a->mismatch_max);
+	if (lost)
+		fprintf(out, "WARNING: %llu events were lost (ring buffer full): event counts are "
+			     "low; raise --ringbuf-size\n", (unsigned long long)lost);
+}
+
+static void json_counters(struct json *j, const struct proc_counters *c)
+{
+	json_kv_uint(j, "connections_opened", c->opened);
+	json_kv_uint(j, "connections_accepted", c->accepted);
+	json_kv_uint(j, "connections_closed", c->closed);
+	json_kv_uint(j, "connect_failed", c->connect_failed);
+	json_kv_uint(j, "resets", c->resets);
+	json_kv_uint(j, "time_wait_entered", c->tw_entered);
+	json_kv_uint(j, "orphaned", c->orphaned);
+}
+
+static void json_states(struct json *j, const uint32_t *state, uint32_t orphan)
+{
+	json_key(j, "tcp");
+	json_object_begin(j);
+	for (int i = 0; i < TCP_STATE_ORDER_LEN; i++)
+		json_kv_uint(j, tcp_state_name(tcp_state_order[i]), state[tcp_state_order[i]]);
+	json_kv_uint(j, "orphan", orphan);
+	json_object_end(j);
+}
+
+void format_report_json(FILE *out, const struct agg *a, const struct run_info *run)
+{
+	const struct proc_books *procs[MAX_REPORT_PROCS];
+	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_key(&j, "run");
+	json_object_begin(&j);
+	json_kv_string(&j, "command", "attach");
+	json_kv_string(&j, "hook", run->hook);
+	json_kv_double(&j, "duration_s", run->duration_s, 3);
+	json_kv_double(&j, "elapsed_s", run->elapsed_s, 3);
+	json_kv_double(&j, "interval_s", run->interval_s, 3);
+	json_kv_bool(&j, "follow_children", run->follow_children);
+	json_kv_string(&j, "end_reason", run->end_reason);
+	json_object_end(&j);
+
+	json_key(&j, "processes");
+	json_array_begin(&j);
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_books *p = procs[i];
+
+		json_object_begin(&j);
+		json_kv_int(&j, "pid", p->pid);
+		json_kv_string(&j, "comm", p->comm);
+		json_kv_bool(&j, "target", p->target);
+		json_kv_bool(&j, "exited", p->exited);
+		json_key(&j, "totals");
+		json_object_begin(&j);
+		json_counters(&j, &p->total);
+		json_object_end(&j);
+		json_kv_uint(&j, "time_wait", p->truth.state[CS_TCP_TIME_WAIT]);
+		json_kv_uint(&j, "held_at_start", p->seeded);
+		json_states(&j, p->truth.state, p->truth.orphan);
+		json_key(&j, "intervals");
+		json_array_begin(&j);
+		for (size_t k = 0; k < p->nrows; k++) {
+			const struct interval_row *r = &p->rows[k];
+
+			json_object_begin(&j);
+			json_kv_double(&j, "t", r->t_ns / 1e9, 3);
+			json_counters(&j, &r->delta);
+			json_states(&j, r->truth.state, r->truth.orphan);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+
+	json_key(&j, "unattributed");
+	json_object_begin(&j);
+	json_states(&j, a->unattributed.state, a->unattributed.orphan);
+	json_object_end(&j);
+
+	json_key(&j, "agent");
+	json_object_begin(&j);
+	json_kv_uint(&j, "events", run->stats[CS_STAT_EVENTS]);
+	json_kv_uint(&j, "events_lost", run->stats[CS_STAT_RB_LOST]);
+	json_kv_uint(&j, "owner_map_full", run->stats[CS_STAT_OWNER_FULL]);
+	json_kv_uint(&j, "accept_unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
+	json_kv_uint(&j, "children_followed", run->stats[CS_STAT_FORKS]);
+	json_kv_uint(&j, "unknown_owner_events", a->unknown_events);
+	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
+	json_kv_uint(&j, "reconciles", a->reconciles);
+	json_kv_uint(&j, "books_mismatch_last", a->mismatch_last);
+	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);
+	json_object_end(&j);
+
+	json_key(&j, "sources");
+	json_object_begin(&j);
+	json_kv_string(&j, "totals", "BPF events (inet_sock_set_state, accept exit)");
+	json_kv_string(&j, "tcp", "sock_diag + /proc/PID/fd at the end; TIME_WAIT and orphans "
+				  "joined to owners by 4-tuple");
+	json_object_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Renderers of an attach run: the live per-interval table and the final
+ * report (text and JSON). Pure functions of the books and run facts. */
+#ifndef CONNSCOPE_REPORT_H
+#define CONNSCOPE_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+#include "aggregate.h"
+#include "tcpstate.h"
+
+struct run_info {
+	const char *hook;		/* the set_state hook in use */
+	double duration_s;		/* asked for; 0: until Ctrl-C */
+	double elapsed_s;		/* what ran */
+	double interval_s;
+	bool follow_children;
+	uint64_t stats[CS_STAT_MAX];	/* BPF counters */
+	const char *end_reason;		/* "duration", "interrupted", "target exited" */
+};
+
+/* Live table: header once, then one row per traced process per interval. */
+void format_live_header(FILE *out);
+void format_live_rows(FILE *out, const struct agg *a, const char *clock);
+
+void format_report_text(FILE *out, const struct agg *a, const struct run_info *run);
+void format_report_json(FILE *out, const struct agg *a, const struct run_info *run);
+
+/* The processes of the books in a stable order: targets first, by pid. */
+size_t report_procs(const struct agg *a, const struct proc_books **out, size_t max);
+
+#endif
