@@ -32,8 +32,9 @@ static __always_inline void sk_read_tuple(const struct sock *sk, struct cs_tuple
 	t->sport = bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
 	t->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(t->saddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(t->daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+		/* &array: BPF_CORE_READ_INTO reads sizeof(*dst) bytes */
+		BPF_CORE_READ_INTO(&t->saddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&t->daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 	} else {
 		__be32 s = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
 		__be32 d = BPF_CORE_READ(sk, __sk_common.skc_daddr);

@@ -179,7 +179,7 @@ int attach_run(const struct attach_opts *o)
 	fprintf(stderr, "connscope: tracing %zu process%s (", o->npids, o->npids == 1 ? "" : "es");
 	for (size_t i = 0; i < o->npids; i++)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
-	fprintf(stderr, ") via %s; Ctrl-C to stop\n", tracer.method);
+	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
 	if (!o->json && !o->quiet_live && o->header)
 		format_live_header(stdout);
 	fflush(stdout);
@@ -238,6 +238,10 @@ int attach_run(const struct attach_opts *o)
 	if (reconcile(&agg, &snap))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
+	if (!o->json && !o->quiet_live) {
+		clock_label(clock, sizeof(clock));
+		format_live_rows(stdout, &agg, clock);
+	}
 
 	run.hook = tracer.method;
 	run.duration_s = o->duration_s;

@@ -121,6 +121,7 @@ struct demo_ctx {
 
 static void run_server(void *arg)
 {
+	prctl(PR_SET_NAME, "demo-server");
 	demo_server(((struct demo_ctx *)arg)->lfd);
 }
 
@@ -128,6 +129,7 @@ static void run_client(void *arg)
 {
 	struct demo_ctx *d = arg;
 
+	prctl(PR_SET_NAME, "demo-client");
 	close(d->lfd);
 	demo_client(&d->sa, d->rate);
 }
@@ -178,8 +180,9 @@ int cmd_demo(int argc, char **argv)
 	}
 	server = spawn(run_server, &d);
 	/* Attach before the client starts, so its first connection is seen. */
-	fprintf(stderr, "connscope demo: server pid %d on 127.0.0.1:%u; the client opens a new "
-			"connection for every other request (~%d requests/s, 4 pooled)\n",
+	fprintf(stderr, "connscope demo: server pid %d on 127.0.0.1:%u; its client keeps 4\n"
+			"  pooled connections but opens a new one for every other request\n"
+			"  (~%d requests/s): watch the client's TIME_WAIT pile up\n",
 		server, ntohs(d.sa.sin_port), d.rate);
 	client = spawn(run_client, &d);
 	if (server < 0 || client < 0) {

@@ -72,45 +72,55 @@ static void text_states(FILE *out, const char *label, const uint32_t *state, uin
 	fprintf(out, "%s\n", any ? "" : " none");
 }
 
+static double per_s(uint64_t n, const struct run_info *run)
+{
+	return run->elapsed_s > 0 ? n / run->elapsed_s : 0;
+}
+
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	const struct proc_books *procs[MAX_REPORT_PROCS];
 	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
 	uint64_t lost = run->stats[CS_STAT_RB_LOST], full = run->stats[CS_STAT_OWNER_FULL];
 
-	fprintf(out, "\nconnscope attach: %.1f s (%s), interval %g s, hook %s%s\n", run->elapsed_s,
-		run->end_reason, run->interval_s, run->hook,
-		run->follow_children ? ", following children" : "");
+	fprintf(out, "\nconnscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
+		run->elapsed_s, run->end_reason, run->interval_s,
+		run->follow_children ? ", following children" : "", run->hook);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
 		const struct proc_counters *t = &p->total;
 
 		fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm,
 			p->target ? "" : " child", p->exited ? " exited during the run" : "");
-		fprintf(out, "  %-13s opened %llu, accepted %llu, closed %llu "
-			     "(connect failed %llu, reset %llu)\n", "connections",
-			(unsigned long long)t->opened, (unsigned long long)t->accepted,
-			(unsigned long long)t->closed, (unsigned long long)t->connect_failed,
-			(unsigned long long)t->resets);
-		fprintf(out, "  %-13s entered %llu, live %u\n", "TIME_WAIT",
-			(unsigned long long)t->tw_entered, p->truth.state[CS_TCP_TIME_WAIT]);
+		fprintf(out, "  %-13s opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu\n",
+			"connections", (unsigned long long)t->opened, per_s(t->opened, run),
+			(unsigned long long)t->accepted, per_s(t->accepted, run),
+			(unsigned long long)t->closed);
+		if (t->connect_failed || t->resets)
+			fprintf(out, "  %-13s connect failed %llu, reset %llu\n", "failures",
+				(unsigned long long)t->connect_failed,
+				(unsigned long long)t->resets);
+		fprintf(out, "  %-13s entered %llu (%.1f/s), live %u\n", "TIME_WAIT",
+			(unsigned long long)t->tw_entered, per_s(t->tw_entered, run),
+			p->truth.state[CS_TCP_TIME_WAIT]);
 		text_states(out, "sockets now", p->truth.state, p->truth.orphan);
 		if (p->seeded)
 			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
 				"held at start", p->seeded);
 	}
-	text_states(out, "\nunattributed", a->unattributed.state, a->unattributed.orphan);
-	fprintf(out, "  (sockets with no owning file that this run did not see being made)\n");
-	fprintf(out, "\nsources: counters from BPF events; \"live\" and \"sockets now\" from "
-		     "sock_diag + /proc/PID/fd at the end\n");
-	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full; books vs kernel: ",
+	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
+	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
+	fprintf(out, "\nsources: counters from BPF events; \"live\" and \"sockets now\" from\n"
+		     "  sock_diag + /proc/PID/fd at the end\n");
+	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
 	if (a->mismatch_last)
-		fprintf(out, "DISAGREE by %llu sockets at the end (largest gap %llu)\n",
-			(unsigned long long)a->mismatch_last, (unsigned long long)a->mismatch_max);
+		fprintf(out, "books vs kernel: DISAGREE by %llu sockets at the end (largest gap "
+			     "%llu)\n", (unsigned long long)a->mismatch_last,
+			(unsigned long long)a->mismatch_max);
 	else
-		fprintf(out, "agree at the end (largest gap during the run %llu)\n",
+		fprintf(out, "books vs kernel: agree at the end (largest gap during the run %llu)\n",
 			(unsigned long long)a->mismatch_max);
 	if (lost)
 		fprintf(out, "WARNING: %llu events were lost (ring buffer full): event counts are "

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# attach on real loopback sockets: exact counts on both sides, TIME_WAIT
+# charged to the active closer, sockets held before attach, IPv6.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+N=25
+TMP=$(mktemp -d /tmp/connscope-attach.XXXXXX)
+on_exit "rm -rf '$TMP'"
+
+jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
+
+# client_server_case NAME FAMILY_FLAG: client churns N, client closes first.
+client_server_case() {
+	local name=$1 fam=${2:-} port cpid spid
+	port=$("$FIXTURES/tcpfix" freeport $fam)
+	fx_start srv server $fam -p "$port" || { fail "$name/start" "server"; return; }
+	fx_start cli client $fam -p "$port" || { fail "$name/start" "client"; return; }
+	spid=$FX_PID_srv cpid=$FX_PID_cli
+	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "$cpid,$spid" -i 0.5 -j ||
+		{ fail "$name/attach" "$(cat "$TMP/$name.err")"; return; }
+	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" "$name/client_churned"
+	# Events to wait for: the server closed all N, the kernel holds N TIME_WAIT.
+	wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 20
+	wait_for "[ \$(tw_on_port $port) -ge $N ]" 20
+	cs_stop; local rc=$?
+	assert_eq "$rc" 0 "$name/exit_status"
+	local J="$TMP/$name.json" c=".processes[] | select(.pid == $cpid)" s=".processes[] | select(.pid == $spid)"
+	assert_eq "$(jqn "$c | .totals.connections_opened" "$J")" "$N" "$name/client_opened"
+	assert_eq "$(jqn "$c | .totals.connections_closed" "$J")" "$N" "$name/client_closed"
+	assert_eq "$(jqn "$c | .totals.connections_accepted" "$J")" 0 "$name/client_accepted"
+	assert_eq "$(jqn "$c | .totals.time_wait_entered" "$J")" "$N" "$name/client_time_wait_entered"
+	assert_eq "$(jqn "$c | .time_wait" "$J")" "$(tw_on_port "$port")" "$name/client_time_wait_live_eq_kernel"
+	assert_eq "$(jqn "$c | .time_wait" "$J")" "$N" "$name/client_time_wait_live"
+	assert_eq "$(jqn "$s | .totals.connections_accepted" "$J")" "$N" "$name/server_accepted"
+	assert_eq "$(jqn "$s | .totals.connections_closed" "$J")" "$N" "$name/server_closed"
+	assert_eq "$(jqn "$s | .totals.connections_opened" "$J")" 0 "$name/server_opened"
+	assert_eq "$(jqn "$s | .totals.time_wait_entered" "$J")" 0 "$name/server_time_wait_entered"
+	assert_eq "$(jqn "$s | .tcp.listen" "$J")" 1 "$name/server_listen"
+	assert_eq "$(jqn ".agent.events_lost" "$J")" 0 "$name/no_events_lost"
+	assert_eq "$(jqn ".agent.books_mismatch_last" "$J")" 0 "$name/books_agree_with_kernel"
+	assert_eq "$(jqn '[.processes[].intervals | length] | min >= 1' "$J")" true "$name/has_intervals"
+	assert_eq "$(jqn "[$c | .intervals[].connections_opened] | add" "$J")" "$N" "$name/intervals_sum_to_total"
+	fx_stop cli; fx_stop srv
+}
+
+client_server_case v4
+client_server_case v6 -6
+
+# Server closes first: the server holds TIME_WAIT and is charged for it.
+port=$("$FIXTURES/tcpfix" freeport)
+fx_start srv2 server -p "$port" --close-first && fx_start cli2 client -p "$port"
+cs_attach "$TMP/sc.json" "$TMP/sc.err" -p "$FX_PID_srv2" -i 0.5 -j ||
+	fail "server_close/attach" "$(cat "$TMP/sc.err")"
+assert_eq "$(fx_cmd cli2 "churn-passive $N")" "churned $N" "server_close/churned"
+wait_for "[ \$(tw_on_port $port) -ge $N ]" 20
+cs_stop
+s=".processes[] | select(.pid == $FX_PID_srv2)"
+assert_eq "$(jqn "$s | .totals.connections_accepted" "$TMP/sc.json")" "$N" "server_close/accepted"
+assert_eq "$(jqn "$s | .totals.time_wait_entered" "$TMP/sc.json")" "$N" "server_close/server_time_wait_entered"
+assert_eq "$(jqn "$s | .time_wait" "$TMP/sc.json")" "$N" "server_close/server_time_wait_live"
+assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_cli2)] | length" "$TMP/sc.json")" 0 "server_close/client_not_traced"
+fx_stop cli2; fx_stop srv2
+
+# Sockets held before attach come from the start-up snapshot and are
+# followed to their end.
+port=$("$FIXTURES/tcpfix" freeport)
+fx_start srv3 server -p "$port" && fx_start cli3 client -p "$port"
+assert_eq "$(fx_cmd cli3 "open 7")" "opened 7" "preexisting/opened"
+cs_attach "$TMP/pre.json" "$TMP/pre.err" -p "$FX_PID_cli3,$FX_PID_srv3" -i 0.5 -j ||
+	fail "preexisting/attach" "$(cat "$TMP/pre.err")"
+assert_eq "$(fx_cmd cli3 close)" "closed 7" "preexisting/closed"
+wait_for "[ \$(tw_on_port $port) -ge 7 ]" 20
+wait_for "[ \"\$(fx_cmd srv3 stats)\" = 'stats accepted 7 closed 7 open 0' ]" 20
+cs_stop
+c=".processes[] | select(.pid == $FX_PID_cli3)" s=".processes[] | select(.pid == $FX_PID_srv3)"
+assert_eq "$(jqn "$c | .held_at_start" "$TMP/pre.json")" 7 "preexisting/client_held_at_start"
+assert_eq "$(jqn "$s | .held_at_start" "$TMP/pre.json")" 8 "preexisting/server_held_at_start"
+assert_eq "$(jqn "$c | .totals.connections_opened" "$TMP/pre.json")" 0 "preexisting/client_opened_none_new"
+assert_eq "$(jqn "$c | .totals.connections_closed" "$TMP/pre.json")" 7 "preexisting/client_closed"
+assert_eq "$(jqn "$c | .totals.time_wait_entered" "$TMP/pre.json")" 7 "preexisting/client_time_wait_entered"
+assert_eq "$(jqn "$c | .time_wait" "$TMP/pre.json")" 7 "preexisting/client_time_wait_live"
+assert_eq "$(jqn "$s | .totals.connections_closed" "$TMP/pre.json")" 7 "preexisting/server_closed"
+assert_eq "$(jqn ".agent.books_mismatch_last" "$TMP/pre.json")" 0 "preexisting/books_agree"
+fx_stop cli3; fx_stop srv3
+
+# The live table (text mode) prints one row per process per interval.
+port=$("$FIXTURES/tcpfix" freeport)
+fx_start srv4 server -p "$port" && fx_start cli4 client -p "$port"
+cs_attach "$TMP/live.txt" "$TMP/live.err" -p "$FX_PID_cli4" -i 0.2 ||
+	fail "live/attach" "$(cat "$TMP/live.err")"
+fx_cmd cli4 "churn 5" >/dev/null
+wait_for "[ \$(grep -c '^[0-9:]* *$FX_PID_cli4 ' '$TMP/live.txt') -ge 2 ]" 10
+cs_stop
+assert_eq "$(head -1 "$TMP/live.txt" | awk '{print $1, $2, $3, $4}')" "TIME PID COMM OPEN" "live/header"
+assert_eq "$(awk -v p="$FX_PID_cli4" '$2 == p && $1 ~ /:/ {s += $4} END {print s}' "$TMP/live.txt")" 5 "live/opened_rows_sum"
+assert_eq "$(grep -c "^PID $FX_PID_cli4 (tcpfix)" "$TMP/live.txt")" 1 "live/final_report"
+assert_eq "$(awk 'length > 80' "$TMP/live.txt" | wc -l)" 0 "live/fits_80_columns"
+fx_stop cli4; fx_stop srv4

@@ -1,0 +1,283 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# shellcheck shell=bash
+# Helpers for tests/integration/*.sh; source it first:
+#	. "$(dirname "$0")/../lib.sh"
+#
+# Results go to stdout, one line each, in the format tests/run.sh counts:
+#	ok - <script>/<name>
+#	not ok - <script>/<name>: <message>
+#	skip - <script>/<name>: <reason>
+# where <script> is the script's file name without .sh. Anything else a
+# test wants to say belongs on stderr.
+#
+# Cleanup: everything registered with on_exit (directly, or through
+# spawn_bg, fix_start, new_netns) is undone in reverse order when the
+# script exits, fails or is interrupted, so a test leaves no processes,
+# namespaces or BPF objects behind.
+
+# Run alone (not from run.sh), still find the binaries.
+REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TESTS_DIR=${TESTS_DIR:-$REPO_ROOT/tests}
+CONNSCOPE=${CONNSCOPE:-$REPO_ROOT/.output/connscope}
+FIXTURES=${FIXTURES:-$REPO_ROOT/.output/fixtures}
+
+LIB_SCRIPT=$(basename "$0" .sh)
+
+# fix_expect patterns may use @(a|b) alternatives.
+shopt -s extglob
+
+# Messages are one line: a newline would split a result in two.
+_lib_line() {
+	local s=$*
+
+	s=${s//$'\n'/\\n}
+	printf '%s\n' "${s//$'\r'/\\r}"
+}
+
+ok() {
+	_lib_line "ok - $LIB_SCRIPT/$1"
+}
+
+fail() {
+	_lib_line "not ok - $LIB_SCRIPT/$1: ${2:-failed}"
+	return 1
+}
+
+skip() {
+	_lib_line "skip - $LIB_SCRIPT/$1: ${2:-skipped}"
+}
+
+# assert_eq GOT WANT NAME: returns nonzero on mismatch, so `|| return` works.
+assert_eq() {
+	if [[ "$1" == "$2" ]]; then
+		ok "$3"
+	else
+		fail "$3" "got '$1', want '$2'"
+	fi
+}
+
+# Skips the whole script. Under CI=true run.sh counts the skip as a failure:
+# CI runs as root, so getting here there means the test setup is broken.
+require_root() {
+	if [[ $EUID -ne 0 ]]; then
+		_lib_line "skip - $LIB_SCRIPT: needs root (running as uid $EUID)"
+		exit 0
+	fi
+}
+
+# Microseconds since the epoch; EPOCHREALTIME's separator follows the
+# locale, so strip whatever it is (there are always 6 decimals).
+_lib_now_us() {
+	local t=$EPOCHREALTIME
+
+	echo $((10#${t//[!0-9]/}))
+}
+
+# "2", "0.5", "1.25" -> microseconds.
+_lib_us() {
+	local s=$1 int frac
+
+	int=${s%%.*}
+	frac=
+	[[ $s == *.* ]] && frac=${s#*.}
+	frac=${frac}000000
+	echo $((10#${int:-0} * 1000000 + 10#${frac:0:6}))
+}
+
+# wait_for CMD TIMEOUT_S: poll the shell condition CMD every 20 ms until it
+# is true (returns 0) or TIMEOUT_S seconds have passed (returns 1). This is
+# how tests wait for events: a fixed sleep is either too short on a loaded
+# machine or wasted time on an idle one.
+wait_for() {
+	local cmd=$1 end
+
+	end=$(($(_lib_now_us) + $(_lib_us "${2:-5}")))
+	while :; do
+		eval "$cmd" && return 0
+		(($(_lib_now_us) >= end)) && return 1
+		sleep 0.02
+	done
+}
+
+# ---- cleanup ----
+
+_lib_exit_cmds=()
+
+_lib_run_exit() {
+	local rc=$? i
+
+	# Each step once, whatever it does: pop before running, and let no
+	# failure (or set -e) stop the rest. Cleanup output is not a result.
+	set +eu
+	for ((i = ${#_lib_exit_cmds[@]} - 1; i >= 0; i--)); do
+		local cmd=${_lib_exit_cmds[i]}
+
+		unset '_lib_exit_cmds[i]'
+		eval "$cmd" >&2
+	done
+	[[ -n $_lib_tmp ]] && rm -rf "$_lib_tmp"
+	_lib_tmp=
+	exit "$rc"
+}
+
+trap _lib_run_exit EXIT
+# Signals leave through exit, so the EXIT trap does the cleanup once.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# on_exit CMD: run the shell command CMD at exit (last registered, first run).
+on_exit() {
+	_lib_exit_cmds+=("$1")
+}
+
+# A private scratch directory, removed at exit.
+_lib_tmp=
+lib_tmpdir() {
+	if [[ -z $_lib_tmp ]]; then
+		_lib_tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-test.XXXXXX") || return 1
+	fi
+	echo "$_lib_tmp"
+}
+
+# Stops pid: TERM, up to 2 s to go, then KILL; then reaps it. Only while it
+# is a running job of ours: once bash has collected it, the pid may already
+# belong to some unrelated process. kill -0 is no test for "gone" (a zombie
+# still answers), hence the state from /proc.
+_lib_reap() {
+	local pid=$1 i state=
+
+	if ! jobs -rp | grep -qx "$pid"; then
+		wait "$pid" 2>/dev/null
+		return 0
+	fi
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
+		[[ $state == Z ]] && break
+		sleep 0.02
+	done
+	[[ -n $state && $state != Z ]] && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# Fds of the fixture pipes, which no child should inherit: a client holding
+# the write end of the server's stdin would keep the server from ever seeing
+# EOF there.
+_lib_fix_fds=()
+
+# Runs in the forked child: drop those fds, then become CMD (so $! is CMD's
+# pid); a shell function runs in the subshell instead.
+_lib_child() {
+	local fd
+
+	for fd in "${_lib_fix_fds[@]}"; do
+		exec {fd}>&-
+	done
+	if declare -F "$1" >/dev/null; then
+		"$@"
+		exit
+	fi
+	exec "$@"
+}
+
+# spawn_bg CMD ARGS...: start CMD (a program or a shell function) in the
+# background; at exit it gets SIGTERM, then SIGKILL after 2 s, and is
+# reaped. Its pid is in BG_PID (and $!). Only that pid is signalled, so a
+# CMD that forks must pass the signal on.
+spawn_bg() {
+	_lib_child "$@" &
+	BG_PID=$!
+	on_exit "_lib_reap $BG_PID"
+}
+
+# ---- line-driven fixtures (tcpfix) ----
+#
+# fix_start NAME CMD ARGS...: start CMD with its stdin and stdout on pipes
+# to this shell (like a coproc, of which bash allows only one at a time).
+# Then: fix_send NAME LINE writes a line, fix_expect NAME PATTERN [TIMEOUT_S]
+# reads lines until one matches the glob PATTERN (extglob, so '@(ok*|error*)'
+# works) and leaves it in FIX_LINE
+# (nonzero on timeout or EOF; lines skipped on the way go to stderr).
+# ${NAME}_PID is the pid; the process is stopped at exit.
+fix_start() {
+	local name=$1 dir in out fd_in fd_out pid
+	shift
+
+	dir=$(lib_tmpdir) || return 1
+	in=$dir/$name.in
+	out=$dir/$name.out
+	rm -f "$in" "$out"
+	mkfifo "$in" "$out" || return 1
+	# Opening a FIFO blocks until the other side opens it too; the child
+	# opens stdin then stdout, and so do we, so neither waits forever.
+	# Plain one-way opens, so a dead fixture reads as EOF here at once.
+	_lib_child "$@" <"$in" >"$out" &
+	pid=$!
+	exec {fd_in}>"$in" {fd_out}<"$out"
+	_lib_fix_fds+=("$fd_in" "$fd_out")
+	printf -v "${name}_PID" %s "$pid"
+	printf -v "_fix_in_$name" %s "$fd_in"
+	printf -v "_fix_out_$name" %s "$fd_out"
+	# EOF on its stdin first: tcpfix then exits by itself.
+	on_exit "exec $fd_in>&- $fd_out<&-; _lib_reap $pid"
+}
+
+fix_send() {
+	local var=_fix_in_$1
+
+	printf '%s\n' "$2" >&"${!var}"
+}
+
+# Closing stdin: for tcpfix, the same as `exit`.
+fix_eof() {
+	local var=_fix_in_$1 fd
+
+	fd=${!var}
+	exec {fd}>&-
+}
+
+fix_expect() {
+	local var=_fix_out_$1 pat=$2 end now line
+
+	end=$(($(_lib_now_us) + $(_lib_us "${3:-10}")))
+	FIX_LINE=
+	while :; do
+		now=$(_lib_now_us)
+		((now < end)) || return 1
+		# read -t takes seconds with a fraction.
+		if ! read -r -t "$(printf '%d.%06d' $(((end - now) / 1000000)) $(((end - now) % 1000000)))" \
+				-u "${!var}" line; then
+			return 1
+		fi
+		# shellcheck disable=SC2053 # PATTERN is a glob on purpose
+		if [[ $line == $pat ]]; then
+			# shellcheck disable=SC2034 # the result, for the caller
+			FIX_LINE=$line
+			return 0
+		fi
+		echo "$1: $line" >&2
+	done
+}
+
+# fix_cmd NAME LINE PATTERN [TIMEOUT_S]: send a command, wait for its reply.
+fix_cmd() {
+	fix_send "$1" "$2" && fix_expect "$1" "$3" "${4:-10}"
+}
+
+# ---- system ----
+
+# new_netns NAME: a network namespace with lo up, deleted at exit.
+new_netns() {
+	ip netns add "$1" || return 1
+	on_exit "ip netns delete '$1' 2>/dev/null"
+	ip -n "$1" link set lo up
+}
+
+# free_port [-6]: a loopback TCP port that is free right now. Racy as any
+# such scheme; where the server can bind port 0 itself (tcpfix server
+# without -p), prefer that.
+free_port() {
+	"$FIXTURES/tcpfix" freeport "$@"
+}

@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The one test entry point (make test runs it after building):
+#	tests/run.sh [FILTER]
+# runs every unit test binary .output/tests/test_*, then every
+# tests/integration/*.sh in name order. FILTER, a substring, keeps only the
+# unit tests ("test_json/escaping") and scripts ("00_fixtures") whose names
+# contain it.
+#
+# Tests report on stdout, one line each: "ok - ", "not ok - ", "skip - ".
+# This script echoes those lines, counts them and adds failures of its own
+# for what a test cannot report itself: a crash (nonzero exit without a
+# "not ok" line), a timeout (TEST_TIMEOUT seconds per program, default 300),
+# no results at all, and under CI=true every skip. The last line is the
+# summary; the exit status is 0 only if nothing failed.
+set -u
+export LC_ALL=C
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TESTS_DIR=$REPO_ROOT/tests
+CONNSCOPE=$REPO_ROOT/.output/connscope
+FIXTURES=$REPO_ROOT/.output/fixtures
+export REPO_ROOT TESTS_DIR CONNSCOPE FIXTURES
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+filter=${1:-}
+ci=false
+[[ ${CI:-} == true ]] && ci=true
+
+cd "$REPO_ROOT" || exit 1
+
+passed=0 failed=0 skipped=0 ran=0 results=0 bad=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-run.XXXXXX") || exit 1
+child=
+
+# A test runs in the process group timeout(1) makes for it, out of reach of
+# the terminal's ^C: pass the signal on, so its own cleanup runs, then stop.
+interrupted() {
+	[[ -n $child ]] && kill -TERM "$child" 2>/dev/null
+	wait 2>/dev/null
+	echo "interrupted" >&2
+	exit 130
+}
+trap interrupted INT TERM HUP
+trap 'rm -rf "$tmp"' EXIT
+
+report() {
+	printf '%s\n' "$1"
+}
+
+# count LINE: echo one line of test output and count it if it is a result.
+count() {
+	local line=$1
+
+	printf '%s\n' "$line"
+	case $line in
+	"ok - "*)
+		passed=$((passed + 1)) results=$((results + 1))
+		;;
+	"not ok - "*)
+		failed=$((failed + 1)) results=$((results + 1)) bad=1
+		;;
+	"skip - "*)
+		results=$((results + 1))
+		if $ci; then
+			failed=$((failed + 1)) bad=1
+			report "not ok - ${line#skip - }: skipped under CI=true; CI has the privileges a test needs, so a skip there means the test is broken"
+		else
+			skipped=$((skipped + 1))
+		fi
+		;;
+	esac
+}
+
+# run NAME CMD...: run one test program, echo and count its results.
+run() {
+	local name=$1 rc start elapsed line partial='' r rfd left='' killed=0
+	shift
+
+	ran=$((ran + 1)) results=0 bad=0
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo" || exit 1
+	start=$SECONDS
+	# timeout(1) puts the test in a process group of its own (pgid = its
+	# pid), signals all of it on expiry, and lets us find leftovers.
+	# stdin from /dev/null: a test must not wait for the terminal.
+	timeout -k 10 "$TEST_TIMEOUT" "$@" </dev/null >"$tmp/fifo" &
+	child=$!
+	exec {rfd}<"$tmp/fifo"
+	# read is a builtin, so the INT trap runs while we wait here.
+	while :; do
+		if IFS= read -r -t 1 -u "$rfd" line; then
+			count "$partial$line"
+			partial=
+			continue
+		fi
+		r=$?
+		partial+=$line		# read keeps what it got of a line
+		((r > 128)) || break	# EOF
+		# Still running, or gone while something it started holds the
+		# pipe open: that case is a leak, handled below.
+		kill -0 "$child" 2>/dev/null && continue
+		((killed)) && break
+		pgrep -g "$child" >/dev/null || break
+		left=$(pgrep -a -g "$child" | tr '\n' ' ')
+		kill -KILL -- "-$child" 2>/dev/null
+		killed=1
+	done
+	[[ -n $partial ]] && count "$partial"
+	exec {rfd}<&-
+	wait "$child"
+	rc=$?
+	elapsed=$((SECONDS - start))
+	# Whatever is still in its group outlived the test.
+	if [[ -z $left ]]; then
+		left=$(pgrep -a -g "$child" | tr '\n' ' ')
+		[[ -n $left ]] && kill -KILL -- "-$child" 2>/dev/null
+	fi
+	child=
+	if [[ -n $left ]]; then
+		failed=$((failed + 1))
+		report "not ok - $name: left processes behind (killed): ${left% }"
+	fi
+
+	# timeout(1) exits 124 after its TERM, 137 when it had to KILL.
+	if [[ $rc -eq 124 || ($rc -eq 137 && $elapsed -ge $TEST_TIMEOUT) ]]; then
+		failed=$((failed + 1))
+		report "not ok - $name: timed out after ${TEST_TIMEOUT}s (TEST_TIMEOUT)"
+	elif [[ $rc -ne 0 && $bad -eq 0 ]]; then
+		failed=$((failed + 1))
+		if [[ $rc -gt 128 ]]; then
+			report "not ok - $name: killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))) without reporting a failure"
+		else
+			report "not ok - $name: exited with status $rc without reporting a failure"
+		fi
+	elif [[ $rc -eq 0 && $results -eq 0 ]]; then
+		failed=$((failed + 1))
+		report "not ok - $name: reported no results"
+	fi
+}
+
+# Unit tests. Sources without a binary mean a stale or partial build, and
+# would otherwise pass by not running.
+for src in tests/unit/test_*.c; do
+	[[ -e $src ]] || continue
+	name=$(basename "$src" .c)
+	[[ -n $filter && $name != *"$filter"* ]] && continue
+	if [[ ! -x .output/tests/$name ]]; then
+		failed=$((failed + 1)) ran=$((ran + 1))
+		report "not ok - $name: not built (make unit)"
+	fi
+done
+for bin in .output/tests/test_*; do
+	[[ -f $bin && -x $bin && $bin != *.d ]] || continue
+	name=$(basename "$bin")
+	if [[ -z $filter || $name == *"$filter"* ]]; then
+		run "$name" "$bin"
+		continue
+	fi
+	# Only some of its tests match: ask the binary for their names.
+	mapfile -t picked < <("$bin" --list 2>/dev/null | grep -F -- "$filter")
+	((${#picked[@]})) && run "$name" "$bin" "${picked[@]}"
+done
+
+# Integration scripts: bash, from the repo root, in name order (LC_ALL=C).
+for script in tests/integration/*.sh; do
+	[[ -f $script ]] || continue
+	name=$(basename "$script" .sh)
+	[[ -n $filter && $name != *"$filter"* ]] && continue
+	run "$name" bash "$script"
+done
+
+if [[ -n $filter && $ran -eq 0 ]]; then
+	failed=$((failed + 1))
+	report "not ok - run.sh: nothing matches filter '$filter'"
+fi
+
+if ((skipped)); then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+((failed == 0))

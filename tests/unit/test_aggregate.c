@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The books driven by recorded event sequences, as the kernel emits them
+ * (orders taken from inet_sock_set_state traces on loopback). */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include "unit.h"
+#include "aggregate.h"
+#include "procfs.h"
+
+#define CLIENT 100
+#define SERVER 200
+
+static struct cs_tuple tup(uint16_t sport, uint16_t dport)
+{
+	struct cs_tuple t = { .family = AF_INET, .sport = sport, .dport = dport };
+
+	t.saddr[0] = t.daddr[0] = 127;
+	t.saddr[3] = t.daddr[3] = 1;
+	return t;
+}
+
+static struct cs_event ev(uint8_t type, uint64_t sk, pid_t owner, uint32_t oflags,
+			  struct cs_tuple t, int old, int new)
+{
+	struct cs_event e = { .type = type, .sk = sk, .tuple = t, .oldstate = old,
+			      .newstate = new, .ts_ns = 1000 };
+
+	e.owner.tgid = owner;
+	e.owner.flags = oflags;
+	strcpy(e.owner.comm, owner == CLIENT ? "client" : "server");
+	return e;
+}
+
+/* A client connection from connect() to TIME_WAIT, with the events of
+ * the kernel: local port 0 until ESTABLISHED. */
+static void client_conn(struct agg *a, uint64_t sk, uint16_t sport)
+{
+	struct cs_event e;
+
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1);
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2);
+	e.flags = CS_F_ORPHAN;
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.flags = CS_F_ORPHAN;
+	e.sk_shutdown = 3;
+	agg_event(a, &e);
+}
+
+TEST(client_active_close_enters_time_wait)
+{
+	struct agg a;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	for (int i = 0; i < 10; i++)
+		client_conn(&a, 0xffff000000001000ULL + i * 64, 40000 + i);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_TRUE(p != NULL, "client_books");
+	ASSERT_EQ(p->total.opened, 10, "opened");
+	ASSERT_EQ(p->total.closed, 10, "closed");
+	ASSERT_EQ(p->total.tw_entered, 10, "tw_entered");
+	ASSERT_EQ(p->total.orphaned, 10, "orphaned");
+	ASSERT_EQ(p->live[CS_TCP_ESTABLISHED], 0, "no_live_estab");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 10, "tw_books");
+	ASSERT_EQ(a.conns.count, 0, "conns_gone");
+	ASSERT_STREQ(p->comm, "client", "comm_from_event");
+	agg_free(&a);
+}
+
+TEST(reset_is_not_time_wait)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(0, 80), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(5000, 80), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(5000, 80), CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(5000, 80), CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(5000, 80), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.sk_err = ECONNRESET;
+	agg_event(&a, &e);
+	/* refused */
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(0, 81), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(0, 81), CS_TCP_SYN_SENT, CS_TCP_CLOSE);
+	e.sk_err = ECONNREFUSED;
+	agg_event(&a, &e);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.opened, 2, "opened");
+	ASSERT_EQ(p->total.closed, 2, "closed");
+	ASSERT_EQ(p->total.resets, 1, "resets");
+	ASSERT_EQ(p->total.connect_failed, 1, "connect_failed");
+	ASSERT_EQ(p->total.tw_entered, 0, "no_tw");
+	ASSERT_EQ(p->live[CS_TCP_SYN_SENT], 0, "no_live_syn_sent");
+	agg_free(&a);
+}
+
+/* Listener child charged to the listener's owner, then accept() by
+ * another process moves it (pre-fork servers). */
+TEST(accept_moves_ownership)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *srv, *worker;
+	const pid_t WORKER = 300;
+
+	agg_init(&a, 0);
+	e = ev(CS_EV_STATE, 10, SERVER, CS_OWNER_LISTEN, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 11, SERVER, CS_OWNER_LISTENER, tup(8080, 40000), CS_TCP_LISTEN, CS_TCP_SYN_RECV);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 11, SERVER, CS_OWNER_LISTENER, tup(8080, 40000), CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_EQ(srv->live[CS_TCP_LISTEN], 1, "listen");
+	ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 1, "provisional_estab");
+	ASSERT_EQ(srv->live[CS_TCP_SYN_RECV], 0, "syn_recv_passed");
+	e = ev(CS_EV_ACCEPT, 11, WORKER, CS_OWNER_ACCEPT, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	worker = agg_find_proc(&a, WORKER);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_EQ(worker->total.accepted, 1, "worker_accepted");
+	ASSERT_EQ(worker->live[CS_TCP_ESTABLISHED], 1, "worker_estab");
+	ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 0, "moved_from_listener");
+	ASSERT_EQ(srv->total.accepted, 0, "listener_not_accepted");
+	e = ev(CS_EV_STATE, 11, WORKER, CS_OWNER_ACCEPT, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 11, WORKER, CS_OWNER_ACCEPT, tup(8080, 40000), CS_TCP_CLOSE_WAIT, CS_TCP_LAST_ACK);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 11, WORKER, CS_OWNER_ACCEPT, tup(8080, 40000), CS_TCP_LAST_ACK, CS_TCP_CLOSE);
+	agg_event(&a, &e);
+	worker = agg_find_proc(&a, WORKER);
+	ASSERT_EQ(worker->total.closed, 1, "worker_closed");
+	ASSERT_EQ(worker->total.tw_entered, 0, "passive_close_no_tw");
+	ASSERT_EQ(worker->live[CS_TCP_LAST_ACK], 0, "no_live_last_ack");
+	agg_free(&a);
+}
+
+static struct sd_sock sd(struct cs_tuple t, int state, uint32_t inode)
+{
+	struct sd_sock s = { .family = t.family, .state = state, .sport = t.sport,
+			     .dport = t.dport, .inode = inode };
+
+	memcpy(s.saddr, t.saddr, 16);
+	memcpy(s.daddr, t.daddr, 16);
+	if (state == CS_TCP_TIME_WAIT)
+		s.timer = 3;
+	return s;
+}
+
+TEST(reconcile_charges_time_wait_and_expires_it)
+{
+	struct agg a;
+	struct inode_map owners;
+	struct sd_sock socks[4];
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_proc(&a, CLIENT)->target = true;
+	client_conn(&a, 1, 40001);
+	client_conn(&a, 2, 40002);
+	socks[0] = sd(tup(40001, 8080), CS_TCP_TIME_WAIT, 0);
+	socks[1] = sd(tup(40002, 8080), CS_TCP_TIME_WAIT, 0);
+	socks[2] = sd(tup(40999, 8080), CS_TCP_TIME_WAIT, 0);	/* before our time */
+	socks[3] = sd(tup(41000, 9090), CS_TCP_FIN_WAIT2, 0);	/* an orphan nobody saw */
+	agg_reconcile(&a, socks, 4, &owners);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 2, "tw_charged");
+	ASSERT_EQ(a.unattributed.state[CS_TCP_TIME_WAIT], 1, "tw_unattributed");
+	ASSERT_EQ(a.unattributed.orphan, 1, "orphan_unattributed");
+	ASSERT_EQ(a.mismatch_last, 0, "books_agree");
+	/* One expired: gone from the kernel, gone from the books. */
+	agg_reconcile(&a, socks + 1, 1, &owners);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "tw_expired");
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 1, "tw_truth_after_expiry");
+	ASSERT_EQ(p->total.tw_entered, 2, "entered_unchanged");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
+TEST(reconcile_counts_gap_between_books_and_kernel)
+{
+	struct agg a;
+	struct inode_map owners;
+	struct sd_sock socks[1];
+	struct cs_event e;
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_proc(&a, CLIENT)->target = true;
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(0, 80), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(5000, 80), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	/* The kernel says two established (one whose events were lost). */
+	inode_map_put(&owners, 77, CLIENT);
+	inode_map_put(&owners, 78, CLIENT);
+	socks[0] = sd(tup(5000, 80), CS_TCP_ESTABLISHED, 77);
+	agg_reconcile(&a, socks, 1, &owners);
+	ASSERT_EQ(a.mismatch_last, 0, "one_and_one");
+	struct sd_sock two[2] = { socks[0], sd(tup(5001, 80), CS_TCP_ESTABLISHED, 78) };
+	agg_reconcile(&a, two, 2, &owners);
+	ASSERT_EQ(a.mismatch_last, 1, "gap_of_one");
+	ASSERT_EQ(a.mismatch_max, 1, "gap_max");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
+TEST(seeded_socket_followed_to_its_end)
+{
+	struct agg a;
+	struct cs_event e;
+	struct sd_sock s = sd(tup(45000, 8080), CS_TCP_ESTABLISHED, 55);
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	agg_seed(&a, CLIENT, &s);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->seeded, 1, "seeded");
+	ASSERT_EQ(p->live[CS_TCP_ESTABLISHED], 1, "seed_live");
+	e = ev(CS_EV_STATE, 9, CLIENT, CS_OWNER_SEED, tup(45000, 8080), CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 9, CLIENT, CS_OWNER_SEED, tup(45000, 8080), CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 9, CLIENT, CS_OWNER_SEED, tup(45000, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	agg_event(&a, &e);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->live[CS_TCP_ESTABLISHED], 0, "seed_moved_on");
+	ASSERT_EQ(p->live[CS_TCP_FIN_WAIT1], 0, "no_fin_wait1");
+	ASSERT_EQ(p->total.opened, 0, "not_opened_by_us");
+	ASSERT_EQ(p->total.closed, 1, "closed");
+	ASSERT_EQ(p->total.tw_entered, 1, "tw");
+	ASSERT_EQ(a.seeds.count, 0, "seed_consumed");
+	agg_free(&a);
+}
+
+TEST(time_wait_reuse_counted)
+{
+	struct agg a;
+	struct cs_event e;
+
+	agg_init(&a, 0);
+	client_conn(&a, 1, 40001);
+	/* tcp_tw_reuse: a new connect takes the same 4-tuple over. */
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(40001, 8080), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	ASSERT_EQ(a.tw_reused, 1, "reused");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "tw_gone");
+	agg_free(&a);
+}
+
+TEST(ticks_record_interval_deltas)
+{
+	struct agg a;
+	struct proc_books *p;
+
+	agg_init(&a, 1000000000ULL);
+	client_conn(&a, 1, 40001);
+	client_conn(&a, 2, 40002);
+	agg_tick(&a, 2000000000ULL);
+	client_conn(&a, 3, 40003);
+	agg_tick(&a, 3000000000ULL);
+	agg_tick(&a, 4000000000ULL);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->nrows, 3, "rows");
+	ASSERT_EQ(p->rows[0].delta.opened, 2, "first");
+	ASSERT_EQ(p->rows[1].delta.opened, 1, "second");
+	ASSERT_EQ(p->rows[2].delta.opened, 0, "third");
+	ASSERT_EQ(p->rows[1].t_ns, 2000000000ULL, "t_relative");
+	agg_free(&a);
+}
+
+TEST(unknown_owner_events_counted)
+{
+	struct agg a;
+	struct cs_event e = ev(CS_EV_STATE, 1, 0, 0, tup(1, 2), CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT);
+
+	agg_init(&a, 0);
+	agg_event(&a, &e);
+	ASSERT_EQ(a.unknown_events, 1, "unknown");
+	ASSERT_EQ(a.procs.count, 0, "no_books");
+	agg_free(&a);
+}
+
+TEST(hashmap_survives_churn)
+{
+	struct hmap m;
+	uint64_t *v;
+
+	hmap_init(&m, sizeof(uint64_t), sizeof(uint64_t));
+	for (uint64_t round = 0; round < 4; round++) {
+		for (uint64_t k = 0; k < 20000; k++) {
+			uint64_t key = (k << 12) ^ round;
+
+			v = hmap_upsert(&m, &key, NULL);
+			ASSERT_TRUE(v != NULL, "upsert");
+			*v = key + 1;
+		}
+		for (uint64_t k = 0; k < 20000; k += 2) {
+			uint64_t key = (k << 12) ^ round;
+
+			ASSERT_TRUE(hmap_del(&m, &key), "del");
+		}
+		for (uint64_t k = 1; k < 20000; k += 2) {
+			uint64_t key = (k << 12) ^ round;
+
+			v = hmap_get(&m, &key);
+			ASSERT_TRUE(v && *v == key + 1, "survivor");
+			hmap_del(&m, &key);
+		}
+		ASSERT_EQ(m.count, 0, "empty");
+	}
+	hmap_free(&m);
+}
+
+UNIT_MAIN()
