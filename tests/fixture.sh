@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # connscope-specific test helpers on top of tests/lib.sh (source it first).
 
+FX_WRAP=()
+
 # fx_start NAME ARGS...: a tcpfix process driven over pipes (lib.sh's
 # fix_start); waits for its first line ("listening PORT PID" / "ready PID")
 # and sets FX_PID_NAME.
 fx_start() {
 	local name=$1 pidvar
 	shift
-	fix_start "$name" "$FIXTURES/tcpfix" "$@" || return 1
+	# FX_WRAP: a prefix such as (ip netns exec NS), which execs in place.
+	fix_start "$name" "${FX_WRAP[@]}" "$FIXTURES/tcpfix" "$@" || return 1
 	pidvar=${name}_PID
 	printf -v "FX_PID_$name" %s "${!pidvar}"
 	fix_expect "$name" "*" 10 || { echo "fixture $name did not start" >&2; return 1; }

@@ -63,7 +63,8 @@ count() {
 		results=$((results + 1))
 		if $ci; then
 			failed=$((failed + 1)) bad=1
-			report "not ok - ${line#skip - }: skipped under CI=true; CI has the privileges a test needs, so a skip there means the test is broken"
+			line=${line#skip - }
+			report "not ok - ${line%%: *}: skipped under CI=true, where the privileges are given, so the test is broken (skip reason: ${line#*: })"
 		else
 			skipped=$((skipped + 1))
 		fi
@@ -107,7 +108,7 @@ run() {
 	done
 	[[ -n $partial ]] && count "$partial"
 	exec {rfd}<&-
-	wait "$child"
+	wait "$child" 2>/dev/null
 	rc=$?
 	elapsed=$((SECONDS - start))
 	# Whatever is still in its group outlived the test.

@@ -308,6 +308,7 @@ int cmd_attach(int argc, char **argv)
 	int c;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -356,12 +357,12 @@ int cmd_attach(int argc, char **argv)
 			attach_usage(stdout);
 			return 0;
 		default:
-			attach_usage(stderr);
-			return EXIT_USAGE;
+			return cli_bad_option("attach", argv);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "connscope attach: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "connscope attach: unexpected argument '%s' (connscope attach "
+				"--help)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (!o.npids) {

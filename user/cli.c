@@ -69,3 +69,17 @@ int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 	*out = v;
 	return 0;
 }
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+	extern int optind, optopt;
+	const char *arg = argv[optind - 1];
+
+	if (optopt && strncmp(arg, "--", 2))
+		fprintf(stderr, "connscope %s: option '-%c' is unknown or lacks its value "
+				"(connscope %s --help)\n", cmd, optopt, cmd);
+	else
+		fprintf(stderr, "connscope %s: option '%s' is unknown or lacks its value "
+				"(connscope %s --help)\n", cmd, arg, cmd);
+	return EXIT_USAGE;
+}

@@ -23,4 +23,7 @@ int cli_parse_seconds(const char *flag, const char *arg, double min, double max,
 int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 		  unsigned long long max, unsigned long long *out);
 
+/* getopt_long's failure (opterr must be 0): one line naming the option. */
+int cli_bad_option(const char *cmd, char **argv);
+
 #endif

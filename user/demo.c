@@ -149,6 +149,7 @@ int cmd_demo(int argc, char **argv)
 	int c, ret = 1;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "d:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -163,7 +164,7 @@ int cmd_demo(int argc, char **argv)
 			       "  runs a loopback client/server workload and attaches to both\n");
 			return 0;
 		default:
-			return EXIT_USAGE;
+			return cli_bad_option("demo", argv);
 		}
 	}
 	ret = tracer_preflight(&o.tracer);

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 		return cmd_attach(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
-	fprintf(stderr, "connscope: unknown command '%s'\n", cmd);
-	usage(stderr);
+	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, demo "
+			"and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

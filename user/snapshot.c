@@ -29,15 +29,16 @@ int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
 	s->n = 0;
 	inode_map_free(&s->owners);
 	inode_map_init(&s->owners);
-	err = sockdiag_dump_tcp(SD_ALL_STATES, collect, s);
-	if (err) {
-		fprintf(stderr, "connscope: sock_diag dump of TCP sockets failed: %s\n",
-			strerror(-err));
-		return err;
-	}
+	/* sockstat first: our own netlink socket would count in "sockets: used". */
 	err = procfs_read_sockstat(&s->st);
 	if (err) {
 		fprintf(stderr, "connscope: cannot read %s/net/sockstat: %s\n", procfs_root,
+			strerror(-err));
+		return err;
+	}
+	err = sockdiag_dump_tcp(SD_ALL_STATES, collect, s);
+	if (err) {
+		fprintf(stderr, "connscope: sock_diag dump of TCP sockets failed: %s\n",
 			strerror(-err));
 		return err;
 	}

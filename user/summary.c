@@ -285,6 +285,7 @@ int cmd_summary(int argc, char **argv)
 	int c, ret = 1;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:jHh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -301,13 +302,12 @@ int cmd_summary(int argc, char **argv)
 			summary_usage(stdout);
 			return 0;
 		default:
-			summary_usage(stderr);
-			return EXIT_USAGE;
+			return cli_bad_option("summary", argv);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "connscope summary: unexpected argument '%s'\n", argv[optind]);
-		summary_usage(stderr);
+		fprintf(stderr, "connscope summary: unexpected argument '%s' (connscope summary "
+				"--help)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < npids; i++) {
