@@ -100,3 +100,17 @@ assert_eq "$(awk -v p="$FX_PID_cli4" '$2 == p && $1 ~ /:/ {s += $4} END {print s
 assert_eq "$(grep -c "^PID $FX_PID_cli4 (tcpfix)" "$TMP/live.txt")" 1 "live/final_report"
 assert_eq "$(awk 'length > 80' "$TMP/live.txt" | wc -l)" 0 "live/fits_80_columns"
 fx_stop cli4; fx_stop srv4
+
+# Lost events are counted and said: a tiny ring buffer and a paused reader.
+port=$("$FIXTURES/tcpfix" freeport)
+fx_start srv5 server -p "$port" && fx_start cli5 client -p "$port"
+cs_attach "$TMP/lost.json" "$TMP/lost.err" -p "$FX_PID_cli5" -j -i 0.5 --ringbuf-size 4096 ||
+	fail "lost/attach" "$(cat "$TMP/lost.err")"
+kill -STOP "$CS_PID"
+assert_eq "$(fx_cmd cli5 "churn 200")" "churned 200" "lost/churned"
+kill -CONT "$CS_PID"
+cs_stop
+assert_eq "$(jqn '.agent.events_lost > 0' "$TMP/lost.json")" true "lost/counted"
+assert_eq "$(jqn '.agent.events + .agent.events_lost >= 1000' "$TMP/lost.json")" true "lost/books_add_up"
+assert_eq "$(grep -c 'events lost; counts are low' "$TMP/lost.err")" 1 "lost/warned"
+fx_stop cli5; fx_stop srv5
