@@ -14,6 +14,8 @@
 
 #include "procfs.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 const char *procfs_root = "/proc";
 
 /* Open procfs_root/rel as a stdio stream; NULL with errno set. */
@@ -83,7 +85,7 @@ static void sockstat_line(struct sockstat *st, char *line)
 		val = strtok_r(NULL, " \t\n", &save);
 		if (!val)
 			break;
-		for (size_t i = 0; i < sizeof(sockstat_keys) / sizeof(sockstat_keys[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(sockstat_keys); i++) {
 			if (strcmp(sockstat_keys[i].sect, line) ||
 			    strcmp(sockstat_keys[i].name, name))
 				continue;
@@ -135,7 +137,7 @@ static int read_curr_estab(uint64_t *out)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *htok[64], *vtok[64];
+		char *htok[64], *vtok[64];	/* Tcp: has 15 columns */
 		int nh, nv;
 
 		if (strncmp(line, "Tcp:", 4))
@@ -148,8 +150,8 @@ static int read_curr_estab(uint64_t *out)
 			}
 			continue;
 		}
-		nh = split(head, htok, 64);
-		nv = split(line, vtok, 64);
+		nh = split(head, htok, ARRAY_SIZE(htok));
+		nv = split(line, vtok, ARRAY_SIZE(vtok));
 		for (int i = 1; i < nh && i < nv; i++) {
 			if (!strcmp(htok[i], "CurrEstab")) {
 				*out = parse_counter(vtok[i]);

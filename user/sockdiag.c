@@ -83,6 +83,7 @@ static ssize_t sd_recv(struct sd_conn *c, struct sockaddr_nl *from)
 		c->cap = n;
 	}
 
+	memset(from, 0, sizeof(*from));
 	iov.iov_base = c->buf;
 	iov.iov_len = c->cap;
 	memset(&mh, 0, sizeof(mh));

@@ -30,7 +30,10 @@ typedef int (*sd_sock_cb)(const struct sd_sock *s, void *ctx);
  * SD_ALL_STATES for all), AF_INET then AF_INET6, in the caller's network
  * namespace. Returns 0 on success, a negative errno on failure (netlink
  * socket, send or a NLMSG_ERROR), or the callback's nonzero value. */
-#define SD_ALL_STATES 0xffffffffu
+/* TCP_ESTABLISHED..TCP_NEW_SYN_RECV. Not bit 13 (TCP_BOUND_INACTIVE, 6.8+):
+ * that walks the bind table too and reports bound-only sockets, which `ss`
+ * does not show. */
+#define SD_ALL_STATES 0x1fffu
 int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx);
 
 #endif

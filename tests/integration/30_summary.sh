@@ -21,13 +21,15 @@ v6port=8081
 fx_start srv6 server -6 -p $v6port && fx_start cli6 client -6 -p $v6port
 assert_eq "$(fx_cmd cli6 "open 2")" "opened 2" open2_v6
 
-# A quiet moment: ss -s the same before and after ours. Global counters
-# (alloc, orphan) can move under other work on the machine; retry a bounded
-# number of times.
+# A quiet moment: ss -s the same before and after ours. A closed netlink
+# socket stays in "sockets: used" until an RCU grace period ends, so after
+# ours wait for the count to settle back; global counters (alloc, orphan)
+# can also move under other work on the machine: bounded retries.
 same=no
 for _ in $(seq 1 30); do
 	a=$(inns ss -s)
 	ours=$(inns "$CONNSCOPE" summary | head -n 9)
+	wait_for "[ \"\$(inns ss -s)\" = \"\$a\" ]" 1
 	b=$(inns ss -s)
 	if [ "$a" = "$b" ]; then
 		same=yes
