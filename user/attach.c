@@ -283,6 +283,8 @@ static void attach_usage(FILE *out)
 		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
+		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
+		"                         tp_btf (the fallback for kernels without it)\n"
 		"  -v, --verbose          libbpf's messages\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during the window\n");
 }
@@ -300,6 +302,7 @@ int cmd_attach(int argc, char **argv)
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "max-sockets", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "classic-tracepoint", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -352,6 +355,9 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'v':
 			o.tracer.verbose = true;
+			break;
+		case 'T':
+			o.tracer.classic_tp = true;
 			break;
 		case 'h':
 			attach_usage(stdout);

@@ -123,7 +123,7 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 
 	memset(t, 0, sizeof(*t));
 	libbpf_set_print(o->verbose ? print_libbpf : NULL);
-	err = open_and_load(t, o, true);
+	err = o->classic_tp ? -ENOTSUP : open_and_load(t, o, true);
 	if (err && !o->follow_children)
 		err = open_and_load(t, o, false);
 	if (err) {

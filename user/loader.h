@@ -17,6 +17,7 @@ struct tracer_opts {
 	uint32_t ringbuf_bytes;	/* power of two, >= page size */
 	uint32_t max_sockets;	/* owner map entries */
 	bool verbose;		/* libbpf's own messages */
+	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
 };
 
 struct tcpstate_bpf;

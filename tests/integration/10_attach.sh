@@ -13,14 +13,17 @@ on_exit "rm -rf '$TMP'"
 
 jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
-# client_server_case NAME FAMILY_FLAG: client churns N, client closes first.
+# client_server_case NAME FAMILY_FLAG [ATTACH_FLAGS...]: client churns N,
+# client closes first.
 client_server_case() {
-	local name=$1 fam=${2:-} port cpid spid
+	local name=$1 fam=$2 port cpid spid
+	shift 2
+	local extra=("$@")
 	port=$("$FIXTURES/tcpfix" freeport $fam)
 	fx_start srv server $fam -p "$port" || { fail "$name/start" "server"; return; }
 	fx_start cli client $fam -p "$port" || { fail "$name/start" "client"; return; }
 	spid=$FX_PID_srv cpid=$FX_PID_cli
-	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "$cpid,$spid" -i 0.5 -j ||
+	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "$cpid,$spid" -i 0.5 -j "${extra[@]}" ||
 		{ fail "$name/attach" "$(cat "$TMP/$name.err")"; return; }
 	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" "$name/client_churned"
 	# Events to wait for: the server closed all N, the kernel holds N TIME_WAIT.
@@ -47,8 +50,12 @@ client_server_case() {
 	fx_stop cli; fx_stop srv
 }
 
-client_server_case v4
+client_server_case v4 ""
 client_server_case v6 -6
+# The fallback hook counts the same.
+client_server_case classic_tp "" --classic-tracepoint
+assert_eq "$(jq -r .run.hook "$TMP/classic_tp.json")" "tracepoint/sock/inet_sock_set_state" classic_tp/hook_reported
+assert_eq "$(jq -r .run.hook "$TMP/v4.json")" "tp_btf/inet_sock_set_state" v4/hook_reported
 
 # Server closes first: the server holds TIME_WAIT and is charged for it.
 port=$("$FIXTURES/tcpfix" freeport)
