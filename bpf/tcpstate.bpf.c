@@ -20,6 +20,7 @@
 
 /* Set by user space between open and load. */
 const volatile bool filter_tgid = true;		/* false: every process */
+const volatile __u64 tw_handler_addr = 0;	/* tw_timer_handler, from /proc/kallsyms */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -60,12 +61,53 @@ struct {
 	__type(value, struct cs_owner);
 } seeds SEC(".maps");
 
+/* TIME_WAIT exactly: tcp_time_wait() arms the tw socket's timer
+ * (timer_start) and then ends the full sock (->CLOSE) in the same softirq on
+ * the same CPU, so the last tw timer started on this CPU is the successor of
+ * the sock that closes next with the same 4-tuple. */
+struct tw_started {
+	__u64 tw;
+	struct cs_tuple tuple;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tw_started);
+} tw_last SEC(".maps");
+
+struct tw_track {
+	struct cs_owner owner;
+	struct cs_tuple tuple;
+};
+
+/* Traced TIME_WAIT sockets: tw address -> last owner. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct tw_track);
+} tw_owners SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CS_STAT_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* No memcmp in BPF: compare the fixed-size tuple field by field. */
+static __always_inline bool tuple_eq(const struct cs_tuple *a, const struct cs_tuple *b)
+{
+	if (a->sport != b->sport || a->dport != b->dport || a->family != b->family)
+		return false;
+#pragma unroll
+	for (int i = 0; i < 16; i++)
+		if (a->saddr[i] != b->saddr[i] || a->daddr[i] != b->daddr[i])
+			return false;
+	return true;
+}
 
 static __always_inline void stat_inc(__u32 idx)
 {
@@ -90,7 +132,7 @@ static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
 
 static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 				const struct cs_tuple *t, __u8 type, int oldstate,
-				int newstate, __u8 flags)
+				int newstate, __u8 flags, __u64 tw)
 {
 	struct cs_event *e;
 
@@ -101,6 +143,7 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	}
 	e->ts_ns = bpf_ktime_get_ns();
 	e->sk = (__u64)sk;
+	e->tw = tw;
 	if (o)
 		e->owner = *o;
 	else
@@ -123,7 +166,7 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 
 static __always_inline int handle_state(const struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk;
+	__u64 key = (__u64)sk, tw = 0;
 	struct cs_owner *found, o = {};
 	struct cs_tuple t;
 	__u8 flags = 0;
@@ -157,6 +200,23 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		flags |= CS_F_NEW_OWNER;
 	}
 
+	/* Entering TIME_WAIT: adopt the tw socket whose timer just started. */
+	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
+	    tw_handler_addr) {
+		__u32 zero = 0;
+		struct tw_started *last = bpf_map_lookup_elem(&tw_last, &zero);
+
+		if (last && last->tw && tuple_eq(&last->tuple, &t)) {
+			struct tw_track track = { .owner = o, .tuple = t };
+
+			tw = last->tw;
+			last->tw = 0;
+			if (bpf_map_update_elem(&tw_owners, &tw, &track, BPF_ANY))
+				stat_inc(CS_STAT_OWNER_FULL);
+		} else if (!BPF_CORE_READ(sk, sk_err)) {
+			stat_inc(CS_STAT_TW_UNMATCHED);
+		}
+	}
 	if (newstate == TCP_LISTEN) {
 		if (bpf_map_update_elem(&listeners, &t.sport, &o, BPF_ANY))
 			stat_inc(CS_STAT_OWNER_FULL);
@@ -169,13 +229,13 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		bpf_map_delete_elem(&owners, &key);
 	else if (flags & CS_F_NEW_OWNER)
 		owner_put(key, &o);
-	return emit(sk, &o, &t, CS_EV_STATE, oldstate, newstate, flags);
+	return emit(sk, &o, &t, CS_EV_STATE, oldstate, newstate, flags, tw);
 
 unknown:
 	/* Without a filter user space resolves the owner from its snapshot. */
 	if (filter_tgid)
 		return 0;
-	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, 0);
+	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, 0, 0);
 }
 
 SEC("?tp_btf/inet_sock_set_state")
@@ -224,7 +284,7 @@ static __always_inline int handle_accept(long ret)
 	if (state != TCP_CLOSE)
 		owner_put(key, &o);
 	sk_read_tuple(sk, &t);
-	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER);
+	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER, 0);
 }
 
 SEC("tracepoint/syscalls/sys_exit_accept4")
@@ -237,6 +297,110 @@ SEC("tracepoint/syscalls/sys_exit_accept")
 int handle_accept_exit(struct syscall_exit_ctx *ctx)
 {
 	return handle_accept(ctx->ret);
+}
+
+/* A tw socket's 4-tuple; its local port is skc_num (host order). */
+static __always_inline void tw_read_tuple(const struct sock_common *skc, struct cs_tuple *t)
+{
+	__u16 family = BPF_CORE_READ(skc, skc_family);
+
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = family;
+	t->sport = BPF_CORE_READ(skc, skc_num);
+	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		__be32 s = BPF_CORE_READ(skc, skc_rcv_saddr);
+		__be32 d = BPF_CORE_READ(skc, skc_daddr);
+
+		__builtin_memcpy(t->saddr, &s, 4);
+		__builtin_memcpy(t->daddr, &d, 4);
+	}
+}
+
+static __always_inline __u64 tw_of_timer(struct timer_list *timer)
+{
+	return (__u64)timer - bpf_core_field_offset(struct inet_timewait_sock, tw_timer);
+}
+
+/* Fires for every kernel timer: a compare and a return on the hot path. */
+SEC("?tp_btf/timer_start")
+int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long expires)
+{
+	struct tw_started *last;
+	struct tw_track *track;
+	struct cs_tuple t;
+	__u32 zero = 0;
+	__u64 tw;
+
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw = tw_of_timer(timer);
+	tw_read_tuple((const struct sock_common *)tw, &t);
+	track = bpf_map_lookup_elem(&tw_owners, &tw);
+	if (track) {
+		/* Re-armed (a retransmitted FIN) keeps its owner; a freed tw
+		 * whose memory now holds another connection does not. */
+		if (tuple_eq(&track->tuple, &t))
+			return 0;
+		bpf_map_delete_elem(&tw_owners, &tw);
+	}
+	last = bpf_map_lookup_elem(&tw_last, &zero);
+	if (last) {
+		last->tw = tw;
+		last->tuple = t;
+	}
+	return 0;
+}
+
+static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
+{
+	struct tw_track *track;
+	struct cs_event *e;
+	__u64 tw;
+
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw = tw_of_timer(timer);
+	track = bpf_map_lookup_elem(&tw_owners, &tw);
+	if (!track)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+	} else {
+		__builtin_memset(e, 0, sizeof(*e));
+		e->ts_ns = bpf_ktime_get_ns();
+		e->sk = tw;
+		e->tw = tw;
+		e->owner = track->owner;
+		e->tuple = track->tuple;
+		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+		e->type = type;
+		e->oldstate = e->newstate = TCP_TIME_WAIT;
+		bpf_ringbuf_submit(e, 0);
+		stat_inc(CS_STAT_EVENTS);
+	}
+	if (type == CS_EV_TW_EXPIRE)
+		bpf_map_delete_elem(&tw_owners, &tw);
+	return 0;
+}
+
+/* Expiry is timer_cancel (detach in the timer softirq) then
+ * timer_expire_entry; an early end (reuse, RST, ss -K) is timer_cancel
+ * alone; a re-arm is timer_cancel then timer_start. */
+SEC("?tp_btf/timer_cancel")
+int BPF_PROG(handle_timer_cancel_btf, struct timer_list *timer)
+{
+	return tw_timer_event(timer, CS_EV_TW_CANCEL);
+}
+
+SEC("?tp_btf/timer_expire_entry")
+int BPF_PROG(handle_timer_expire_btf, struct timer_list *timer, unsigned long baseclk)
+{
+	return tw_timer_event(timer, CS_EV_TW_EXPIRE);
 }
 
 /* Follow children: a new process (not a thread) forked by a target. */

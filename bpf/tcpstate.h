@@ -12,6 +12,8 @@
 /* Event types on the ring buffer. */
 #define CS_EV_STATE	1	/* inet_sock_set_state on a traced socket */
 #define CS_EV_ACCEPT	2	/* accept()/accept4() returned a socket to a traced process */
+#define CS_EV_TW_CANCEL	3	/* the tw timer of a traced TIME_WAIT socket was cancelled */
+#define CS_EV_TW_EXPIRE	4	/* ... and ran: the TIME_WAIT socket expired after its 60 s */
 
 /* cs_owner.flags */
 #define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
@@ -31,6 +33,7 @@
 #define CS_STAT_ACCEPT_MISS	3	/* accept() returned an fd we could not resolve to a TCP sock */
 #define CS_STAT_STATE_CALLS	4	/* inet_sock_set_state hits (all sockets, TCP only) */
 #define CS_STAT_FORKS		5	/* children added by follow-children */
+#define CS_STAT_TW_UNMATCHED	6	/* clean FIN_WAIT2/CLOSING->CLOSE without a tw timer start */
 #define CS_STAT_MAX		8
 
 /* The owner of a socket: the process whose file table holds it. */
@@ -53,7 +56,10 @@ struct cs_tuple {
 
 struct cs_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns() */
-	__u64 sk;		/* kernel address of the sock: identity while it lives */
+	__u64 sk;		/* kernel address of the sock: identity while it lives;
+				 * for CS_EV_TW_*: the inet_timewait_sock */
+	__u64 tw;		/* ->CLOSE into TIME_WAIT: the inet_timewait_sock that
+				 * took over (0 when the tw timer is not traced) */
 	struct cs_owner owner;	/* tgid 0: owner unknown (only when no tgid filter) */
 	struct cs_tuple tuple;
 	__u32 cur_tgid;		/* task running at the event (softirq: anybody) */

@@ -18,6 +18,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->conns, sizeof(uint64_t), sizeof(struct conn));
 	hmap_init(&a->seeds, sizeof(struct cs_tuple), sizeof(struct conn));
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
+	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
 	a->t0_ns = t0_ns;
 }
 
@@ -31,6 +32,20 @@ void agg_free(struct agg *a)
 	hmap_free(&a->conns);
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
+	hmap_free(&a->tw_by_ptr);
+}
+
+/* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
+static void tw_forget(struct agg *a, const struct cs_tuple *t)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct cs_tuple key = *t;
+
+	if (!tw)
+		return;
+	if (tw->tw)
+		hmap_del(&a->tw_by_ptr, &tw->tw);
+	hmap_del(&a->tw, &key);
 }
 
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
@@ -152,6 +167,7 @@ static void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
 static void apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct conn *c;
+	struct tw_entry *tw;
 	bool is_new;
 	int old = e->oldstate, new = e->newstate;
 
@@ -171,8 +187,15 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		/* The local port is known from here on; a TIME_WAIT socket
 		 * with this tuple was just taken over (tcp_tw_reuse). */
 		c->tuple = e->tuple;
-		if (hmap_del(&a->tw, &e->tuple))
+		tw = hmap_get(&a->tw, &e->tuple);
+		if (tw) {
+			struct proc_books *holder = agg_find_proc(a, tw->pid);
+
 			a->tw_reused++;
+			if (holder)
+				holder->total.tw_killed++;
+			tw_forget(a, &e->tuple);
+		}
 	}
 	if ((e->flags & CS_F_ORPHAN) && !c->orphan) {
 		c->orphan = 1;
@@ -187,12 +210,19 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		/* tcp_time_wait() ends the full sock with tcp_done() from
 		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
 		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
-			struct tw_entry *tw = hmap_upsert(&a->tw, &e->tuple, NULL);
-
+			tw_forget(a, &e->tuple);
+			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			p->total.tw_entered++;
 			if (tw) {
 				tw->pid = p->pid;
 				tw->entered_ns = e->ts_ns;
+				tw->tw = e->tw;
+				if (e->tw) {
+					struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
+
+					if (k)
+						*k = e->tuple;
+				}
 			}
 		}
 	}
@@ -219,6 +249,22 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	}
 }
 
+/* The tw socket's own timer: cancel, then expire_entry when it ran out. */
+static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_event *e)
+{
+	struct cs_tuple *t = hmap_get(&a->tw_by_ptr, &e->tw);
+	struct tw_entry *tw = t ? hmap_get(&a->tw, t) : NULL;
+
+	if (!tw)
+		return;
+	if (e->type == CS_EV_TW_CANCEL) {
+		tw->cancelled = 1;
+		return;
+	}
+	p->total.tw_expired++;
+	tw_forget(a, t);
+}
+
 void agg_event(struct agg *a, const struct cs_event *e)
 {
 	struct proc_books *p;
@@ -236,6 +282,8 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		apply_accept(a, p, e);
 	else if (e->type == CS_EV_STATE)
 		apply_state(a, p, e);
+	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE)
+		apply_tw_timer(a, p, e);
 }
 
 static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
@@ -248,6 +296,8 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 	d->resets = x->resets - y->resets;
 	d->tw_entered = x->tw_entered - y->tw_entered;
 	d->orphaned = x->orphaned - y->orphaned;
+	d->tw_expired = x->tw_expired - y->tw_expired;
+	d->tw_killed = x->tw_killed - y->tw_killed;
 }
 
 void agg_tick(struct agg *a, uint64_t now_ns)
@@ -351,11 +401,24 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		const struct cs_tuple *key;
 		size_t ndead = 0;
 
-		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, NULL);)
-			if (!hmap_get(&tw_seen, key))
-				dead[ndead++] = *key;
+		struct tw_entry *tw;
+
+		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
+			struct proc_books *holder;
+
+			if (hmap_get(&tw_seen, key))
+				continue;
+			dead[ndead++] = *key;
+			/* A cancelled timer with no expiry after it: ended early.
+			 * Without timer events we cannot tell how it ended. */
+			holder = agg_find_proc(a, tw->pid);
+			if (holder && tw->cancelled)
+				holder->total.tw_killed++;
+			else
+				a->tw_gone_unknown++;
+		}
 		for (size_t i = 0; i < ndead; i++)
-			hmap_del(&a->tw, &dead[i]);
+			tw_forget(a, &dead[i]);
 		free(dead);
 	}
 

@@ -22,6 +22,8 @@ struct proc_counters {
 	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE */
 	uint64_t tw_entered;	/* FIN_WAIT2/CLOSING->CLOSE, clean: now TIME_WAIT */
 	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
+	uint64_t tw_expired;	/* TIME_WAIT that ran its 60 s (tw timer expired) */
+	uint64_t tw_killed;	/* TIME_WAIT ended early: reuse, RST, ss -K */
 };
 
 /* The kernel's view of one process at a reconcile: sockets by state. */
@@ -65,6 +67,7 @@ struct agg {
 	struct hmap conns;	/* u64 sk -> struct conn */
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
+	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
 	uint64_t events;	/* events applied */
@@ -73,6 +76,7 @@ struct agg {
 	uint64_t mismatch_last;	/* sockets where books and kernel differ, last reconcile */
 	uint64_t mismatch_max;	/* the largest such gap of the run */
 	uint64_t reconciles;
+	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
 };
 
 /* A live connection in the books. */
@@ -88,8 +92,10 @@ struct conn {
 
 struct tw_entry {
 	pid_t pid;
-	uint32_t pad;
+	uint8_t cancelled;	/* timer cancelled: expiry or early end follows */
+	uint8_t pad[3];
 	uint64_t entered_ns;
+	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
 };
 
 void agg_init(struct agg *a, uint64_t t0_ns);

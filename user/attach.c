@@ -67,12 +67,15 @@ static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
 	return n;
 }
 
-static int reconcile(struct agg *a, struct tcp_snapshot *snap)
+static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
 	size_t n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
 	int err = snapshot_take(snap, pids, n);
 
+	/* Events written before the snapshot (a TIME_WAIT that expired, a
+	 * socket that closed) must be in the books before it is compared. */
+	ring_buffer__consume(rb);
 	if (!err)
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
 	return err;
@@ -220,7 +223,7 @@ int attach_run(const struct attach_opts *o)
 			break;
 		}
 		if (now >= next_tick) {
-			if (reconcile(&agg, &snap))
+			if (reconcile(&agg, &snap, tracer.rb))
 				goto cleanup;
 			agg_tick(&agg, now);
 			if (!o->json && !o->quiet_live) {
@@ -235,7 +238,7 @@ int attach_run(const struct attach_opts *o)
 	}
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
-	if (reconcile(&agg, &snap))
+	if (reconcile(&agg, &snap, tracer.rb))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
 	if (!o->json && !o->quiet_live) {
@@ -244,6 +247,7 @@ int attach_run(const struct attach_opts *o)
 	}
 
 	run.hook = tracer.method;
+	run.tw_method = tracer.tw_method;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;

@@ -90,10 +90,32 @@ int tracer_preflight(const struct tracer_opts *o)
 	return 0;
 }
 
+/* tw_timer_handler's address: the TIME_WAIT timers are told from the
+ * kernel's other timers by their function. 0 when hidden (kptr_restrict). */
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use_btf)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
 	struct tcpstate_bpf *skel = tcpstate_bpf__open_opts(&open_opts);
+	uint64_t tw_addr;
 	int err;
 
 	if (!skel)
@@ -101,6 +123,13 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
 	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
 	bpf_program__set_autoload(skel->progs.handle_fork_btf, o->follow_children);
+	/* The tw timer tracepoints are tp_btf only; without them TIME_WAIT is
+	 * seen from state transitions and sock_diag. */
+	tw_addr = use_btf ? kallsyms_addr("tw_timer_handler") : 0;
+	bpf_program__set_autoload(skel->progs.handle_timer_start_btf, tw_addr != 0);
+	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
+	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
+	skel->rodata->tw_handler_addr = tw_addr;
 	skel->rodata->filter_tgid = !o->all;
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
@@ -113,6 +142,8 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	}
 	t->skel = skel;
 	t->method = use_btf ? "tp_btf/inet_sock_set_state" : "tracepoint/sock/inet_sock_set_state";
+	t->tw_method = tw_addr ? "tw timer (tp_btf/timer_start,timer_cancel,timer_expire_entry)"
+			       : "state transitions + sock_diag";
 	return 0;
 }
 

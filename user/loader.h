@@ -26,6 +26,7 @@ struct tracer {
 	struct tcpstate_bpf *skel;
 	struct ring_buffer *rb;
 	const char *method;	/* the set_state hook in use */
+	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool follow_children;
 };
 

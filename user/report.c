@@ -86,6 +86,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "\nconnscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
 		run->elapsed_s, run->end_reason, run->interval_s,
 		run->follow_children ? ", following children" : "", run->hook);
+	if (run->tw_method)
+		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
 		const struct proc_counters *t = &p->total;
@@ -100,9 +102,10 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 			fprintf(out, "  %-13s connect failed %llu, reset %llu\n", "failures",
 				(unsigned long long)t->connect_failed,
 				(unsigned long long)t->resets);
-		fprintf(out, "  %-13s entered %llu (%.1f/s), live %u\n", "TIME_WAIT",
-			(unsigned long long)t->tw_entered, per_s(t->tw_entered, run),
-			p->truth.state[CS_TCP_TIME_WAIT]);
+		fprintf(out, "  %-13s entered %llu (%.1f/s), live %u, expired %llu, ended early "
+			     "%llu\n", "TIME_WAIT", (unsigned long long)t->tw_entered,
+			per_s(t->tw_entered, run), p->truth.state[CS_TCP_TIME_WAIT],
+			(unsigned long long)t->tw_expired, (unsigned long long)t->tw_killed);
 		text_states(out, "sockets now", p->truth.state, p->truth.orphan);
 		if (p->seeded)
 			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
@@ -136,6 +139,8 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 	json_kv_uint(j, "resets", c->resets);
 	json_kv_uint(j, "time_wait_entered", c->tw_entered);
 	json_kv_uint(j, "orphaned", c->orphaned);
+	json_kv_uint(j, "time_wait_expired", c->tw_expired);
+	json_kv_uint(j, "time_wait_ended_early", c->tw_killed);
 }
 
 static void json_states(struct json *j, const uint32_t *state, uint32_t orphan)
@@ -160,6 +165,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_kv_string(&j, "command", "attach");
 	json_kv_string(&j, "hook", run->hook);
+	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);
 	json_kv_double(&j, "elapsed_s", run->elapsed_s, 3);
 	json_kv_double(&j, "interval_s", run->interval_s, 3);
@@ -214,6 +220,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "children_followed", run->stats[CS_STAT_FORKS]);
 	json_kv_uint(&j, "unknown_owner_events", a->unknown_events);
 	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
+	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
+	json_kv_uint(&j, "time_wait_timer_unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	json_kv_uint(&j, "reconciles", a->reconciles);
 	json_kv_uint(&j, "books_mismatch_last", a->mismatch_last);
 	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);

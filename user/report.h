@@ -12,6 +12,7 @@
 
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
+	const char *tw_method;		/* how TIME_WAIT is followed */
 	double duration_s;		/* asked for; 0: until Ctrl-C */
 	double elapsed_s;		/* what ran */
 	double interval_s;
