@@ -329,4 +329,44 @@ TEST(hashmap_survives_churn)
 	hmap_free(&m);
 }
 
+/* The tw timer's events: cancel + expire = expired; cancel alone and gone
+ * from the kernel = ended early; cancel + still there = re-armed. */
+TEST(time_wait_timer_tells_expiry_from_early_end)
+{
+	struct agg a;
+	struct inode_map owners;
+	struct cs_event e;
+	struct proc_books *p;
+	struct sd_sock alive[1];
+	const uint64_t TW[3] = { 0xa000, 0xb000, 0xc000 };
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_proc(&a, CLIENT)->target = true;
+	for (int i = 0; i < 3; i++) {
+		e = ev(CS_EV_STATE, 1 + i, CLIENT, CS_OWNER_CONNECT, tup(40001 + i, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+		e.tw = TW[i];
+		agg_event(&a, &e);
+		e = ev(CS_EV_TW_CANCEL, TW[i], CLIENT, CS_OWNER_CONNECT, tup(40001 + i, 8080), CS_TCP_TIME_WAIT, CS_TCP_TIME_WAIT);
+		e.tw = TW[i];
+		agg_event(&a, &e);
+	}
+	e = ev(CS_EV_TW_EXPIRE, TW[0], CLIENT, CS_OWNER_CONNECT, tup(40001, 8080), CS_TCP_TIME_WAIT, CS_TCP_TIME_WAIT);
+	e.tw = TW[0];
+	agg_event(&a, &e);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.tw_entered, 3, "entered");
+	ASSERT_EQ(p->total.tw_expired, 1, "expired");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 2, "two_left");
+	/* The kernel still has the third (re-armed), not the second (killed). */
+	alive[0] = sd(tup(40003, 8080), CS_TCP_TIME_WAIT, 0);
+	agg_reconcile(&a, alive, 1, &owners);
+	ASSERT_EQ(p->total.tw_killed, 1, "killed_early");
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 1, "rearmed_alive");
+	ASSERT_EQ(a.tw_gone_unknown, 0, "every_end_known");
+	ASSERT_EQ(a.tw_by_ptr.count, 1, "ptr_index_follows");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
 UNIT_MAIN()
