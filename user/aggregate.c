@@ -20,14 +20,19 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
 	a->t0_ns = t0_ns;
+	a->bucket_ns = 1000000000ULL;
 }
 
 void agg_free(struct agg *a)
 {
 	struct proc_books *p;
 
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		free(p->rows);
+		hmap_free(&p->endpoints);
+		heatmap_free(&p->hm_tw);
+		heatmap_free(&p->hm_orphan);
+	}
 	hmap_free(&a->procs);
 	hmap_free(&a->conns);
 	hmap_free(&a->seeds);
@@ -58,8 +63,10 @@ struct proc_books *agg_proc(struct agg *a, pid_t pid)
 	bool created;
 	struct proc_books *p = hmap_upsert(&a->procs, &pid, &created);
 
-	if (p && created)
+	if (p && created) {
 		p->pid = pid;
+		hmap_init(&p->endpoints, sizeof(struct endpoint_key), sizeof(struct endpoint_stats));
+	}
 	return p;
 }
 
@@ -84,6 +91,38 @@ int tuple_format(char *buf, size_t len, const struct cs_tuple *t, bool remote)
 	if (t->family == AF_INET6)
 		return snprintf(buf, len, "[%s]:%u", ip, port);
 	return snprintf(buf, len, "%s:%u", ip, port);
+}
+
+int endpoint_format(char *buf, size_t len, const struct endpoint_key *k)
+{
+	struct cs_tuple t = { .family = k->family, .dport = k->port, .sport = k->port };
+
+	if (k->side == EP_LISTEN)
+		return snprintf(buf, len, "listen :%u", k->port);
+	memcpy(t.daddr, k->addr, 16);
+	return tuple_format(buf, len, &t, true);
+}
+
+static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = t->family;
+	k->side = passive ? EP_LISTEN : EP_REMOTE;
+	k->port = passive ? t->sport : t->dport;
+	if (!passive)
+		memcpy(k->addr, t->daddr, 16);
+}
+
+static int log2_ms_bucket(uint64_t ns)
+{
+	uint64_t ms = ns / 1000000;
+	int b = 0;
+
+	while (ms > 1 && b < ORPHAN_HIST_BUCKETS - 1) {
+		ms >>= 1;
+		b++;
+	}
+	return b;
 }
 
 static void live_move(struct proc_books *p, int from, int to)
@@ -176,6 +215,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		return;
 	if (!is_new)
 		conn_set_owner(a, c, p);
+	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV)
+		c->passive = 1;
 	/* A new sock has no live state of its own yet: a listener's child
 	 * reports LISTEN as its old state. */
 	live_move(p, is_new ? 0 : c->state, new);
@@ -197,9 +238,20 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			tw_forget(a, &e->tuple);
 		}
 	}
+	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
+		p->total.closed_active++;
+	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_CLOSE_WAIT)
+		p->total.closed_passive++;
 	if ((e->flags & CS_F_ORPHAN) && !c->orphan) {
 		c->orphan = 1;
+		c->orphan_ns = e->ts_ns;
 		p->total.orphaned++;
+	}
+	if (new == CS_TCP_CLOSE && c->orphan) {
+		uint64_t stayed = e->ts_ns > c->orphan_ns ? e->ts_ns - c->orphan_ns : 0;
+
+		p->orphan_ms_hist[log2_ms_bucket(stayed)]++;
+		p->orphan_ended++;
 	}
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN && old != CS_TCP_CLOSE) {
 		p->total.closed++;
@@ -210,6 +262,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		/* tcp_time_wait() ends the full sock with tcp_done() from
 		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
 		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
+			struct endpoint_stats *es;
+
 			tw_forget(a, &e->tuple);
 			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			p->total.tw_entered++;
@@ -217,6 +271,10 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 				tw->pid = p->pid;
 				tw->entered_ns = e->ts_ns;
 				tw->tw = e->tw;
+				endpoint_of(&tw->ep, &e->tuple, c->passive);
+				es = hmap_upsert(&p->endpoints, &tw->ep, NULL);
+				if (es)
+					es->tw_entered++;
 				if (e->tw) {
 					struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
 
@@ -241,6 +299,7 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	c = conn_for(a, e, &is_new);
 	if (!c)
 		return;
+	c->passive = 1;
 	if (is_new) {
 		c->state = e->newstate;
 		live_move(p, 0, c->state);
@@ -298,6 +357,52 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 	d->orphaned = x->orphaned - y->orphaned;
 	d->tw_expired = x->tw_expired - y->tw_expired;
 	d->tw_killed = x->tw_killed - y->tw_killed;
+	d->closed_active = x->closed_active - y->closed_active;
+	d->closed_passive = x->closed_passive - y->closed_passive;
+}
+
+static const int orphan_rows[] = { CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, CS_TCP_CLOSING,
+				   CS_TCP_LAST_ACK };
+
+/* One column per interval: the populations the last reconcile found. The
+ * sample is stamped just inside the interval it closes. */
+static void sample_heatmaps(struct agg *a, struct proc_books *p, uint64_t now_ns)
+{
+	uint64_t t = now_ns > a->t0_ns ? now_ns - 1 : a->t0_ns;
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+	char label[64];
+
+	if (!p->hm_ready) {
+		heatmap_init(&p->hm_tw, "time_wait", "TIME_WAIT sockets by endpoint", "sockets",
+			     a->t0_ns, a->bucket_ns);
+		heatmap_init(&p->hm_orphan, "orphan", "orphaned sockets by state", "sockets",
+			     a->t0_ns, a->bucket_ns);
+		for (size_t i = 0; i < sizeof(orphan_rows) / sizeof(orphan_rows[0]); i++)
+			heatmap_row(&p->hm_orphan, tcp_state_name(orphan_rows[i]));
+		p->hm_ready = true;
+	}
+	/* Endpoints beyond the map's rows share "other": sum per row first,
+	 * then set, so a second sample in one column replaces the first. */
+	uint64_t vals[HEATMAP_MAX_ROWS] = { 0 };
+
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);) {
+		int row;
+
+		if (!es->tw_live)
+			continue;
+		endpoint_format(label, sizeof(label), k);
+		row = heatmap_row(&p->hm_tw, label);
+		if (row >= 0)
+			vals[row] += es->tw_live;
+	}
+	for (int row = 0; row < p->hm_tw.nrows; row++)
+		heatmap_set(&p->hm_tw, row, t, vals[row]);
+	p->hm_tw.sampled = true;
+	for (size_t i = 0; i < sizeof(orphan_rows) / sizeof(orphan_rows[0]); i++)
+		heatmap_set(&p->hm_orphan, (int)i, t, p->truth.orphan_state[orphan_rows[i]]);
+	heatmap_extend(&p->hm_tw, t + 1);
+	heatmap_extend(&p->hm_orphan, t + 1);
 }
 
 void agg_tick(struct agg *a, uint64_t now_ns)
@@ -316,6 +421,7 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 			p->rows = rows;
 			p->rows_cap = cap;
 		}
+		sample_heatmaps(a, p, now_ns);
 		r = &p->rows[p->nrows++];
 		r->t_ns = now_ns > a->t0_ns ? now_ns - a->t0_ns : 0;
 		counters_sub(&r->delta, &p->total, &p->at_last_tick);
@@ -351,8 +457,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	}
 	hmap_init(&tw_seen, sizeof(struct cs_tuple), 1);
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		struct endpoint_stats *es;
+
 		memset(&p->truth, 0, sizeof(p->truth));
 		p->truth.valid = true;
+		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
+			es->tw_live = 0;
 	}
 	memset(&a->unattributed, 0, sizeof(a->unattributed));
 
@@ -376,8 +486,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			tw = hmap_get(&a->tw, &t);
 			p = tw ? agg_find_proc(a, tw->pid) : NULL;
 			if (p) {
+				struct endpoint_stats *es = hmap_get(&p->endpoints, &tw->ep);
+
 				p->truth.state[CS_TCP_TIME_WAIT]++;
 				hmap_upsert(&tw_seen, &t, NULL);
+				if (es && ++es->tw_live > es->tw_live_peak)
+					es->tw_live_peak = es->tw_live;
 			} else {
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			}
@@ -388,6 +502,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		if (p) {
 			p->truth.state[st]++;
 			p->truth.orphan += tcp_state_orphanable(st);
+			if (tcp_state_orphanable(st))
+				p->truth.orphan_state[st]++;
 		} else {
 			a->unattributed.state[st]++;
 			a->unattributed.orphan += tcp_state_orphanable(st);

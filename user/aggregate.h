@@ -12,6 +12,7 @@
 #include "tcpstates.h"
 #include "tcpstate.h"
 #include "sockdiag.h"
+#include "heatmap.h"
 
 /* Event counters of one process; all from the BPF events. */
 struct proc_counters {
@@ -24,14 +25,36 @@ struct proc_counters {
 	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
 	uint64_t tw_expired;	/* TIME_WAIT that ran its 60 s (tw timer expired) */
 	uint64_t tw_killed;	/* TIME_WAIT ended early: reuse, RST, ss -K */
+	uint64_t closed_active;	/* this side closed first (ESTABLISHED->FIN_WAIT1) */
+	uint64_t closed_passive;/* the peer closed first (ESTABLISHED->CLOSE_WAIT) */
 };
 
 /* The kernel's view of one process at a reconcile: sockets by state. */
 struct proc_truth {
 	uint32_t state[CS_TCP_MAX_STATES];
 	uint32_t orphan;	/* no inode, charged via the books */
+	uint32_t orphan_state[CS_TCP_MAX_STATES];	/* those orphans by state */
 	bool valid;		/* a reconcile has filled it */
 };
+
+/* Where a TIME_WAIT socket points: the remote endpoint of an outgoing
+ * connection, or the local listening port of an accepted one. */
+#define EP_REMOTE 0
+#define EP_LISTEN 1
+struct endpoint_key {
+	uint8_t family;
+	uint8_t side;		/* EP_REMOTE / EP_LISTEN */
+	uint16_t port;
+	uint8_t addr[16];
+};
+
+struct endpoint_stats {
+	uint64_t tw_entered;
+	uint32_t tw_live;	/* at the last reconcile */
+	uint32_t tw_live_peak;
+};
+
+#define ORPHAN_HIST_BUCKETS 32	/* log2 of milliseconds */
 
 struct interval_row {
 	uint64_t t_ns;		/* end of the interval, ns since the run began */
@@ -53,6 +76,13 @@ struct proc_books {
 	uint32_t seeded;		/* sockets it held when we attached */
 	struct interval_row *rows;
 	size_t nrows, rows_cap;
+	struct hmap endpoints;		/* struct endpoint_key -> struct endpoint_stats */
+	/* How long sockets stayed orphaned, log2(ms) buckets (bucket 0: < 2 ms). */
+	uint64_t orphan_ms_hist[ORPHAN_HIST_BUCKETS];
+	uint64_t orphan_ended;
+	struct heatmap hm_tw;		/* live TIME_WAIT by endpoint, per interval */
+	struct heatmap hm_orphan;	/* live orphans by state, per interval */
+	bool hm_ready;
 };
 
 /* The unattributed sockets: no inode and not in the books (sockets that
@@ -70,6 +100,7 @@ struct agg {
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
+	uint64_t bucket_ns;	/* heatmap column width: the interval (default 1 s) */
 	uint64_t events;	/* events applied */
 	uint64_t unknown_events;/* events for sockets with no owner */
 	uint64_t tw_reused;	/* TIME_WAIT tuples taken over by a new connection */
@@ -86,8 +117,9 @@ struct conn {
 	uint8_t state;
 	uint8_t orphan;		/* counted as orphaned already */
 	uint8_t seeded;
-	uint8_t pad;
+	uint8_t passive;	/* accepted: its local port is a listening port */
 	uint64_t since_ns;
+	uint64_t orphan_ns;	/* when it was first seen orphaned */
 };
 
 struct tw_entry {
@@ -96,6 +128,7 @@ struct tw_entry {
 	uint8_t pad[3];
 	uint64_t entered_ns;
 	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
+	struct endpoint_key ep;
 };
 
 void agg_init(struct agg *a, uint64_t t0_ns);
@@ -124,6 +157,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);
+
+/* "127.0.0.1:8080" or "listen :8080" */
+int endpoint_format(char *buf, size_t len, const struct endpoint_key *k);
 
 /* tuple helpers shared with the loader's seeding */
 void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s);

@@ -67,7 +67,8 @@ static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
 	return n;
 }
 
-static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb)
+static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
+		     struct limits_view *limits)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
 	size_t n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
@@ -76,8 +77,10 @@ static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
 	 * socket that closed) must be in the books before it is compared. */
 	ring_buffer__consume(rb);
-	if (!err)
+	if (!err) {
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
+		limits_observe(limits, snap);
+	}
 	return err;
 }
 
@@ -126,6 +129,8 @@ int attach_run(const struct attach_opts *o)
 	struct tcp_snapshot snap = {};
 	struct tracer tracer = {};
 	struct run_info run = {};
+	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
+	bool warned = false;
 	struct agg agg;
 	uint64_t t0, next_tick, deadline, tick_ns;
 	size_t ntargets_alive;
@@ -148,6 +153,8 @@ int attach_run(const struct attach_opts *o)
 
 	t0 = now_ns();
 	agg_init(&agg, t0);
+	tick_ns = (uint64_t)(o->interval_s * 1e9);
+	agg.bucket_ns = tick_ns;
 	for (size_t i = 0; i < o->npids; i++) {
 		struct proc_books *p = agg_proc(&agg, o->pids[i]);
 		struct proc_ident id;
@@ -187,7 +194,6 @@ int attach_run(const struct attach_opts *o)
 		format_live_header(stdout);
 	fflush(stdout);
 
-	tick_ns = (uint64_t)(o->interval_s * 1e9);
 	next_tick = t0 + tick_ns;
 	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	run.end_reason = "interrupted";
@@ -223,9 +229,12 @@ int attach_run(const struct attach_opts *o)
 			break;
 		}
 		if (now >= next_tick) {
-			if (reconcile(&agg, &snap, tracer.rb))
+			if (reconcile(&agg, &snap, tracer.rb, &limits))
 				goto cleanup;
 			agg_tick(&agg, now);
+			/* A limit crossed is said at once, not only in the report. */
+			if (!warned && format_limits_warnings(stderr, &limits))
+				warned = true;
 			if (!o->json && !o->quiet_live) {
 				clock_label(clock, sizeof(clock));
 				format_live_rows(stdout, &agg, clock);
@@ -238,7 +247,7 @@ int attach_run(const struct attach_opts *o)
 	}
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
-	if (reconcile(&agg, &snap, tracer.rb))
+	if (reconcile(&agg, &snap, tracer.rb, &limits))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
 	if (!o->json && !o->quiet_live) {
@@ -248,6 +257,11 @@ int attach_run(const struct attach_opts *o)
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
+	run.limits = &limits;
+	run.tw.top = o->top > 0 ? o->top : 10;
+	run.tw.width = 80;
+	run.tw.color = !o->json && !o->no_color && heatmap_term_should_color(stdout);
+	run.tw.unicode = run.tw.color;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;
@@ -287,6 +301,9 @@ static void attach_usage(FILE *out)
 		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
+		"      --top N            endpoints per process in the report (default 10)\n"
+		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
+		"      --no-color         ASCII heatmaps even on a terminal\n"
 		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
 		"                         tp_btf (the fallback for kernels without it)\n"
 		"  -v, --verbose          libbpf's messages\n"
@@ -307,6 +324,9 @@ int cmd_attach(int argc, char **argv)
 		{ "max-sockets", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
+		{ "no-color", no_argument, NULL, 'N' },
+		{ "top", required_argument, NULL, 'O' },
+		{ "warn-pct", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -362,6 +382,19 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'T':
 			o.tracer.classic_tp = true;
+			break;
+		case 'N':
+			o.no_color = true;
+			break;
+		case 'O':
+			if (cli_parse_u64("--top", optarg, 1, 60, &v))
+				return EXIT_USAGE;
+			o.top = v;
+			break;
+		case 'W':
+			if (cli_parse_u64("--warn-pct", optarg, 1, 100, &v))
+				return EXIT_USAGE;
+			o.warn_share = v / 100.0;
 			break;
 		case 'h':
 			attach_usage(stdout);

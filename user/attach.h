@@ -17,6 +17,9 @@ struct attach_opts {
 	bool json;
 	bool header;
 	bool quiet_live;	/* no live table (the report only) */
+	bool no_color;		/* ASCII heatmaps even on a terminal */
+	int top;		/* endpoints per process (default 10) */
+	double warn_share;	/* limits warning threshold (default 0.8) */
 	struct tracer_opts tracer;
 };
 

@@ -95,8 +95,8 @@ uint64_t heatmap_row_total(const struct heatmap *h, int row);
  * sampled), k the smallest factor that leaves at most max_cols columns;
  * bucket_ns becomes k times wider, t0 stays, so column edges stay on whole
  * source columns (the last one may cover fewer than k). dst is overwritten,
- * not freed first; free it with heatmap_free. 0, -EINVAL (max_cols 0),
- * -EOVERFLOW (bucket width) or -ENOMEM. */
+ * not freed first; free it with heatmap_free. 0, -EINVAL (max_cols 0, or
+ * dst == src), -EOVERFLOW (bucket width) or -ENOMEM. */
 int heatmap_rebucket(const struct heatmap *src, struct heatmap *dst, size_t max_cols);
 
 /* The log2 bucket of v: i with 2^i <= v < 2^(i+1), HEATMAP_LOG2_ZERO for 0. */

@@ -110,9 +110,12 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		if (p->seeded)
 			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
 				"held at start", p->seeded);
+		format_tw_text(out, p, &run->tw);
 	}
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
+	if (run->limits)
+		format_limits_text(out, run->limits);
 	fprintf(out, "\nsources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
@@ -139,6 +142,8 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 	json_kv_uint(j, "resets", c->resets);
 	json_kv_uint(j, "time_wait_entered", c->tw_entered);
 	json_kv_uint(j, "orphaned", c->orphaned);
+	json_kv_uint(j, "closed_by_this_side", c->closed_active);
+	json_kv_uint(j, "closed_by_peer", c->closed_passive);
 	json_kv_uint(j, "time_wait_expired", c->tw_expired);
 	json_kv_uint(j, "time_wait_ended_early", c->tw_killed);
 }
@@ -190,6 +195,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_kv_uint(&j, "time_wait", p->truth.state[CS_TCP_TIME_WAIT]);
 		json_kv_uint(&j, "held_at_start", p->seeded);
 		json_states(&j, p->truth.state, p->truth.orphan);
+		json_tw(&j, p, run->tw.top ? run->tw.top : 10);
 		json_key(&j, "intervals");
 		json_array_begin(&j);
 		for (size_t k = 0; k < p->nrows; k++) {
@@ -210,6 +216,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_states(&j, a->unattributed.state, a->unattributed.orphan);
 	json_object_end(&j);
+
+	if (run->limits)
+		json_limits(&j, run->limits);
 
 	json_key(&j, "agent");
 	json_object_begin(&j);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "aggregate.h"
 #include "tcpstate.h"
+#include "report_tw.h"
 
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
@@ -19,6 +20,8 @@ struct run_info {
 	bool follow_children;
 	uint64_t stats[CS_STAT_MAX];	/* BPF counters */
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
+	const struct limits_view *limits;	/* NULL: not observed */
+	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
 };
 
 /* Live table: header once, then one row per traced process per interval. */

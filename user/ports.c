@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include "hashmap.h"
+#include "ports.h"
+#include "tcpstates.h"
+
+struct dest_key {
+	uint8_t family, pad;
+	uint16_t dport;
+	uint8_t saddr[16], daddr[16];
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct port_use *x = a, *y = b;
+	uint32_t nx = x->time_wait + x->established + x->other;
+	uint32_t ny = y->time_wait + y->established + y->other;
+
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
+	return memcmp(x->daddr, y->daddr, 16) ? memcmp(x->daddr, y->daddr, 16) : x->dport - y->dport;
+}
+
+size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint32_t port_hi,
+		   struct port_use *out, size_t max)
+{
+	uint32_t range = port_hi >= port_lo ? port_hi - port_lo + 1 : 0;
+	struct port_use *all, *u;
+	struct hmap dests;
+	size_t k = 0;
+
+	if (!range || !max)
+		return 0;
+	hmap_init(&dests, sizeof(struct dest_key), sizeof(struct port_use));
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_sock *s = &socks[i];
+		struct dest_key key = { .family = s->family, .dport = s->dport };
+		bool created;
+
+		if (s->state == CS_TCP_LISTEN || !s->dport || s->sport < port_lo ||
+		    s->sport > port_hi)
+			continue;
+		memcpy(key.saddr, s->saddr, 16);
+		memcpy(key.daddr, s->daddr, 16);
+		u = hmap_upsert(&dests, &key, &created);
+		if (!u)
+			break;
+		if (created) {
+			u->family = s->family;
+			u->dport = s->dport;
+			memcpy(u->saddr, s->saddr, 16);
+			memcpy(u->daddr, s->daddr, 16);
+		}
+		/* A tw socket reports its substate; its timer says TIME_WAIT. */
+		if (s->state == CS_TCP_TIME_WAIT || s->timer == 3)
+			u->time_wait++;
+		else if (s->state == CS_TCP_ESTABLISHED)
+			u->established++;
+		else
+			u->other++;
+	}
+	all = calloc(dests.count ? dests.count : 1, sizeof(*all));
+	if (all) {
+		size_t m = 0;
+
+		for (size_t i = 0; hmap_next(&dests, &i, NULL, (void **)&u);) {
+			u->share = (double)(u->time_wait + u->established + u->other) / range;
+			all[m++] = *u;
+		}
+		qsort(all, m, sizeof(*all), by_use);
+		k = m < max ? m : max;
+		memcpy(out, all, k * sizeof(*all));
+		free(all);
+	}
+	hmap_free(&dests);
+	return k;
+}
+
+int port_use_format(char *buf, size_t len, const struct port_use *u)
+{
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+	int af = u->family == AF_INET6 ? AF_INET6 : AF_INET;
+
+	inet_ntop(af, u->saddr, s, sizeof(s));
+	inet_ntop(af, u->daddr, d, sizeof(d));
+	if (af == AF_INET6)
+		return snprintf(buf, len, "%s -> [%s]:%u", s, d, u->dport);
+	return snprintf(buf, len, "%s -> %s:%u", s, d, u->dport);
+}

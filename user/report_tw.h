@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The TIME_WAIT, orphan and limits parts of the attach report: per-endpoint
+ * tables, heatmaps, and port / tw-bucket / orphan headroom with warnings. */
+#ifndef CONNSCOPE_REPORT_TW_H
+#define CONNSCOPE_REPORT_TW_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "aggregate.h"
+#include "json.h"
+#include "netlimits.h"
+#include "ports.h"
+
+#define LIMITS_TOP_DESTS 5
+
+/* Host-level facts at the end of the run and at its worst moment. */
+struct limits_view {
+	struct netlimits lim;
+	uint64_t host_tw, host_orphan;		/* sockstat at the end */
+	uint64_t host_tw_peak, host_orphan_peak;
+	struct port_use dests[LIMITS_TOP_DESTS];	/* busiest at the peak */
+	size_t ndests;
+	double peak_share;			/* of the busiest destination */
+	double warn_share;			/* threshold, e.g. 0.8 */
+	bool valid;
+};
+
+/* Fold one reconcile's snapshot into v (keeps the worst moment). */
+struct tcp_snapshot;
+void limits_observe(struct limits_view *v, const struct tcp_snapshot *snap);
+
+struct tw_report_opts {
+	int top;		/* endpoints shown, the rest as "other" */
+	int width;		/* terminal columns for heatmaps */
+	bool color, unicode;
+};
+
+void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
+void format_limits_text(FILE *out, const struct limits_view *v);
+/* The warning lines alone (also printed to stderr by attach). */
+int format_limits_warnings(FILE *out, const struct limits_view *v);
+
+void json_tw(struct json *j, const struct proc_books *p, int top);
+void json_heatmap(struct json *j, const struct heatmap *h);
+void json_limits(struct json *j, const struct limits_view *v);
+
+#endif
