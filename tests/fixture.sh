@@ -35,10 +35,12 @@ tw_on_port() {
 
 # cs_attach OUT ERR ARGS...: connscope attach in the background; returns
 # once it printed "tracing" (attached and seeded), or failed. Sets CS_PID.
+CS_WRAP=()
 cs_attach() {
 	local out=$1 err=$2
 	shift 2
-	spawn_bg "$CONNSCOPE" attach "$@" >"$out" 2>"$err"
+	# CS_WRAP: e.g. (ip netns exec NS): sock_diag and /proc/sys are per netns.
+	spawn_bg "${CS_WRAP[@]}" "$CONNSCOPE" attach "$@" >"$out" 2>"$err"
 	CS_PID=$BG_PID
 	wait_for "grep -q '^connscope: tracing' '$err' || ! kill -0 $CS_PID 2>/dev/null" 30
 	grep -q '^connscope: tracing' "$err"

@@ -13,6 +13,7 @@
 #include "attach.h"
 #include "procfs.h"
 #include "report.h"
+#include "report_html.h"
 #include "snapshot.h"
 
 static volatile sig_atomic_t exiting;
@@ -115,6 +116,40 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 	hmap_free(&known);
 }
 
+/* The HTML report goes to FILE.tmp beside FILE and is renamed into place
+ * when complete: a failed or interrupted run never leaves half a report.
+ * Opened before attaching, so a bad path fails before any work. */
+static FILE *report_open(const char *path, char *tmp, size_t len)
+{
+	FILE *f;
+
+	snprintf(tmp, len, "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		fprintf(stderr, "connscope: cannot write the report %s: %s (check the directory "
+				"exists and is writable)\n", path, strerror(errno));
+	return f;
+}
+
+static int report_commit(FILE *f, const char *tmp, const char *path, const struct agg *a,
+			 const struct run_info *run)
+{
+	int err = format_report_html(f, a, run);
+
+	if (fflush(f) || ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "connscope: writing the report %s failed: %s\n", path,
+			strerror(-err));
+		unlink(tmp);
+	}
+	return err;
+}
+
 static void clock_label(char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -132,6 +167,8 @@ int attach_run(const struct attach_opts *o)
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
 	bool warned = false;
 	struct agg agg;
+	FILE *html = NULL;
+	char html_tmp[4096];
 	uint64_t t0, next_tick, deadline, tick_ns;
 	size_t ntargets_alive;
 	int err, ret = 1;
@@ -150,6 +187,8 @@ int attach_run(const struct attach_opts *o)
 	if (ret)
 		return ret;
 	ret = 1;
+	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp))))
+		return 1;
 
 	t0 = now_ns();
 	agg_init(&agg, t0);
@@ -250,6 +289,8 @@ int attach_run(const struct attach_opts *o)
 	if (reconcile(&agg, &snap, tracer.rb, &limits))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
+	if (!warned)
+		format_limits_warnings(stderr, &limits);
 	if (!o->json && !o->quiet_live) {
 		clock_label(clock, sizeof(clock));
 		format_live_rows(stdout, &agg, clock);
@@ -275,11 +316,21 @@ int attach_run(const struct attach_opts *o)
 		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
 		goto cleanup;
 	}
+	if (html) {
+		err = report_commit(html, html_tmp, o->report_html, &agg, &run);
+		html = NULL;
+		if (err)
+			goto cleanup;
+	}
 	if (run.stats[CS_STAT_RB_LOST])
 		fprintf(stderr, "connscope: warning: %llu events lost; counts are low\n",
 			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
+	if (html) {
+		fclose(html);
+		unlink(html_tmp);
+	}
 	tracer_close(&tracer);
 	snapshot_free(&snap);
 	agg_free(&agg);
@@ -290,6 +341,7 @@ static void attach_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: connscope attach -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
+		"                        [--report FILE.html] [--top N] [--warn-pct P]\n"
 		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
 		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
@@ -301,6 +353,7 @@ static void attach_usage(FILE *out)
 		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
+		"      --report FILE      also write a self-contained HTML report\n"
 		"      --top N            endpoints per process in the report (default 10)\n"
 		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
 		"      --no-color         ASCII heatmaps even on a terminal\n"
@@ -325,6 +378,7 @@ int cmd_attach(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
 		{ "no-color", no_argument, NULL, 'N' },
+		{ "report", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'O' },
 		{ "warn-pct", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
@@ -385,6 +439,9 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_color = true;
+			break;
+		case 'r':
+			o.report_html = optarg;
 			break;
 		case 'O':
 			if (cli_parse_u64("--top", optarg, 1, 60, &v))

@@ -17,6 +17,7 @@ struct attach_opts {
 	bool json;
 	bool header;
 	bool quiet_live;	/* no live table (the report only) */
+	const char *report_html;	/* --report FILE.html, NULL: none */
 	bool no_color;		/* ASCII heatmaps even on a terminal */
 	int top;		/* endpoints per process (default 10) */
 	double warn_share;	/* limits warning threshold (default 0.8) */

@@ -7,6 +7,8 @@
 #include "unit.h"
 #include "report.h"
 #include "summary.h"
+#include "json.h"
+#include "report_tw.h"
 
 static char *render(void (*fn)(FILE *, const void *), const void *arg)
 {
@@ -170,6 +172,46 @@ TEST(report_json_has_totals_and_lost)
 	ASSERT_TRUE(strstr(out, "\"time_wait_entered\": 4") != NULL, "tw_entered");
 	ASSERT_TRUE(strstr(out, "\"events_lost\": 3") != NULL, "lost_shown");
 	ASSERT_TRUE(strstr(out, "\"intervals\": [") != NULL, "intervals");
+	free(out);
+	agg_free(&a);
+}
+
+static void tw_json_fn(FILE *f, const void *arg)
+{
+	struct json j;
+
+	json_init(&j, f, false);
+	json_object_begin(&j);
+	json_tw(&j, arg, 1);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+/* Top-N endpoints: the rest folded into "other", in the table and the map. */
+TEST(time_wait_endpoints_top_n_and_other)
+{
+	struct agg a;
+	struct proc_books *p;
+	struct endpoint_key k1 = { .family = 2, .side = EP_REMOTE, .port = 80, .addr = { 127, 0, 0, 1 } };
+	struct endpoint_key k2 = k1, k3 = k1;
+	struct endpoint_stats *es;
+	char *out;
+
+	k2.port = 81;
+	k3.side = EP_LISTEN, k3.port = 8080, memset(k3.addr, 0, 16);
+	agg_init(&a, 0);
+	p = agg_proc(&a, 9);
+	p->target = true;
+	es = hmap_upsert(&p->endpoints, &k1, NULL), es->tw_entered = 7, es->tw_live = 7;
+	es = hmap_upsert(&p->endpoints, &k2, NULL), es->tw_entered = 3, es->tw_live = 2;
+	es = hmap_upsert(&p->endpoints, &k3, NULL), es->tw_entered = 2, es->tw_live = 1;
+	agg_tick(&a, 1000000000ULL);
+	out = render(tw_json_fn, p);
+	ASSERT_TRUE(strstr(out, "\"time_wait_endpoints\":[{\"endpoint\":\"127.0.0.1:80\",\"side\":"
+				"\"remote\",\"entered\":7,\"live\":7},{\"endpoint\":\"other\",\"side\":"
+				"\"other\",\"entered\":5,\"live\":3}]") != NULL, "table_top1_other");
+	ASSERT_TRUE(strstr(out, "\"rows\":[\"127.0.0.1:80\",\"other\"]") != NULL, "heatmap_top1_other");
+	ASSERT_TRUE(strstr(out, "\"cells\":[[7],[3]]") != NULL, "other_cells_sum");
 	free(out);
 	agg_free(&a);
 }
