@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include "aggregate.h"
 #include "attach.h"
 #include "procfs.h"
@@ -150,6 +151,37 @@ static int report_commit(FILE *f, const char *tmp, const char *path, const struc
 	return err;
 }
 
+/* Columns of the terminal, 80 when not one (or unknown). */
+static int terminal_width(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}
+
+/* On a terminal the live view is redrawn in place each interval: the last
+ * interval's table and every target's heatmaps so far. */
+static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, const char *clock,
+			double elapsed_s)
+{
+	const struct proc_books *procs[256];
+	size_t n = report_procs(a, procs, 256);
+
+	printf("\033[H\033[2J");
+	printf("connscope attach  %.0f s  (Ctrl-C for the report)\n\n", elapsed_s);
+	format_live_header(stdout);
+	format_live_rows(stdout, a, clock);
+	for (size_t i = 0; i < n; i++) {
+		if (!procs[i]->target || !procs[i]->hm_ready)
+			continue;
+		printf("\n%d (%s)", procs[i]->pid, procs[i]->comm);
+		format_proc_heatmaps(stdout, procs[i], tw);
+	}
+	fflush(stdout);
+}
+
 static void clock_label(char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -165,7 +197,7 @@ int attach_run(const struct attach_opts *o)
 	struct tracer tracer = {};
 	struct run_info run = {};
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
-	bool warned = false;
+	bool warned = false, live_tty;
 	struct agg agg;
 	FILE *html = NULL;
 	char html_tmp[4096];
@@ -229,7 +261,12 @@ int attach_run(const struct attach_opts *o)
 	for (size_t i = 0; i < o->npids; i++)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
-	if (!o->json && !o->quiet_live && o->header)
+	live_tty = !o->json && !o->quiet_live && !o->no_color && isatty(STDOUT_FILENO);
+	run.tw.top = o->top > 0 ? o->top : 10;
+	run.tw.width = terminal_width();
+	run.tw.color = !o->json && !o->no_color && heatmap_term_should_color(stdout);
+	run.tw.unicode = run.tw.color;
+	if (!o->json && !o->quiet_live && o->header && !live_tty)
 		format_live_header(stdout);
 	fflush(stdout);
 
@@ -274,7 +311,10 @@ int attach_run(const struct attach_opts *o)
 			/* A limit crossed is said at once, not only in the report. */
 			if (!warned && format_limits_warnings(stderr, &limits))
 				warned = true;
-			if (!o->json && !o->quiet_live) {
+			if (live_tty) {
+				clock_label(clock, sizeof(clock));
+				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9);
+			} else if (!o->json && !o->quiet_live) {
 				clock_label(clock, sizeof(clock));
 				format_live_rows(stdout, &agg, clock);
 				fflush(stdout);
@@ -291,7 +331,7 @@ int attach_run(const struct attach_opts *o)
 	agg_tick(&agg, now_ns());
 	if (!warned)
 		format_limits_warnings(stderr, &limits);
-	if (!o->json && !o->quiet_live) {
+	if (!o->json && !o->quiet_live && !live_tty) {
 		clock_label(clock, sizeof(clock));
 		format_live_rows(stdout, &agg, clock);
 	}
@@ -299,10 +339,6 @@ int attach_run(const struct attach_opts *o)
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
 	run.limits = &limits;
-	run.tw.top = o->top > 0 ? o->top : 10;
-	run.tw.width = 80;
-	run.tw.color = !o->json && !o->no_color && heatmap_term_should_color(stdout);
-	run.tw.unicode = run.tw.color;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;

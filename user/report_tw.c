@@ -5,9 +5,22 @@
 #include "report_tw.h"
 #include "snapshot.h"
 
+static bool same_dest(const struct port_use *a, const struct port_use *b)
+{
+	return a->family == b->family && a->dport == b->dport &&
+	       !memcmp(a->saddr, b->saddr, 16) && !memcmp(a->daddr, b->daddr, 16);
+}
+
+static int by_share(const void *a, const void *b)
+{
+	const struct port_use *x = a, *y = b;
+
+	return x->share < y->share ? 1 : x->share > y->share ? -1 : 0;
+}
+
 void limits_observe(struct limits_view *v, const struct tcp_snapshot *snap)
 {
-	struct port_use dests[LIMITS_TOP_DESTS];
+	struct port_use now[LIMITS_TOP_DESTS];
 	size_t n;
 
 	if (!v->valid) {
@@ -20,13 +33,28 @@ void limits_observe(struct limits_view *v, const struct tcp_snapshot *snap)
 		v->host_tw_peak = v->host_tw;
 	if (v->host_orphan > v->host_orphan_peak)
 		v->host_orphan_peak = v->host_orphan;
-	n = ports_usage(snap->socks, snap->n, v->lim.port_lo, v->lim.port_hi, dests,
+	n = ports_usage(snap->socks, snap->n, v->lim.port_lo, v->lim.port_hi, now,
 			LIMITS_TOP_DESTS);
-	if (n && (dests[0].share > v->peak_share || !v->ndests)) {
-		memcpy(v->dests, dests, n * sizeof(dests[0]));
-		v->ndests = n;
-		v->peak_share = dests[0].share;
+	/* Keep each busy destination's worst moment; when the table is full,
+	 * a busier newcomer replaces the least busy. */
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < v->ndests && !same_dest(&v->dests[k], &now[i]); k++)
+			;
+		if (k == v->ndests) {
+			if (v->ndests < LIMITS_TRACKED_DESTS)
+				v->ndests++;
+			else if (now[i].share <= v->dests[--k].share)
+				continue;
+			v->dests[k] = now[i];
+		} else if (now[i].share > v->dests[k].share) {
+			v->dests[k] = now[i];
+		}
+		qsort(v->dests, v->ndests, sizeof(v->dests[0]), by_share);
 	}
+	if (v->ndests)
+		v->peak_share = v->dests[0].share;
 }
 
 struct ep_row {
@@ -122,6 +150,11 @@ void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 				(unsigned long long)op);
 	}
 	free(rows);
+	format_proc_heatmaps(out, p, o);
+}
+
+void format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
+{
 	if (p->hm_ready) {
 		render_heatmap(out, &p->hm_tw, o);
 		render_heatmap(out, &p->hm_orphan, o);
@@ -306,7 +339,7 @@ void json_limits(struct json *j, const struct limits_view *v)
 	json_kv_double(j, "warn_share", v->warn_share, 3);
 	json_key(j, "busiest_destinations");
 	json_array_begin(j);
-	for (size_t i = 0; i < v->ndests; i++) {
+	for (size_t i = 0; i < v->ndests && i < LIMITS_TOP_DESTS; i++) {
 		port_use_format(dest, sizeof(dest), &v->dests[i]);
 		json_object_begin(j);
 		json_kv_string(j, "destination", dest);

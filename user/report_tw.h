@@ -12,13 +12,15 @@
 #include "ports.h"
 
 #define LIMITS_TOP_DESTS 5
+#define LIMITS_TRACKED_DESTS 64	/* destinations whose peak is kept */
 
 /* Host-level facts at the end of the run and at its worst moment. */
 struct limits_view {
 	struct netlimits lim;
 	uint64_t host_tw, host_orphan;		/* sockstat at the end */
 	uint64_t host_tw_peak, host_orphan_peak;
-	struct port_use dests[LIMITS_TOP_DESTS];	/* busiest at the peak */
+	/* Each destination at its own busiest moment, busiest first. */
+	struct port_use dests[LIMITS_TRACKED_DESTS];
 	size_t ndests;
 	double peak_share;			/* of the busiest destination */
 	double warn_share;			/* threshold, e.g. 0.8 */
@@ -35,6 +37,8 @@ struct tw_report_opts {
 	bool color, unicode;
 };
 
+/* The process's heatmaps alone (TIME_WAIT by endpoint, orphans by state). */
+void format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
 void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
 void format_limits_text(FILE *out, const struct limits_view *v);
 /* The warning lines alone (also printed to stderr by attach). */
