@@ -140,24 +140,60 @@ lib_tmpdir() {
 	echo "$_lib_tmp"
 }
 
-# Stops pid: TERM, up to 2 s to go, then KILL; then reaps it. Only while it
-# is a running job of ours: once bash has collected it, the pid may already
-# belong to some unrelated process. kill -0 is no test for "gone" (a zombie
-# still answers), hence the state from /proc.
+# The state letter of a process (R, S, Z, ...); fails once it is gone. The
+# comm field before it may hold spaces and parentheses: cut at the last ')'.
+_lib_pstate() {
+	local stat
+
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	echo "${stat%% *}"
+}
+
+# All processes below pid, deepest last.
+_lib_descendants() {
+	local c
+
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		_lib_descendants "$c"
+	done
+}
+
+# Stops pid and whatever it started (a shell function run by spawn_bg is a
+# subshell whose children a TERM to it alone would orphan): TERM, up to 2 s
+# to go, then KILL; then reaps pid. Only while pid is a running job of ours:
+# once bash has collected it, the number may already belong to an unrelated
+# process. kill -0 is no test for "gone" (a zombie still answers), hence the
+# state from /proc.
 _lib_reap() {
-	local pid=$1 i state=
+	local pid=$1 i state='' p
+	local -a kids
 
 	if ! jobs -rp | grep -qx "$pid"; then
 		wait "$pid" 2>/dev/null
 		return 0
 	fi
-	kill -TERM "$pid" 2>/dev/null
+	mapfile -t kids < <(_lib_descendants "$pid")
+	kill -TERM "$pid" "${kids[@]}" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
-		state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
+		state=$(_lib_pstate "$pid") ||
+			{ state=''; break; }
 		[[ $state == Z ]] && break
 		sleep 0.02
 	done
 	[[ -n $state && $state != Z ]] && kill -KILL "$pid" 2>/dev/null
+	# The orphans are not ours to reap; make sure they die, and give them
+	# the same 2 s (shared) before the KILL.
+	for p in "${kids[@]}"; do
+		while ((i++ < 100)); do
+			state=$(_lib_pstate "$p") ||
+				{ state=''; break; }
+			[[ $state == Z ]] && break
+			sleep 0.02
+		done
+		[[ -n $state && $state != Z ]] && kill -KILL "$p" 2>/dev/null
+	done
 	wait "$pid" 2>/dev/null
 	return 0
 }
@@ -221,7 +257,18 @@ fix_start() {
 	printf -v "_fix_in_$name" %s "$fd_in"
 	printf -v "_fix_out_$name" %s "$fd_out"
 	# EOF on its stdin first: tcpfix then exits by itself.
-	on_exit "exec $fd_in>&- $fd_out<&-; _lib_reap $pid"
+	on_exit "_lib_fix_close $name; _lib_reap $pid"
+}
+
+_lib_fix_close() {
+	local in=_fix_in_$1 out=_fix_out_$1 fd
+
+	fd=${!in}
+	[[ -n $fd ]] && exec {fd}>&-
+	fd=${!out}
+	[[ -n $fd ]] && exec {fd}<&-
+	printf -v "$in" %s ""
+	printf -v "$out" %s ""
 }
 
 fix_send() {
@@ -235,7 +282,8 @@ fix_eof() {
 	local var=_fix_in_$1 fd
 
 	fd=${!var}
-	exec {fd}>&-
+	[[ -n $fd ]] && exec {fd}>&-
+	printf -v "$var" %s ""
 }
 
 fix_expect() {

@@ -11,8 +11,9 @@
 # This script echoes those lines, counts them and adds failures of its own
 # for what a test cannot report itself: a crash (nonzero exit without a
 # "not ok" line), a timeout (TEST_TIMEOUT seconds per program, default 300),
-# no results at all, and under CI=true every skip. The last line is the
-# summary; the exit status is 0 only if nothing failed.
+# no results at all, processes left running after it ended (killed then),
+# and under CI=true every skip. The last line is the summary; the exit
+# status is 0 only if nothing failed.
 set -u
 export LC_ALL=C
 
@@ -32,19 +33,58 @@ passed=0 failed=0 skipped=0 ran=0 results=0 bad=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-run.XXXXXX") || exit 1
 child=
 
+summary() {
+	if ((skipped)); then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+}
+
 # A test runs in the process group timeout(1) makes for it, out of reach of
-# the terminal's ^C: pass the signal on, so its own cleanup runs, then stop.
+# the terminal's ^C: pass the signal on so its own cleanup runs, wait for
+# that, then stop.
 interrupted() {
 	[[ -n $child ]] && kill -TERM "$child" 2>/dev/null
 	wait 2>/dev/null
-	echo "interrupted" >&2
-	exit 130
+	failed=$((failed + 1))
+	echo "not ok - run.sh: interrupted"
+	summary
+	exit "$1"
 }
-trap interrupted INT TERM HUP
+trap 'interrupted 129' HUP
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
 trap 'rm -rf "$tmp"' EXIT
 
 report() {
 	printf '%s\n' "$1"
+}
+
+# leftovers PGID: live processes of a finished test's process group, as
+# "pid command" list. Zombies are dead already: orphans waiting for init.
+leftovers() {
+	ps -e -o pgid=,pid=,stat=,args= |
+		awk -v g="$1" '$1 == g && $3 !~ /^Z/ { $1 = ""; $3 = ""; sub(/^ +/, ""); sub(/  +/, " "); printf "%s; ", $0 }' |
+		sed 's/; $//'
+}
+
+# lingering PGID: leftovers still there after a 2 s grace period, for a
+# process that was signalled but is still on its way out (a BPF agent
+# detaching takes a moment).
+lingering() {
+	local left end now
+
+	now=${EPOCHREALTIME//[!0-9]/}
+	end=$((10#$now + 2000000))
+	while :; do
+		left=$(leftovers "$1")
+		[[ -z $left ]] && return 0
+		now=${EPOCHREALTIME//[!0-9]/}
+		((10#$now < end)) || break
+		sleep 0.05
+	done
+	echo "$left"
 }
 
 # count LINE: echo one line of test output and count it if it is a result.
@@ -89,20 +129,21 @@ run() {
 	exec {rfd}<"$tmp/fifo"
 	# read is a builtin, so the INT trap runs while we wait here.
 	while :; do
-		if IFS= read -r -t 1 -u "$rfd" line; then
+		IFS= read -r -t 1 -u "$rfd" line
+		r=$?
+		if ((r == 0)); then
 			count "$partial$line"
-			partial=
+			partial=''
 			continue
 		fi
-		r=$?
 		partial+=$line		# read keeps what it got of a line
 		((r > 128)) || break	# EOF
 		# Still running, or gone while something it started holds the
 		# pipe open: that case is a leak, handled below.
 		kill -0 "$child" 2>/dev/null && continue
 		((killed)) && break
-		pgrep -g "$child" >/dev/null || break
-		left=$(pgrep -a -g "$child" | tr '\n' ' ')
+		left=$(lingering "$child")
+		[[ -n $left ]] || break
 		kill -KILL -- "-$child" 2>/dev/null
 		killed=1
 	done
@@ -113,13 +154,13 @@ run() {
 	elapsed=$((SECONDS - start))
 	# Whatever is still in its group outlived the test.
 	if [[ -z $left ]]; then
-		left=$(pgrep -a -g "$child" | tr '\n' ' ')
+		left=$(lingering "$child")
 		[[ -n $left ]] && kill -KILL -- "-$child" 2>/dev/null
 	fi
 	child=
 	if [[ -n $left ]]; then
 		failed=$((failed + 1))
-		report "not ok - $name: left processes behind (killed): ${left% }"
+		report "not ok - $name: left processes behind (killed): $left"
 	fi
 
 	# timeout(1) exits 124 after its TERM, 137 when it had to KILL.
@@ -175,9 +216,5 @@ if [[ -n $filter && $ran -eq 0 ]]; then
 	report "not ok - run.sh: nothing matches filter '$filter'"
 fi
 
-if ((skipped)); then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
+summary
 ((failed == 0))

@@ -10,7 +10,7 @@ require_root
 TMP=$(lib_tmpdir)
 port=$(free_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
-spawn_bg script -qfec "stty cols 80 rows 50; TERM=xterm-256color $CONNSCOPE attach -p $FX_PID_cli -i 0.3 -d 4" "$TMP/tty.out"
+spawn_bg script -qfec "stty cols 80 rows 50; TERM=xterm-256color $CONNSCOPE attach -p $FX_PID_cli -i 0.3 -d 4" "$TMP/tty.out" >/dev/null
 SCRIPT_PID=$BG_PID
 wait_for "grep -q 'connscope: tracing' '$TMP/tty.out'" 20 || fail attached "$(cat "$TMP/tty.out")"
 assert_eq "$(fx_cmd cli "churn 20")" "churned 20" churned
