@@ -38,6 +38,7 @@ ok() {
 	_lib_line "ok - $LIB_SCRIPT/$1"
 }
 
+# fail NAME MSG: returns 1, so `check || fail ...` chains (mind set -e).
 fail() {
 	_lib_line "not ok - $LIB_SCRIPT/$1: ${2:-failed}"
 	return 1
@@ -131,12 +132,14 @@ on_exit() {
 	_lib_exit_cmds+=("$1")
 }
 
-# A private scratch directory, removed at exit.
-_lib_tmp=
+# A private scratch directory, removed at exit. Made right here, in the
+# script's own shell: lib_tmpdir is mostly called as $(lib_tmpdir), in a
+# subshell, where making it would leave the exit trap unaware of it.
+_lib_tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-test.XXXXXX") || {
+	echo "lib.sh: cannot make a scratch directory" >&2
+	exit 1
+}
 lib_tmpdir() {
-	if [[ -z $_lib_tmp ]]; then
-		_lib_tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-test.XXXXXX") || return 1
-	fi
 	echo "$_lib_tmp"
 }
 
