@@ -23,12 +23,12 @@ endif
 
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) -Iuser -Ibpf
-LDLIBS   := -lbpf -lelf -lz
+LDLIBS   := -lbpf -ldw -lelf -lz
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf
 
 # Debian 12 packages: what the build needs, and what the tests drive.
-BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
-TEST_PKGS  := iproute2 jq procps util-linux chromium
+BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
+TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium
 
 BPF_UNITS  := tcpstate
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
@@ -41,6 +41,11 @@ UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURE_BINS := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
+# The unwinding fixture twice: as distributions build (no frame pointers,
+# .eh_frame kept) and with frame pointers.
+ifneq ($(wildcard tests/fixtures/unwindfix.c),)
+FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_fp
+endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -83,6 +88,14 @@ $(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/test
 $(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
+
+$(OUTPUT)/fixtures/unwindfix_nofp: tests/fixtures/unwindfix.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@
+
+$(OUTPUT)/fixtures/unwindfix_fp: tests/fixtures/unwindfix.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer $< -o $@
 
 # Install only what is missing; refresh the package lists once if needed.
 deps:

@@ -613,20 +613,21 @@ static void svg_axis(FILE *out, const struct heatmap *h, double px, double y, do
 		     "attach</text></g>\n", x1, y + 34);
 }
 
-static void svg_legend(FILE *out, uint64_t max, const char *unit, double x, double y)
+/* Under the axis, aligned with the plot: "scale" where the row labels
+ * are, the zero swatch, then the ramp from 1 to max. */
+static void svg_legend(FILE *out, uint64_t max, const char *unit, double px, double y)
 {
-	double sw = (double)HM_LEGEND_W / HM_LEGEND_STEPS, gx = x + 58;
+	double sw = (double)HM_LEGEND_W / HM_LEGEND_STEPS, gx = px + 44;
 	char col[8];
 
-	fprintf(out, "<g class=\"legend\"><text class=\"hd\" x=\"%.1f\" y=\"%.1f\">scale</text>\n"
+	fprintf(out, "<g class=\"legend\"><text class=\"hd\" x=\"%.1f\" y=\"%.1f\" "
+		     "text-anchor=\"end\">scale</text>\n"
 		     "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" rx=\"2\" fill=\"%s\" "
-		     "stroke=\"#cfd5dd\"/><text x=\"%.1f\" y=\"%.1f\">0</text>\n",
-		x, y + 10, x + 36 - 16, y, HM_ZERO, x + 36 - 16 + 20, y + 10);
+		     "stroke=\"#cfd5dd\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n",
+		px - 10, y + 10, px, y, HM_ZERO, px + 8, y + 26);
 	for (int i = 0; i < HM_LEGEND_STEPS; i++) {
-		ramp_color(HM_LEGEND_STEPS > 1 ? (double)i / (HM_LEGEND_STEPS - 1) : 1, col, NULL);
 		/* max 1: one value, one colour, drawn as the ramp's end. */
-		if (max <= 1)
-			ramp_color(1, col, NULL);
+		ramp_color(max > 1 ? (double)i / (HM_LEGEND_STEPS - 1) : 1, col, NULL);
 		fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"%s\"/>",
 			gx + i * sw, y, sw + 0.3, col);
 	}
@@ -732,7 +733,7 @@ static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size
 			px + ncols * cw + 10, cy, ULL(heatmap_row_total(h, r)));
 	}
 	svg_axis(out, h, px, py + h->nrows * HM_ROW_H + 2, cw);
-	svg_legend(out, max, h->unit, px - 58 > 8 ? px - 58 : 8, py + h->nrows * HM_ROW_H + 52);
+	svg_legend(out, max, h->unit, px, py + h->nrows * HM_ROW_H + 52);
 	fputs("</svg>\n", out);
 }
 
