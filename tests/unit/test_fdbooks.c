@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* fd books driven by recorded fdtrack event sequences. */
+#include <string.h>
+#include "unit.h"
+#include "fdbooks.h"
+
+#define PID 77
+#define S 1000000000ULL
+
+static struct fd_event fe(uint8_t type, int fd, int fd2, uint64_t site, uint64_t ts)
+{
+	struct fd_event e = { .type = type, .fd = fd, .fd2 = fd2, .site = site, .ts_ns = ts,
+			      .tgid = PID, .tid = PID, .stack_id = -1, .how = FD_HOW_SOCKET };
+	return e;
+}
+
+static void ev(struct fd_books *b, uint8_t type, int fd, int fd2, uint64_t site, uint64_t ts)
+{
+	struct fd_event e = fe(type, fd, fd2, site, ts);
+
+	fd_books_event(b, &e);
+}
+
+static uint32_t open_count(struct fd_books *b)
+{
+	return fd_books_proc(b, PID)->fds.count;
+}
+
+TEST(open_close_pairs_dup2_and_range)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+
+	fd_books_init(&b, 0, S);
+	ev(&b, FD_EV_OPEN, 3, -1, 0xa, 1);
+	ev(&b, FD_EV_OPEN, 4, 5, 0xb, 2);	/* pipe */
+	ASSERT_EQ(open_count(&b), 3, "three_open");
+	ev(&b, FD_EV_DUP2, 3, 4, 0xc, 3);	/* dup2(3, 4): 4 closed, then 4 again */
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ(open_count(&b), 3, "dup2_keeps_count");
+	ASSERT_EQ(p->closed, 1, "dup2_closed_target");
+	ev(&b, FD_EV_CLOSE_RANGE, 3, 0x7fffffff, 0, 4);
+	ASSERT_EQ(open_count(&b), 0, "close_range_all");
+	ASSERT_EQ(p->closed, 4, "closed_total");
+	ASSERT_EQ(p->created, 4, "created_total");
+	ASSERT_EQ(p->phantom, 0, "no_phantom");
+	fd_books_free(&b);
+}
+
+TEST(reconcile_seeds_then_finds_phantoms_and_unseen)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t start[] = { 0, 1, 2, 7 };
+	int32_t after_exec[] = { 0, 1, 2 };
+	int32_t with_received[] = { 0, 1, 2, 9 };
+
+	fd_books_init(&b, 0, S);
+	fd_books_reconcile(&b, PID, start, 4, NULL, 1 * S, false);
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ(p->held_at_start, 4, "held_at_start");
+	ev(&b, FD_EV_OPEN, 8, -1, 0xa, 2 * S);
+	ev(&b, FD_EV_EXEC, -1, -1, 0, 3 * S);
+	/* exec closed 7 and 8 (O_CLOEXEC): missing once is not enough ... */
+	fd_books_reconcile(&b, PID, after_exec, 3, NULL, 4 * S, false);
+	ASSERT_EQ(p->phantom, 0, "missing_once_waits");
+	ASSERT_EQ(open_count(&b), 5, "still_in_books");
+	/* ... twice is. And fd 9 arrived with SCM_RIGHTS: no event. */
+	fd_books_reconcile(&b, PID, with_received, 4, NULL, 5 * S, false);
+	ASSERT_EQ(p->phantom, 2, "phantoms_removed");
+	ASSERT_EQ(p->unseen, 0, "unseen_once_waits");
+	fd_books_reconcile(&b, PID, with_received, 4, NULL, 6 * S, true);
+	ASSERT_EQ(p->unseen, 1, "unseen_counted");
+	ASSERT_EQ(open_count(&b), 4, "books_equal_proc");
+	fd_books_free(&b);
+}
+
+/* /proc read at t, events after t already in the books: no false counts. */
+TEST(reconcile_race_with_events)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t listed[] = { 3 };
+
+	fd_books_init(&b, 0, S);
+	fd_books_reconcile(&b, PID, NULL, 0, NULL, 1 * S, false);
+	ev(&b, FD_EV_OPEN, 3, -1, 0xa, 2 * S);
+	/* listing at 3 s shows 3; then 3 closed and 4 opened at 3.5 s */
+	ev(&b, FD_EV_CLOSE, 3, -1, 0, 3 * S + S / 2);
+	ev(&b, FD_EV_OPEN, 4, -1, 0xa, 3 * S + S / 2);
+	fd_books_reconcile(&b, PID, listed, 1, NULL, 3 * S, true);
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ(p->unseen, 0, "closed_after_listing_not_unseen");
+	ASSERT_EQ(p->phantom, 0, "opened_after_listing_not_phantom");
+	ASSERT_EQ(open_count(&b), 1, "only_fd4");
+	fd_books_free(&b);
+}
+
+TEST(suspects_ranked_by_old_fds)
+{
+	struct fd_books b;
+	struct fd_suspect sus[4];
+	size_t n;
+
+	fd_books_init(&b, 0, S);
+	for (int i = 0; i < 5; i++)
+		ev(&b, FD_EV_OPEN, 10 + i, -1, 0x1eaf, 1 * S);		/* leaked */
+	for (int i = 0; i < 50; i++) {
+		ev(&b, FD_EV_OPEN, 100, -1, 0xc105e, 2 * S + i);	/* opened and closed */
+		ev(&b, FD_EV_CLOSE, 100, -1, 0, 2 * S + i + 1);
+	}
+	ev(&b, FD_EV_OPEN, 200, -1, 0xfe5, 19 * S);		/* young */
+	n = fd_books_suspects(&b, PID, 20 * S, 10 * S, sus, 4);
+	ASSERT_EQ(n, 1, "one_suspect_site");
+	ASSERT_EQ(sus[0].site->site, 0x1eaf, "the_leaking_site");
+	ASSERT_EQ(sus[0].old, 5, "old_count");
+	ASSERT_EQ(sus[0].site->opened, 5, "opened");
+	fd_books_free(&b);
+}
+
+TEST(slope_and_heatmaps)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t fds[64];
+	const char *types[64];
+
+	fd_books_init(&b, 0, S);
+	for (int t = 0; t < 5; t++) {
+		for (int i = 0; i < 10 + 3 * t; i++) {
+			fds[i] = i;
+			types[i] = i % 2 ? "tcp" : "pipe";
+		}
+		fd_books_reconcile(&b, PID, fds, 10 + 3 * t, types, (t + 1) * S, false);
+	}
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ((long long)(fd_proc_slope(p) * 1000 + 0.5), 3000, "three_fds_per_s");
+	ASSERT_EQ(heatmap_ncols(&p->hm_type), 5, "type_columns");
+	ASSERT_STREQ(heatmap_label(&p->hm_type, 0), "pipe", "type_row");
+	ASSERT_EQ(heatmap_cell(&p->hm_type, 0, 4), 11, "pipes_at_t4");
+	ASSERT_STREQ(heatmap_label(&p->hm_age, 0), "<1 s", "age_row0");
+	fd_books_free(&b);
+}
+
+UNIT_MAIN()

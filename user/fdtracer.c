@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Programs are attached one by one: a syscall this kernel lacks (an old
+ * one like creat, or a new one like openat2) costs its events, not the
+ * run, and is named in the report. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "fdtracer.h"
+#include "fdtrack.skel.h"
+
+int fd_tracer_open(struct fd_tracer *t, struct ring_buffer *rb, ring_buffer_sample_fn on_event,
+		   ring_buffer_sample_fn on_snap, void *ctx, bool all)
+{
+	struct bpf_program *prog;
+	int err, n = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->skel = fdtrack_bpf__open();
+	if (!t->skel)
+		return -errno;
+	t->skel->rodata->filter_tgid = !all;
+	err = fdtrack_bpf__load(t->skel);
+	if (err) {
+		fprintf(stderr, "connscope: cannot load the fd tracking programs: %s (run with -v "
+				"for the verifier's log)\n", strerror(-err));
+		goto fail;
+	}
+	bpf_object__for_each_program(prog, t->skel->obj)
+		n++;
+	t->links = calloc(n, sizeof(*t->links));
+	if (!t->links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_link *l = bpf_program__attach(prog);
+
+		if (!l) {
+			size_t used = strlen(t->failed_names);
+
+			t->failed++;
+			snprintf(t->failed_names + used, sizeof(t->failed_names) - used, "%s%s",
+				 used ? "," : "", bpf_program__name(prog));
+			continue;
+		}
+		t->links[t->nlinks++] = l;
+		t->attached++;
+	}
+	if (!t->attached) {
+		err = -ENOENT;
+		fprintf(stderr, "connscope: no fd tracking program could attach (syscall "
+				"tracepoints missing?)\n");
+		goto fail;
+	}
+	err = ring_buffer__add(rb, bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
+	if (!err)
+		err = ring_buffer__add(rb, bpf_map__fd(t->skel->maps.fd_snaps), on_snap, ctx);
+	if (err) {
+		fprintf(stderr, "connscope: cannot read the fd ring buffers: %s\n", strerror(-err));
+		goto fail;
+	}
+	return 0;
+fail:
+	fd_tracer_close(t);
+	return err;
+}
+
+int fd_tracer_add_target(struct fd_tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.fd_targets), &key, &one, BPF_ANY);
+}
+
+int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.fd_stats);
+	uint64_t *vals;
+
+	memset(out, 0, sizeof(uint64_t) * FD_STAT_MAX);
+	if (ncpu <= 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 i = 0; i < FD_STAT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int fd_tracer_stack(struct fd_tracer *t, int stack_id, uint64_t *ips, int max)
+{
+	uint64_t frames[FD_STACK_DEPTH] = { 0 };
+	__u32 key = stack_id;
+	int n = 0;
+
+	if (stack_id < 0 || bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.fd_stacks), &key, frames))
+		return 0;
+	while (n < max && n < FD_STACK_DEPTH && frames[n]) {
+		ips[n] = frames[n];
+		n++;
+	}
+	return n;
+}
+
+void fd_tracer_close(struct fd_tracer *t)
+{
+	for (int i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	t->links = NULL;
+	t->nlinks = 0;
+	fdtrack_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
