@@ -10,7 +10,7 @@
 #include "fdtracer.h"
 #include "fdtrack.skel.h"
 
-int fd_tracer_open(struct fd_tracer *t, struct ring_buffer *rb, ring_buffer_sample_fn on_event,
+int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
 		   ring_buffer_sample_fn on_snap, void *ctx, bool all)
 {
 	struct bpf_program *prog;
@@ -54,9 +54,14 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer *rb, ring_buffer_samp
 				"tracepoints missing?)\n");
 		goto fail;
 	}
-	err = ring_buffer__add(rb, bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
+	if (*rb) {
+		err = ring_buffer__add(*rb, bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
+	} else {
+		*rb = ring_buffer__new(bpf_map__fd(t->skel->maps.fd_events), on_event, ctx, NULL);
+		err = *rb ? 0 : -errno;
+	}
 	if (!err)
-		err = ring_buffer__add(rb, bpf_map__fd(t->skel->maps.fd_snaps), on_snap, ctx);
+		err = ring_buffer__add(*rb, bpf_map__fd(t->skel->maps.fd_snaps), on_snap, ctx);
 	if (err) {
 		fprintf(stderr, "connscope: cannot read the fd ring buffers: %s\n", strerror(-err));
 		goto fail;

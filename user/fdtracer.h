@@ -21,8 +21,9 @@ struct fd_tracer {
 	int nlinks;
 };
 
-/* Returns 0 or a negative errno after printing why. */
-int fd_tracer_open(struct fd_tracer *t, struct ring_buffer *rb, ring_buffer_sample_fn on_event,
+/* *rb: the ring_buffer manager to join; created here when NULL (the
+ * caller frees it). Returns 0 or a negative errno after printing why. */
+int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
 		   ring_buffer_sample_fn on_snap, void *ctx, bool all);
 int fd_tracer_add_target(struct fd_tracer *t, pid_t pid);
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX]);

@@ -51,8 +51,9 @@
 
 /* Heatmap geometry, in SVG user units (= CSS px at full width). */
 #define HM_W_MAX 1100		/* the page's content width */
-#define HM_W_MIN 560		/* room for the legend */
-#define HM_CELL_MAX 56		/* short runs: cells stay cells, not bars */
+#define HM_LEGEND_TEXT_W 170	/* "sockets per cell, linear" */
+#define HM_W_SCROLL 820		/* narrower screens scroll the map */
+#define HM_CELL_MAX 64		/* short runs: cells stay cells, not bars */
 #define HM_ROW_H 26
 #define HM_ROW_GAP 3
 #define HM_PAD_T 24		/* the "peak" header above the rows */
@@ -115,7 +116,7 @@ static void cut_middle(char *dst, size_t size, const char *s, int max)
 	for (size_t i = 0; i < len && n < HEATMAP_LABEL_LEN; i++)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			starts[n++] = i;
-	if (n <= max || len >= sizeof(starts) * 8) {
+	if (n <= max) {
 		snprintf(dst, size, "%s", s);
 		return;
 	}
@@ -203,10 +204,12 @@ static double value_t(uint64_t v, uint64_t max)
 static const char css[] =
 	":root{--fg:#1d2330;--muted:#5d6878;--line:#e4e8ee;--bg:#f5f6f8;--card:#fff;"
 	"--accent:#3e4a89;--warn:#b45309;--warnbg:#fff7ed;--bad:#b91c1c;--good:#15803d;"
-	"--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono','Liberation Mono',monospace}\n"
+	"--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',"
+	"'Liberation Mono',monospace}\n"
 	"*{box-sizing:border-box}\n"
 	"body{margin:0;background:var(--bg);color:var(--fg);"
-	"font:14px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','DejaVu Sans',sans-serif}\n"
+	"font:14px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','DejaVu Sans',"
+	"sans-serif}\n"
 	"main{max-width:1180px;margin:0 auto;padding:28px 20px 56px}\n"
 	"h1{font-size:22px;margin:0 0 2px;letter-spacing:-.01em}\n"
 	"h2{font-size:17px;margin:0 0 12px}\n"
@@ -216,8 +219,10 @@ static const char css[] =
 	".mono{font-family:var(--mono);font-size:13px}\n"
 	".card{background:var(--card);border:1px solid var(--line);border-radius:12px;"
 	"padding:18px 22px;margin:18px 0;box-shadow:0 1px 2px rgba(16,24,40,.05)}\n"
-	".kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin:18px 0}\n"
-	".kpi{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:10px 16px}\n"
+	".kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;"
+	"margin:18px 0}\n"
+	".kpi{background:var(--card);border:1px solid var(--line);border-radius:12px;"
+	"padding:10px 16px}\n"
 	".kpi .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}\n"
 	".kpi .v{font-size:20px;font-weight:650;font-variant-numeric:tabular-nums}\n"
 	".kpi .v small{font-size:13px;font-weight:400;color:var(--muted)}\n"
@@ -235,14 +240,17 @@ static const char css[] =
 	".chip{display:inline-block;padding:0 8px;margin:1px 4px 1px 0;border-radius:999px;"
 	"background:#eef1f6;font-size:12px;line-height:20px}\n"
 	".chip b{font-weight:650}\n"
-	".badge{display:inline-block;padding:0 7px;margin-left:6px;border-radius:6px;font-size:11px;"
-	"line-height:18px;background:#eef0fb;color:var(--accent);vertical-align:1px}\n"
+	".badge{display:inline-block;padding:0 7px;margin-left:6px;border-radius:6px;"
+	"font-size:11px;line-height:18px;background:#eef0fb;color:var(--accent);"
+	"vertical-align:1px}\n"
 	".badge.ex{background:#fdecec;color:var(--bad)}\n"
 	".none{color:var(--muted)}\n"
 	".proc h2 .pid{font-family:var(--mono)}\n"
 	".facts{display:grid;grid-template-columns:max-content 1fr;gap:3px 22px;margin:4px 0 8px}\n"
 	".facts dt{color:var(--muted)}\n"
 	".facts dd{margin:0;font-variant-numeric:tabular-nums}\n"
+	"#run .facts{grid-template-columns:max-content 1fr max-content 1fr}\n"
+	"@media (max-width:760px){#run .facts{grid-template-columns:max-content 1fr}}\n"
 	"table.ep{width:auto;min-width:420px;margin:6px 0 4px}\n"
 	"figure.hmfig{margin:22px 0 6px}\n"
 	"figure.hmfig figcaption{margin-bottom:6px}\n"
@@ -304,8 +312,10 @@ static const char script[] =
 	"function fromHash(){\n"
 	" var m=/^#hover=([A-Za-z0-9_-]+):([0-9]+):([0-9]+)$/.exec(location.hash);\n"
 	" var svg=m&&document.getElementById(m[1]);\n"
-	" var cell=svg&&svg.querySelector('rect.c[data-row=\"'+m[2]+'\"][data-col=\"'+m[3]+'\"]');\n"
-	" if(cell)cell.dispatchEvent(new MouseEvent('mouseover',{bubbles:true,cancelable:true,view:window}));\n"
+	" var cell=svg&&svg.querySelector('rect.c[data-row=\"'+m[2]+'\"][data-col=\"'+m[3]+"
+	"'\"]');\n"
+	" if(cell)cell.dispatchEvent(new MouseEvent('mouseover',"
+	"{bubbles:true,cancelable:true,view:window}));\n"
 	"}\n"
 	"fromHash();\n"
 	"window.addEventListener('hashchange',fromHash);\n"
@@ -399,11 +409,12 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 	fputs("</p>\n</header>\n", out);
 
 	if (lost)
-		fprintf(out, "<p class=\"warn bad\"><b>%llu events were lost</b> (ring buffer full): "
-			     "event counts are low; raise --ringbuf-size</p>\n", ULL(lost));
+		fprintf(out, "<p class=\"warn bad\"><b>%llu events were lost</b> (ring buffer "
+			     "full): event counts are low; raise --ringbuf-size</p>\n", ULL(lost));
 	if (a->mismatch_last)
-		fprintf(out, "<p class=\"warn\">books and kernel <b>disagree by %llu sockets</b> at "
-			     "the end (largest gap %llu)</p>\n", ULL(a->mismatch_last),
+		fprintf(out, "<p class=\"warn\">books and kernel <b>disagree by %llu "
+			     "sockets</b> at the end (largest gap %llu)</p>\n",
+			ULL(a->mismatch_last),
 			ULL(a->mismatch_max));
 
 	fputs("<section class=\"kpis\">\n", out);
@@ -537,8 +548,9 @@ static void endpoints_table(FILE *out, const struct proc_books *p, int top)
 	/* Like the text report: the peaks of the rest are summed, an upper
 	 * bound of their joint peak. */
 	if ((int)n > top)
-		fprintf(out, "<tr><td class=\"l\">other (%zu endpoints)</td><td>%llu</td><td>%llu</td>"
-			     "<td>%llu</td></tr>\n", n - top, ULL(oe), ULL(ol), ULL(op));
+		fprintf(out, "<tr><td class=\"l\">other (%zu endpoints)</td><td>%llu</td>"
+			     "<td>%llu</td><td>%llu</td></tr>\n", n - top, ULL(oe), ULL(ol),
+			ULL(op));
 	fputs("</tbody></table></div>\n", out);
 	free(rows);
 }
@@ -560,13 +572,14 @@ static void facts(FILE *out, const struct proc_books *p, const struct run_info *
 	fprintf(out, "<dt>closed first</dt><dd>by this side %llu, by the peer %llu</dd>\n",
 		ULL(t->closed_active), ULL(t->closed_passive));
 	if (p->orphan_ended || p->truth.orphan)
-		fprintf(out, "<dt>orphans</dt><dd>now %u; %llu ended, stayed &le; %llu ms (median), "
-			     "&le; %llu ms (max)</dd>\n", p->truth.orphan, ULL(p->orphan_ended),
+		fprintf(out, "<dt>orphans</dt><dd>now %u; %llu ended, stayed &le; %llu ms "
+			     "(median), &le; %llu ms (max)</dd>\n", p->truth.orphan,
+			ULL(p->orphan_ended),
 			ULL(quantile_ms(p->orphan_ms_hist, p->orphan_ended, 0.5)),
 			ULL(quantile_ms(p->orphan_ms_hist, p->orphan_ended, 1.0)));
 	if (p->seeded)
-		fprintf(out, "<dt>held at start</dt><dd>%u sockets (from the start-up snapshot)</dd>\n",
-			p->seeded);
+		fprintf(out, "<dt>held at start</dt><dd>%u sockets (from the start-up "
+			     "snapshot)</dd>\n", p->seeded);
 	fputs("</dl>\n", out);
 }
 
@@ -623,13 +636,14 @@ static void svg_legend(FILE *out, uint64_t max, const char *unit, double px, dou
 	fprintf(out, "<g class=\"legend\"><text class=\"hd\" x=\"%.1f\" y=\"%.1f\" "
 		     "text-anchor=\"end\">scale</text>\n"
 		     "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" rx=\"2\" fill=\"%s\" "
-		     "stroke=\"#cfd5dd\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>\n",
+		     "stroke=\"#cfd5dd\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0"
+		     "</text>\n",
 		px - 10, y + 10, px, y, HM_ZERO, px + 8, y + 26);
 	for (int i = 0; i < HM_LEGEND_STEPS; i++) {
 		/* max 1: one value, one colour, drawn as the ramp's end. */
 		ramp_color(max > 1 ? (double)i / (HM_LEGEND_STEPS - 1) : 1, col, NULL);
-		fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"%s\"/>",
-			gx + i * sw, y, sw + 0.3, col);
+		fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" "
+			     "fill=\"%s\"/>", gx + i * sw, y, sw + 0.3, col);
 	}
 	fprintf(out, "\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">1</text>", gx, y + 26);
 	if (max > 2)
@@ -658,40 +672,49 @@ static void kind_id(char *buf, size_t len, const char *kind)
 	buf[i] = '\0';
 }
 
-static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size_t merged)
+/* The label column in characters: the longest label, within bounds. */
+static int label_chars(const struct heatmap *h, int at_least)
+{
+	for (int r = 0; r < h->nrows; r++) {
+		int l = utf8_len(heatmap_label(h, r));
+
+		if (l > at_least)
+			at_least = l;
+	}
+	return at_least < HM_LABEL_CHARS ? at_least : HM_LABEL_CHARS;
+}
+
+static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size_t merged,
+			int labchars)
 {
 	size_t ncols = heatmap_ncols(h);
 	uint64_t max = heatmap_max(h);
-	int maxlab = 4, labchars;
 	double lw, cw, px, py = HM_PAD_T, w, ht, plot_w;
 	char b1[32], b2[32], col[8], cut[HEATMAP_LABEL_LEN * 2];
 	bool dark;
 
-	for (int r = 0; r < h->nrows; r++) {
-		int l = utf8_len(heatmap_label(h, r));
-
-		if (l > maxlab)
-			maxlab = l;
-	}
-	labchars = maxlab < HM_LABEL_CHARS ? maxlab : HM_LABEL_CHARS;
-	lw = 18 + labchars * HM_CHAR_W;
+	lw = 18 + label_chars(h, labchars) * HM_CHAR_W;
 	px = lw;
 	plot_w = HM_W_MAX - lw - HM_RIGHT_W - HM_PAD_R;
 	cw = plot_w / ncols;
 	if (cw > HM_CELL_MAX)
 		cw = HM_CELL_MAX;
 	w = px + ncols * cw + HM_RIGHT_W + HM_PAD_R;
-	if (w < HM_W_MIN)
-		w = HM_W_MIN;
+	/* A short run's map is narrow; the legend under it is not. */
+	if (w < px + 44 + HM_LEGEND_W + 12 + HM_LEGEND_TEXT_W)
+		w = px + 44 + HM_LEGEND_W + 12 + HM_LEGEND_TEXT_W;
 	ht = py + h->nrows * HM_ROW_H + 96;
 
-	fprintf(out, "<svg class=\"hm\" id=\"%s\" viewBox=\"0 0 %.0f %.0f\" style=\"max-width:%.0fpx\" "
-		     "role=\"img\" aria-label=\"", id, w, ht, w);
+	/* Scaled to the page, but not below HM_W_SCROLL: on a phone the
+	 * map scrolls sideways rather than shrink its text to nothing. */
+	fprintf(out, "<div class=\"scroll\"><svg class=\"hm\" id=\"%s\" viewBox=\"0 0 %.0f %.0f\" "
+		     "style=\"max-width:%.0fpx;min-width:%.0fpx\" role=\"img\" aria-label=\"",
+		id, w, ht, w, w < HM_W_SCROLL ? w : HM_W_SCROLL);
 	esc(out, h->title[0] ? h->title : h->kind);
 	fprintf(out, "\" data-bucket-s=\"%.9g\" data-unit=\"", h->bucket_ns / 1e9);
 	esc(out, h->unit);
-	fprintf(out, "\" data-rows=\"%d\" data-cols=\"%zu\" data-max=\"%llu\" data-merged=\"%zu\">\n",
-		h->nrows, ncols, ULL(max), merged);
+	fprintf(out, "\" data-rows=\"%d\" data-cols=\"%zu\" data-max=\"%llu\" "
+		     "data-merged=\"%zu\">\n", h->nrows, ncols, ULL(max), merged);
 	fprintf(out, "<text class=\"hd\" x=\"%.1f\" y=\"%d\">%s</text>\n", px + ncols * cw + 10,
 		HM_PAD_T - 8, h->sampled ? "peak" : "total");
 
@@ -703,7 +726,8 @@ static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size
 		cut_middle(cut, sizeof(cut), label, HM_LABEL_CHARS);
 		fprintf(out, "<text class=\"rl\" data-row=\"%d\" data-label=\"", r);
 		esc(out, label);
-		fprintf(out, "\" x=\"%.1f\" y=\"%.1f\" dy=\".35em\" text-anchor=\"end\">", px - 10, cy);
+		fprintf(out, "\" x=\"%.1f\" y=\"%.1f\" dy=\".35em\" text-anchor=\"end\">",
+			px - 10, cy);
 		esc(out, cut);
 		fputs("</text>\n", out);
 		for (size_t c = 0; c < ncols; c++) {
@@ -725,22 +749,24 @@ static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size
 			fputs("</title></rect>", out);
 			/* The value in the cell where it fits: no hover needed. */
 			if (v && cw >= 30 && snprintf(b1, sizeof(b1), "%llu", ULL(v)) * 7 <= cw - 6)
-				fprintf(out, "<text class=\"cv%s\" x=\"%.1f\" y=\"%.1f\" dy=\".35em\" "
-					     "text-anchor=\"middle\">%s</text>", dark ? " lt" : "",
-					x + (cw - gap) / 2, cy, b1);
+				fprintf(out, "<text class=\"cv%s\" x=\"%.1f\" y=\"%.1f\" "
+					     "dy=\".35em\" text-anchor=\"middle\">%s</text>",
+					dark ? " lt" : "", x + (cw - gap) / 2, cy, b1);
 		}
 		fprintf(out, "\n<text x=\"%.1f\" y=\"%.1f\" dy=\".35em\">%llu</text>\n",
 			px + ncols * cw + 10, cy, ULL(heatmap_row_total(h, r)));
 	}
 	svg_axis(out, h, px, py + h->nrows * HM_ROW_H + 2, cw);
 	svg_legend(out, max, h->unit, px, py + h->nrows * HM_ROW_H + 52);
-	fputs("</svg>\n", out);
+	fputs("</svg></div>\n", out);
 }
 
 /* One figure: title, what a cell means, the map and its readout; or a
- * line saying why there is no map. */
+ * line saying why there is no map. labchars: the label column's width in
+ * characters, shared by the maps of one process so that their time axes
+ * line up. */
 static void html_heatmap(FILE *out, const struct proc_books *p, const struct heatmap *src,
-			 const char *what_rows)
+			 const char *what_rows, int labchars)
 {
 	struct heatmap merged;
 	const struct heatmap *h = src;
@@ -777,7 +803,7 @@ static void html_heatmap(FILE *out, const struct proc_books *p, const struct hea
 	if (what_rows)
 		fprintf(out, "; %s", what_rows);
 	fputs(". Hover a cell for its value.</span></figcaption>\n", out);
-	svg_heatmap(out, h, id, k);
+	svg_heatmap(out, h, id, k, labchars);
 	fprintf(out, "<div id=\"readout-%s\" class=\"readout\" aria-live=\"polite\">"
 		     "hover a cell to read its value</div>\n</figure>\n", id);
 	if (h == &merged)
@@ -789,6 +815,7 @@ static void proc_section(FILE *out, const struct proc_books *p, const struct run
 	int top = run->tw.top > 0 ? run->tw.top : TOP_DEFAULT;
 	struct heatmap tw;
 	char rows[96];
+	int labchars;
 
 	fprintf(out, "<section class=\"card proc\" id=\"pid-%d\">\n<h2>PID <span class=\"pid\">%d"
 		     "</span> &middot; ", p->pid, p->pid);
@@ -807,14 +834,16 @@ static void proc_section(FILE *out, const struct proc_books *p, const struct run
 	/* The JSON report's rows: the top endpoints by peak, the rest as
 	 * "other". */
 	if (!heatmap_top(&p->hm_tw, &tw, top)) {
+		labchars = label_chars(&tw, label_chars(&p->hm_orphan, 4));
 		snprintf(rows, sizeof(rows), "rows: the %d busiest endpoints, the rest as "
 			 "\"" HEATMAP_OTHER_LABEL "\"", top);
-		html_heatmap(out, p, &tw, rows);
+		html_heatmap(out, p, &tw, rows, labchars);
 	} else {
+		labchars = label_chars(&p->hm_orphan, 4);
 		fputs("<p class=\"note\">TIME_WAIT heatmap: no memory to draw it.</p>\n", out);
 	}
 	heatmap_free(&tw);
-	html_heatmap(out, p, &p->hm_orphan, "rows: the states an orphan can linger in");
+	html_heatmap(out, p, &p->hm_orphan, "rows: the states an orphan can linger in", labchars);
 	fputs("</section>\n", out);
 }
 
@@ -915,7 +944,8 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 		fputs("<span class=\"none\">not followed</span>", out);
 	fputs("</dd>\n<dt>duration</dt><dd>", out);
 	if (run->duration_s > 0)
-		fprintf(out, "%s s asked", fmt_s(b, sizeof(b), (uint64_t)(run->duration_s * 1e9 + 0.5)));
+		fprintf(out, "%s s asked",
+			fmt_s(b, sizeof(b), (uint64_t)(run->duration_s * 1e9 + 0.5)));
 	else
 		fputs("until Ctrl-C", out);
 	fprintf(out, ", %.1f s ran</dd>\n<dt>interval</dt><dd>%s s</dd>\n", run->elapsed_s,
@@ -925,8 +955,9 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
 	dd_u(out, "events", run->stats[CS_STAT_EVENTS]);
-	fprintf(out, "<dt>events lost</dt><dd class=\"%s\">%llu</dd>\n",
-		run->stats[CS_STAT_RB_LOST] ? "bad" : "", ULL(run->stats[CS_STAT_RB_LOST]));
+	fprintf(out, "<dt>events lost</dt><dd%s>%llu</dd>\n",
+		run->stats[CS_STAT_RB_LOST] ? " class=\"bad\"" : "",
+		ULL(run->stats[CS_STAT_RB_LOST]));
 	dd_u(out, "owner map full", run->stats[CS_STAT_OWNER_FULL]);
 	dd_u(out, "accept unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
 	dd_u(out, "children followed", run->stats[CS_STAT_FORKS]);

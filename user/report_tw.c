@@ -122,8 +122,8 @@ void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 	fprintf(out, "  %-13s by this side %llu, by the peer %llu\n", "closed first",
 		(unsigned long long)t->closed_active, (unsigned long long)t->closed_passive);
 	if (p->orphan_ended || p->truth.orphan)
-		fprintf(out, "  %-13s now %u, entered %llu; %llu ended after <= %llu ms "
-			     "(median), <= %llu ms (max)\n", "orphans", p->truth.orphan,
+		fprintf(out, "  %-13s now %u, entered %llu; %llu ended, after <= %llu ms "
+			     "median, max %llu\n", "orphans", p->truth.orphan,
 			(unsigned long long)t->orphaned, (unsigned long long)p->orphan_ended,
 			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 0.5),
 			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 1.0));
