@@ -44,7 +44,12 @@ FIXTURE_BINS := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRC
 # The unwinding fixture twice: as distributions build (no frame pointers,
 # .eh_frame kept) and with frame pointers.
 ifneq ($(wildcard tests/fixtures/unwindfix.c),)
-FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_fp
+FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_fp \
+		$(OUTPUT)/fixtures/unwindfix_stripped
+endif
+# The leaking fixture the same two ways.
+ifneq ($(wildcard tests/fixtures/leakfix.c),)
+FIXTURE_BINS += $(OUTPUT)/fixtures/leakfix_nofp $(OUTPUT)/fixtures/leakfix_fp
 endif
 
 .DELETE_ON_ERROR:
@@ -94,6 +99,20 @@ $(OUTPUT)/fixtures/unwindfix_nofp: tests/fixtures/unwindfix.c | $(OUTPUT)/fixtur
 	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@
 
 $(OUTPUT)/fixtures/unwindfix_fp: tests/fixtures/unwindfix.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer $< -o $@
+
+# unwindfix_nofp without .symtab or DWARF (.eh_frame and .dynsym stay): a
+# distribution binary without its debug package.
+$(OUTPUT)/fixtures/unwindfix_stripped: $(OUTPUT)/fixtures/unwindfix_nofp
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
+
+$(OUTPUT)/fixtures/leakfix_nofp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@
+
+$(OUTPUT)/fixtures/leakfix_fp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer $< -o $@
 

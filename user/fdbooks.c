@@ -242,14 +242,6 @@ static void sample(struct fd_books *b, struct fd_proc *p, size_t n, const char *
 	if (!p->hm_ready) {
 		heatmap_init(&p->hm_type, "fd_type", "fds by type", "fds", b->t0_ns, b->bucket_ns);
 		heatmap_init(&p->hm_age, "fd_age", "open fds by age", "fds", b->t0_ns, b->bucket_ns);
-		/* Age rows in order, so the map reads young at the top. */
-		for (int k = 0; k < FD_AGE_BUCKETS; k++) {
-			if (k == 0)
-				snprintf(label, sizeof(label), "<1 s");
-			else
-				snprintf(label, sizeof(label), "%llu-%llu s", 1ULL << (k - 1), 1ULL << k);
-			heatmap_row(&p->hm_age, label);
-		}
 		p->hm_ready = true;
 	}
 	for (size_t i = 0; types && i < n; i++) {
@@ -260,9 +252,24 @@ static void sample(struct fd_books *b, struct fd_proc *p, size_t n, const char *
 	}
 	for (int row = 0; row < p->hm_type.nrows; row++)
 		heatmap_set(&p->hm_type, row, t, per_type[row]);
-	for (size_t i = 0; hmap_next(&p->fds, &i, NULL, (void **)&o);)
-		ages[age_bucket(o->created_ns ? now_ns - o->created_ns : now_ns - b->t0_ns)]++;
-	for (int k = 0; k < FD_AGE_BUCKETS; k++)
+	for (size_t i = 0; hmap_next(&p->fds, &i, NULL, (void **)&o);) {
+		int k = age_bucket(o->created_ns ? now_ns - o->created_ns : now_ns - b->t0_ns);
+
+		ages[k]++;
+		/* Rows up to the oldest age seen, added in order: young on top,
+		 * and no wall of empty rows for ages nothing reached. */
+		while (p->hm_age.nrows <= k) {
+			int r = p->hm_age.nrows;
+
+			if (r == 0)
+				snprintf(label, sizeof(label), "<1 s");
+			else
+				snprintf(label, sizeof(label), "%llu-%llu s", 1ULL << (r - 1), 1ULL << r);
+			if (heatmap_row(&p->hm_age, label) < 0)
+				break;
+		}
+	}
+	for (int k = 0; k < p->hm_age.nrows; k++)
 		heatmap_set(&p->hm_age, k, t, ages[k]);
 }
 

@@ -2,10 +2,12 @@
 /* connscope: per-process TCP connection diagnostics from tracepoints,
  * sock_diag and /proc. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "attach.h"
 #include "cli.h"
 #include "demo.h"
+#include "fdleak.h"
 #include "summary.h"
 
 #define CONNSCOPE_VERSION "0.1.0"
@@ -16,6 +18,7 @@ static void usage(FILE *out)
 		"usage: connscope COMMAND [OPTIONS]\n"
 		"  summary [-p PID] [-j]          `ss -s` block + TCP sockets per process\n"
 		"  attach -p PID [-d S] [-i S] [-j]  trace processes' connections live\n"
+		"  fdleak -p PID [-d S] [-j]      fds by type, growth, the sites that leak\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version                        print the version\n"
 		"`connscope COMMAND --help` for the options of each command.\n");
@@ -24,6 +27,10 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	/* libdw would ask debuginfod servers for missing debug info and block
+	 * on the network in the middle of a report: local files only. */
+	unsetenv("DEBUGINFOD_URLS");
 
 	if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		usage(cmd ? stdout : stderr);
@@ -37,9 +44,11 @@ int main(int argc, char **argv)
 		return cmd_summary(argc - 1, argv + 1);
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc - 1, argv + 1);
+	if (!strcmp(cmd, "fdleak"))
+		return cmd_fdleak(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
-	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, demo "
-			"and version (connscope --help)\n", cmd);
+	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, "
+			"fdleak, demo and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

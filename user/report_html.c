@@ -782,8 +782,11 @@ static void html_heatmap(FILE *out, const struct proc_books *p, const struct hea
 		return;
 	}
 	if (heatmap_ncols(src) > HTML_MAX_COLS) {
-		if (heatmap_rebucket(src, &merged, HTML_MAX_COLS)) {
-			fprintf(out, "<p class=\"note\">%s: no memory to draw it.</p>\n", id);
+		int err = heatmap_rebucket(src, &merged, HTML_MAX_COLS);
+
+		if (err) {
+			fprintf(out, "<p class=\"note\">%s: cannot draw it (%s).</p>\n", id,
+				strerror(-err));
 			return;
 		}
 		k = merged.bucket_ns / src->bucket_ns;
@@ -840,7 +843,8 @@ static void proc_section(FILE *out, const struct proc_books *p, const struct run
 		html_heatmap(out, p, &tw, rows, labchars);
 	} else {
 		labchars = label_chars(&p->hm_orphan, 4);
-		fputs("<p class=\"note\">TIME_WAIT heatmap: no memory to draw it.</p>\n", out);
+		fputs("<p class=\"note\">TIME_WAIT heatmap: cannot draw it (out of memory).</p>\n",
+		      out);
 	}
 	heatmap_free(&tw);
 	html_heatmap(out, p, &p->hm_orphan, "rows: the states an orphan can linger in", labchars);

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# attach --report on a real loopback workload: the HTML file is complete,
+# self-contained, says what the JSON report of the same run says (table
+# and every heatmap cell), and its hover readout works in a real browser
+# (headless Chromium, driven through the page's #hover=ID:ROW:COL hook).
+# A screenshot is kept as an artifact for people to look at.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+N=30
+TMP=$(lib_tmpdir)
+H=$TMP/report.html
+J=$TMP/out.json
+ARTIFACT_DIR=${ARTIFACT_DIR:-$REPO_ROOT/.output/artifacts}
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+
+jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
+
+port=$(free_port)
+# Without the workload, attach or the file, nothing below can mean anything.
+fx_start srv server -p "$port" || { fail start server; exit 1; }
+fx_start cli client -p "$port" || { fail start client; exit 1; }
+cpid=$FX_PID_cli
+# -j to stdout and --report together: one run, two renderings to compare.
+cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" ||
+	{ fail attach "$(cat "$TMP/err")"; exit 1; }
+assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
+wait_for "[ \$(tw_on_port $port) -ge $N ]" 20 || fail time_wait "kernel has $(tw_on_port "$port")"
+# Two more intervals, so the map has columns with all N alive. Intervals
+# are wall-clock time: there is no event to poll for.
+sleep 1.2
+cs_stop
+assert_eq "$?" 0 exit_status
+
+# ---- the file ----
+assert_eq "$([[ -s $H ]] && echo yes)" yes file_written || exit 1
+assert_eq "$(ls "$H".tmp 2>/dev/null)" "" no_tmp_left
+assert_eq "$(tail -n 1 "$H")" "</html>" complete
+assert_eq "$(head -n 1 "$H")" "<!DOCTYPE html>" doctype
+# Nothing to fetch: no URL at all, every src/href/url() local.
+assert_eq "$(grep -c -i -E 'https?:|//' "$H")" 0 no_urls
+assert_eq "$(grep -o -i -E '(src|href)=["'"'"']?[^"'"'"' >]*|url\([^)]*\)' "$H" |
+	grep -v -i -E '^(src|href)=["'"'"']?(#|data:)|^url\(["'"'"']?#' | head -3)" "" refs_local
+assert_eq "$(grep -c "Content-Security-Policy\" content=\"default-src 'none'" "$H")" 1 csp
+
+# ---- the table agrees with the JSON ----
+c=".processes[] | select(.pid == $cpid)"
+# The value of data-k=KEY in the summary row of pid.
+html_td() {
+	grep -o "<tr id=\"proc-$1\">.*" "$H" | grep -o "data-k=\"$2\">[^<]*" | head -n 1 |
+		cut -d'>' -f2
+}
+assert_eq "$(html_td "$cpid" time_wait_entered)" "$N" table/time_wait_entered
+assert_eq "$(jqn "$c | .totals.time_wait_entered" "$J")" "$N" json/time_wait_entered
+for k in connections_opened connections_accepted connections_closed time_wait_entered \
+	time_wait_expired time_wait_ended_early; do
+	assert_eq "$(html_td "$cpid" "$k")" "$(jqn "$c | .totals.$k" "$J")" "table/$k"
+done
+assert_eq "$(html_td "$cpid" time_wait)" "$(jqn "$c | .time_wait" "$J")" table/time_wait_live
+assert_eq "$(html_td "$cpid" orphans_now)" "$(jqn "$c | .tcp.orphan" "$J")" table/orphans_now
+assert_eq "$(html_td "$cpid" comm)" "$(jqn "$c | .comm" "$J")" table/comm
+# The run's parameters: "<dt>NAME</dt><dd ...>VALUE</dd>", a fixed string.
+html_dd() {
+	sed 's/<dd [^>]*>/<dd>/g' "$H" | grep -c -F "<dt>$1</dt><dd>$2</dd>"
+}
+assert_eq "$(html_dd hook "$(jqn .run.hook "$J")")" 1 run/hook
+assert_eq "$(html_dd "TIME_WAIT method" "$(jqn .run.time_wait_method "$J")")" 1 run/time_wait_method
+assert_eq "$(html_dd events "$(jqn .agent.events "$J")")" 1 run/events
+assert_eq "$(html_dd "events lost" "$(jqn .agent.events_lost "$J")")" 1 run/events_lost
+assert_eq "$(html_dd "end reason" "$(jqn .run.end_reason "$J")")" 1 run/end_reason
+assert_eq "$(html_dd interval "$(jqn .run.interval_s "$J") s")" 1 run/interval
+assert_eq "$(html_dd reconciles "$(jqn .agent.reconciles "$J")")" 1 run/reconciles
+
+# ---- the heatmap agrees with the JSON, cell by cell ----
+id=hm-$cpid-time_wait
+hm="$c | .heatmaps.time_wait"
+svg=$TMP/tw.svg
+sed -n "/<svg class=\"hm\" id=\"$id\"/,/<\/svg>/p" "$H" >"$svg"
+rows=$(jqn "$hm | .rows | length" "$J")
+cols=$(jqn "$hm | .cells[0] | length" "$J")
+assert_eq "$((rows >= 1 && cols >= 2))" 1 heatmap/has_rows_and_columns
+assert_eq "$(grep -o '<rect class="c"' "$svg" | wc -l)" "$((rows * cols))" \
+	heatmap/rows_x_cols_cells
+assert_eq "$(grep -o 'data-rows="[0-9]*" data-cols="[0-9]*"' "$svg")" \
+	"data-rows=\"$rows\" data-cols=\"$cols\"" heatmap/dimensions
+assert_eq "$(grep -o 'data-row="[0-9]*" data-col="[0-9]*" data-value="[0-9]*"' "$svg" |
+	sed 's/[^0-9 ]//g' | sort)" \
+	"$(jqn "$hm | .cells | to_entries[] | .key as \$r | .value | to_entries[] |
+		\"\(\$r) \(.key) \(.value)\"" "$J" | sort)" heatmap/cells_equal_json
+assert_eq "$(jqn "$hm | .cells[0] | max" "$J")" "$N" heatmap/peak_is_n
+label=$(jqn "$hm | .rows[0]" "$J")
+assert_eq "$label" "127.0.0.1:$port" heatmap/row0_is_endpoint
+# The first column holding the peak: a value we know.
+col=$(jqn "$hm | .cells[0] | index(max)" "$J")
+want=$(jqn "$hm | .cells[0][$col]" "$J")
+
+# ---- in a browser ----
+CHROME_UDD=
+chromium_reap() {
+	local p
+
+	[[ -n $CHROME_UDD ]] || return 0
+	# Its helpers (zygote, utility processes) carry the profile path: the
+	# ones of this run and no other.
+	for p in $(pgrep -f -- "--user-data-dir=$CHROME_UDD"); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$CHROME_UDD"
+	CHROME_UDD=
+}
+on_exit chromium_reap
+
+# chromium NAME OUT ARGS... URL: headless, offline, a fresh profile each
+# time, the browser's stdout to OUT (ours carries the results). Checks that
+# it left no process behind.
+chromium() {
+	local name=$1 out=$2 rc left
+	shift 2
+
+	CHROME_UDD=$(mktemp -d "$TMP/chromium.XXXXXX") || return 1
+	# timeout runs it in a process group of its own and signals the whole
+	# group; -k: KILL if TERM is not enough.
+	timeout -k 5 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+		--no-first-run --disable-background-networking --disable-component-update \
+		--disable-sync --disable-extensions --hide-scrollbars \
+		--host-resolver-rules="MAP * ~NOTFOUND" --user-data-dir="$CHROME_UDD" "$@" \
+		>"$out" 2>>"$TMP/chromium.err"
+	rc=$?
+	# Helpers may still be on their way out when the browser returns.
+	wait_for "! pgrep -f -- '--user-data-dir=$CHROME_UDD' >/dev/null" 5
+	left=$(pgrep -a -f -- "--user-data-dir=$CHROME_UDD")
+	chromium_reap
+	assert_eq "$left" "" "browser/$name/no_processes_left"
+	assert_eq "$rc" 0 "browser/$name/exit_status"
+	return $rc
+}
+
+if [[ ! -x $CHROMIUM ]]; then
+	skip browser "no $CHROMIUM (Debian package chromium)"
+else
+	url="file://$H#hover=$id:0:$col"
+	chromium dump_dom "$TMP/dom.html" --dump-dom "$url"
+	readout=$(grep -o "<div id=\"readout-$id\"[^>]*>.*" "$TMP/dom.html" |
+		sed 's,</div>.*,,')
+	assert_eq "$(grep -o 'data-row="[0-9]*" data-col="[0-9]*" data-value="[0-9]*"' \
+		<<<"$readout")" "data-row=\"0\" data-col=\"$col\" data-value=\"$want\"" \
+		browser/readout_cell
+	# What a person reads: label, time range, value, unit.
+	text=$(sed 's/<[^>]*>/ /g; s/  */ /g; s/^ //; s/ $//' <<<"$readout")
+	from=$(jqn "$col * ($hm | .bucket_seconds)" "$J")
+	to=$(jqn "($col + 1) * ($hm | .bucket_seconds)" "$J")
+	assert_eq "$text" "$label $from–$to s $want sockets" browser/readout_text
+	assert_eq "$(grep -c "class=\"c sel\" data-row=\"0\" data-col=\"$col\"" \
+		"$TMP/dom.html")" 1 browser/cell_highlighted
+	# The page as drawn: same rect count as in the file (nothing lost or
+	# added by the script).
+	assert_eq "$(sed -n "/<svg class=\"hm\" id=\"$id\"/,/<\/svg>/p" "$TMP/dom.html" |
+		grep -o '<rect class="c[ "]' | wc -l)" "$((rows * cols))" browser/cells_drawn
+
+	mkdir -p "$ARTIFACT_DIR"
+	rm -f "$ARTIFACT_DIR/report.png"
+	chromium screenshot /dev/null --screenshot="$ARTIFACT_DIR/report.png" \
+		--window-size=1280,2000 "$url"
+	assert_eq "$(head -c 8 "$ARTIFACT_DIR/report.png" 2>/dev/null | od -An -tx1 |
+		tr -d ' \n')" 89504e470d0a1a0a browser/screenshot_png
+	cp "$H" "$ARTIFACT_DIR/report.html" 2>/dev/null
+	echo "artifacts: $ARTIFACT_DIR/report.png $ARTIFACT_DIR/report.html" >&2
+fi
+fx_stop cli
+fx_stop srv
