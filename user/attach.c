@@ -16,6 +16,7 @@
 #include "report.h"
 #include "report_html.h"
 #include "snapshot.h"
+#include "fdsession.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -38,23 +39,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct cs_event))
 		agg_event(ctx, data);
 	return 0;
-}
-
-/* Gone or a zombie: either way it holds no sockets any more. */
-static bool process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	bool gone = true;
-
-	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, pid);
-	f = fopen(path, "r");
-	if (!f)
-		return true;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return gone;
 }
 
 /* The live processes of the books: what a reconcile scans. */
@@ -164,7 +148,7 @@ static int terminal_width(void)
 /* On a terminal the live view is redrawn in place each interval: the last
  * interval's table and every target's heatmaps so far. */
 static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, const char *clock,
-			double elapsed_s)
+			double elapsed_s, const struct fd_session *fds)
 {
 	const struct proc_books *procs[256];
 	size_t n = report_procs(a, procs, 256);
@@ -172,12 +156,22 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 	printf("\033[H\033[2J");
 	printf("connscope attach  %.0f s  (Ctrl-C for the report)\n\n", elapsed_s);
 	format_live_header(stdout);
-	format_live_rows(stdout, a, clock);
+	format_live_rows(stdout, a, clock, fds);
 	for (size_t i = 0; i < n; i++) {
 		if (!procs[i]->target || !procs[i]->hm_ready)
 			continue;
 		printf("\n%d (%s)", procs[i]->pid, procs[i]->comm);
 		format_proc_heatmaps(stdout, procs[i], tw);
+		if (fd_session_proc(fds, procs[i]->pid)) {
+			const struct fd_proc *b = fd_session_proc(fds, procs[i]->pid)->books;
+			struct heatmap_term_opts t = { .width = tw->width, .color = tw->color,
+						       .unicode = tw->unicode };
+
+			if (b && b->hm_ready && heatmap_ncols(&b->hm_type)) {
+				printf("\n");
+				format_heatmap_term(stdout, &b->hm_type, &t);
+			}
+		}
 	}
 	fflush(stdout);
 }
@@ -197,7 +191,8 @@ int attach_run(const struct attach_opts *o)
 	struct tracer tracer = {};
 	struct run_info run = {};
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
-	bool warned = false, live_tty;
+	bool warned = false, live_tty, fs_on = false;
+	struct fd_session fs = {};
 	struct agg agg;
 	FILE *html = NULL;
 	char html_tmp[4096];
@@ -209,7 +204,7 @@ int attach_run(const struct attach_opts *o)
 	for (size_t i = 0; i < o->npids; i++) {
 		struct proc_ident id;
 
-		if (procfs_read_ident(o->pids[i], &id) || process_gone(o->pids[i])) {
+		if (procfs_read_ident(o->pids[i], &id) || procfs_pid_gone(o->pids[i])) {
 			fprintf(stderr, "connscope: no such process: %d (find the pid with "
 					"`pgrep NAME`)\n", o->pids[i]);
 			return 1;
@@ -249,6 +244,22 @@ int attach_run(const struct attach_opts *o)
 			goto cleanup;
 		}
 	}
+	/* fds too, unless asked not to; a failure here costs the fd part of
+	 * the report, not the run. */
+	if (!o->no_fd) {
+		char comms[CLI_MAX_PIDS][16];
+
+		for (size_t i = 0; i < o->npids; i++) {
+			struct proc_books *p = agg_find_proc(&agg, o->pids[i]);
+
+			snprintf(comms[i], sizeof(comms[i]), "%s", p ? p->comm : "?");
+		}
+		if (!fd_session_open(&fs, &tracer.rb, o->pids, (const char (*)[16])comms, o->npids,
+				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3))
+			fs_on = true;
+		else
+			fprintf(stderr, "connscope: fd tracking is off for this run\n");
+	}
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
 	if (snapshot_take(&snap, o->pids, o->npids))
@@ -287,8 +298,10 @@ int attach_run(const struct attach_opts *o)
 		for (size_t i = 0; i < o->npids; i++) {
 			struct proc_books *p = agg_find_proc(&agg, o->pids[i]);
 
-			if (p && !p->exited && process_gone(p->pid)) {
+			if (p && !p->exited && procfs_pid_gone(p->pid)) {
 				p->exited = true;
+				if (fs_on)
+					fd_session_exited(&fs, p->pid);
 				fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; "
 						"its report covers it until then\n", p->pid, p->comm,
 					(now_ns() - t0) / 1e9);
@@ -308,15 +321,19 @@ int attach_run(const struct attach_opts *o)
 			if (reconcile(&agg, &snap, tracer.rb, &limits))
 				goto cleanup;
 			agg_tick(&agg, now);
+			if (fs_on) {
+				fd_session_tick(&fs, tracer.rb, false);
+				fd_session_analyze(&fs, false);
+			}
 			/* A limit crossed is said at once, not only in the report. */
 			if (!warned && format_limits_warnings(stderr, &limits))
 				warned = true;
 			if (live_tty) {
 				clock_label(clock, sizeof(clock));
-				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9);
+				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, fs_on ? &fs : NULL);
 			} else if (!o->json && !o->quiet_live) {
 				clock_label(clock, sizeof(clock));
-				format_live_rows(stdout, &agg, clock);
+				format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
 				fflush(stdout);
 			}
 			next_tick += tick_ns;
@@ -329,16 +346,21 @@ int attach_run(const struct attach_opts *o)
 	if (reconcile(&agg, &snap, tracer.rb, &limits))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
+	if (fs_on) {
+		fd_session_tick(&fs, tracer.rb, true);
+		fd_session_analyze(&fs, true);
+	}
 	if (!warned)
 		format_limits_warnings(stderr, &limits);
 	if (!o->json && !o->quiet_live && !live_tty) {
 		clock_label(clock, sizeof(clock));
-		format_live_rows(stdout, &agg, clock);
+		format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
 	}
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
 	run.limits = &limits;
+	run.fds = fs_on ? &fs : NULL;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;
@@ -363,6 +385,7 @@ int attach_run(const struct attach_opts *o)
 			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
+	fd_session_close(&fs);
 	if (html) {
 		fclose(html);
 		unlink(html_tmp);
@@ -390,6 +413,8 @@ static void attach_usage(FILE *out)
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
 		"      --report FILE      also write a self-contained HTML report\n"
+		"      --no-fd            do not trace fds (no fd section, no fd programs)\n"
+		"      --leak-age S       fds open longer than S are leak suspects (default 10)\n"
 		"      --top N            endpoints per process in the report (default 10)\n"
 		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
 		"      --no-color         ASCII heatmaps even on a terminal\n"
@@ -415,6 +440,8 @@ int cmd_attach(int argc, char **argv)
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
+		{ "no-fd", no_argument, NULL, 'F' },
+		{ "leak-age", required_argument, NULL, 'L' },
 		{ "top", required_argument, NULL, 'O' },
 		{ "warn-pct", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
@@ -478,6 +505,13 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'r':
 			o.report_html = optarg;
+			break;
+		case 'F':
+			o.no_fd = true;
+			break;
+		case 'L':
+			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
+				return EXIT_USAGE;
 			break;
 		case 'O':
 			if (cli_parse_u64("--top", optarg, 1, 60, &v))

@@ -19,6 +19,8 @@ struct attach_opts {
 	bool quiet_live;	/* no live table (the report only) */
 	const char *report_html;	/* --report FILE.html, NULL: none */
 	bool no_color;		/* ASCII heatmaps even on a terminal */
+	bool no_fd;		/* no fd tracking */
+	double leak_age_s;	/* fd leak suspects: open longer than this */
 	int top;		/* endpoints per process (default 10) */
 	double warn_share;	/* limits warning threshold (default 0.8) */
 	struct tracer_opts tracer;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "fdleak.h"
-#include "fdtracer.h"
+#include "fdsession.h"
 #include "loader.h"
 #include "procfs.h"
 
@@ -31,36 +31,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int on_event(void *ctx, void *data, size_t size)
-{
-	if (size >= sizeof(struct fd_event))
-		fd_books_event(ctx, data);
-	return 0;
-}
-
-static int on_snap(void *ctx, void *data, size_t size)
-{
-	if (size >= sizeof(struct fd_site_snap))
-		fd_books_snapshot(ctx, data);
-	return 0;
-}
-
-static bool gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	bool dead = true;
-
-	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, pid);
-	f = fopen(path, "r");
-	if (!f)
-		return true;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		dead = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return dead;
-}
-
 struct fdleak_opts {
 	pid_t pids[CLI_MAX_PIDS];
 	size_t npids;
@@ -69,55 +39,6 @@ struct fdleak_opts {
 	int top;
 	struct tracer_opts tracer;
 };
-
-/* One listing of pid's fds into the books: the listing first, then the
- * events up to now, then the comparison (see fd_books_reconcile). */
-static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fdleak_proc *p,
-			   bool final)
-{
-	struct fdinv_opts io = { .flags = FDINV_RECORDS };
-	const char **types = NULL;
-	int32_t *fds = NULL;
-	uint64_t t = now_ns();
-	int err;
-
-	fdinv_free(&p->inv);
-	err = fdinv_scan(p->pid, &p->inv, &io);
-	ring_buffer__consume(rb);
-	if (err)
-		return err;
-	fds = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*fds));
-	types = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*types));
-	if (!fds || !types) {
-		free(fds);
-		free(types);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < p->inv.nr_fds; i++) {
-		fds[i] = p->inv.fds[i].fd;
-		types[i] = fdinv_type_name(p->inv.fds[i].type);
-	}
-	fd_books_reconcile(b, p->pid, fds, p->inv.nr_fds, types, t, final);
-	free(fds);
-	free(types);
-	return 0;
-}
-
-static void resolve(struct fd_books *b, struct fd_tracer *ft, struct symbolizer *sym,
-		    struct fdleak_proc *p, const struct fdleak_opts *o)
-{
-	uint64_t now = now_ns();
-
-	p->books = hmap_get(&b->procs, &p->pid);
-	p->slope = p->books ? fd_proc_slope(p->books) : 0;
-	p->seconds_to_limit = -1;
-	if (p->slope > 0 && p->lim.soft && p->lim.soft != UINT64_MAX && p->lim.soft > p->inv.total)
-		p->seconds_to_limit = (p->lim.soft - p->inv.total) / p->slope;
-	p->nsus = fd_books_suspects(b, p->pid, now, (uint64_t)(o->leak_age_s * 1e9), p->sus,
-				    o->top < FDLEAK_MAX_SITES ? o->top : FDLEAK_MAX_SITES);
-	for (size_t k = 0; k < p->nsus; k++)
-		fdsite_resolve(sym, ft, p->sus[k].site, &p->frames[k]);
-}
 
 static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
 {
@@ -135,53 +56,36 @@ static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
 
 static int fdleak_run(const struct fdleak_opts *o)
 {
-	struct fdleak_proc *procs = calloc(o->npids, sizeof(*procs));
-	struct symbolizer **syms = calloc(o->npids, sizeof(*syms));
+	char comms[CLI_MAX_PIDS][16];
 	struct fdleak_run run = { .interval_s = o->interval_s, .leak_age_s = o->leak_age_s,
 				  .warn_share = o->warn_share };
 	struct ring_buffer *rb = NULL;
-	struct fd_tracer ft = {};
-	struct fd_books books;
+	struct fd_session fs = {};
 	uint64_t t0, next, deadline, tick = (uint64_t)(o->interval_s * 1e9);
 	bool warned = false, color;
 	size_t alive;
 	int ret = 1, err;
 
-	if (!procs || !syms)
-		goto out_free;
 	for (size_t i = 0; i < o->npids; i++) {
 		struct proc_ident id;
 
-		if (procfs_read_ident(o->pids[i], &id) || gone(o->pids[i])) {
+		if (procfs_read_ident(o->pids[i], &id) || procfs_pid_gone(o->pids[i])) {
 			fprintf(stderr, "connscope: no such process: %d (find the pid with "
 					"`pgrep NAME`)\n", o->pids[i]);
-			goto out_free;
+			return 1;
 		}
-		procs[i].pid = o->pids[i];
-		memcpy(procs[i].comm, id.comm, sizeof(procs[i].comm));
+		memcpy(comms[i], id.comm, sizeof(comms[i]));
 	}
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
-		goto out_free;
+		return ret;
 	ret = 1;
 	t0 = now_ns();
-	fd_books_init(&books, t0, tick);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (fd_tracer_open(&ft, &rb, on_event, on_snap, &books, false))
+	if (fd_session_open(&fs, &rb, o->pids, (const char (*)[16])comms, o->npids, t0, tick,
+			    o->leak_age_s, o->top))
 		goto out;
-	for (size_t i = 0; i < o->npids; i++) {
-		fd_tracer_add_target(&ft, o->pids[i]);
-		/* Maps now, while the process lives: names survive its exit. */
-		syms[i] = symbolizer_new(o->pids[i]);
-		fdinv_limits(o->pids[i], &procs[i].lim);
-		err = list_into_books(&books, rb, &procs[i], false);
-		if (err) {
-			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", o->pids[i],
-				strerror(-err));
-			goto out;
-		}
-	}
 	fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n", o->npids,
 		o->npids == 1 ? "" : "es");
 	if (!o->json && o->header)
@@ -202,14 +106,16 @@ static int fdleak_run(const struct fdleak_opts *o)
 			goto out;
 		}
 		alive = 0;
-		for (size_t i = 0; i < o->npids; i++) {
-			if (!procs[i].exited && gone(procs[i].pid)) {
-				procs[i].exited = true;
+		for (size_t i = 0; i < fs.nprocs; i++) {
+			struct fdleak_proc *p = &fs.procs[i];
+
+			if (!p->exited && procfs_pid_gone(p->pid)) {
+				fd_session_exited(&fs, p->pid);
 				fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; its "
-						"report covers it until then\n", procs[i].pid,
-					procs[i].comm, (now_ns() - t0) / 1e9);
+						"report covers it until then\n", p->pid, p->comm,
+					(now_ns() - t0) / 1e9);
 			}
-			alive += !procs[i].exited;
+			alive += !p->exited;
 		}
 		now = now_ns();
 		if (now >= deadline) {
@@ -222,14 +128,14 @@ static int fdleak_run(const struct fdleak_opts *o)
 		}
 		if (now < next)
 			continue;
-		for (size_t i = 0; i < o->npids; i++) {
-			if (procs[i].exited || list_into_books(&books, rb, &procs[i], false))
+		fd_session_tick(&fs, rb, false);
+		fd_session_analyze(&fs, false);
+		for (size_t i = 0; i < fs.nprocs; i++) {
+			if (fs.procs[i].exited)
 				continue;
-			fdinv_limits(procs[i].pid, &procs[i].lim);
 			if (!o->json)
-				live_row(&procs[i], &books);
-			resolve(&books, NULL, NULL, &procs[i], o);
-			if (!warned && format_fdleak_warnings(stderr, &procs[i], o->warn_share))
+				live_row(&fs.procs[i], &fs.books);
+			if (!warned && format_fdleak_warnings(stderr, &fs.procs[i], o->warn_share))
 				warned = true;
 		}
 		fflush(stdout);
@@ -238,45 +144,26 @@ static int fdleak_run(const struct fdleak_opts *o)
 			next = now + tick;
 	}
 	/* The last listing: with the ring drained after it, every gap counts. */
-	for (size_t i = 0; i < o->npids; i++) {
-		if (!procs[i].exited && !list_into_books(&books, rb, &procs[i], true))
-			fdinv_limits(procs[i].pid, &procs[i].lim);
-		if (syms[i])
-			symbolizer_refresh(syms[i]);
-		resolve(&books, &ft, syms[i], &procs[i], o);
-	}
+	fd_session_tick(&fs, rb, true);
+	fd_session_analyze(&fs, true);
 	run.elapsed_s = (now_ns() - t0) / 1e9;
-	fd_tracer_stats(&ft, run.stats);
-	run.progs_attached = ft.attached;
-	run.progs_missing = ft.failed;
-	run.missing_names = ft.failed_names;
-	run.events = books.events;
-	run.snapshots = books.snapshots;
+	fd_session_run_facts(&fs, &run);
 	color = !o->json && !o->no_color && heatmap_term_should_color(stdout);
 	if (o->json)
-		format_fdleak_json(stdout, procs, o->npids, &run);
+		format_fdleak_json(stdout, fs.procs, fs.nprocs, &run);
 	else
-		format_fdleak_text(stdout, procs, o->npids, &run, color);
+		format_fdleak_text(stdout, fs.procs, fs.nprocs, &run, color);
 	if (fflush(stdout)) {
 		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
 		goto out;
 	}
 	if (!warned)
-		for (size_t i = 0; i < o->npids; i++)
-			format_fdleak_warnings(stderr, &procs[i], o->warn_share);
+		for (size_t i = 0; i < fs.nprocs; i++)
+			format_fdleak_warnings(stderr, &fs.procs[i], o->warn_share);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 out:
-	for (size_t i = 0; i < o->npids; i++) {
-		if (syms[i])
-			symbolizer_free(syms[i]);
-		fdinv_free(&procs[i].inv);
-	}
+	fd_session_close(&fs);
 	ring_buffer__free(rb);
-	fd_tracer_close(&ft);
-	fd_books_free(&books);
-out_free:
-	free(procs);
-	free(syms);
 	return ret;
 }
 

@@ -42,6 +42,12 @@ void format_fdleak_json(FILE *out, const struct fdleak_proc *procs, size_t n,
 /* Warning lines (RLIMIT_NOFILE use above the threshold); returns how many. */
 int format_fdleak_warnings(FILE *out, const struct fdleak_proc *p, double warn_share);
 
+/* One process's fd part as JSON members (inside an object), and a short
+ * text block for the attach report. */
+struct json;
+void json_fdleak_proc(struct json *j, const struct fdleak_proc *p);
+void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color);
+
 int cmd_fdleak(int argc, char **argv);
 
 #endif

@@ -154,11 +154,106 @@ static void json_frame(struct json *j, const struct sym_frame *f)
 	json_object_end(j);
 }
 
+void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
+{
+	const struct fd_proc *b = p->books;
+	char name[256];
+
+	json_kv_int(j, "pid", p->pid);
+	json_kv_string(j, "comm", p->comm);
+	json_kv_bool(j, "exited", p->exited);
+	json_key(j, "fds");
+	json_object_begin(j);
+	json_kv_uint(j, "total", p->inv.total);
+	json_kv_int(j, "max_fd", p->inv.max_fd);
+	json_key(j, "by_type");
+	json_object_begin(j);
+	for (int t = 0; t < FDT_MAX; t++)
+		json_kv_uint(j, fdinv_type_name(t), p->inv.by_type[t]);
+	json_object_end(j);
+	json_key(j, "tcp");
+	json_object_begin(j);
+	for (int s = 1; s < FDINV_TCP_STATES; s++)
+		json_kv_uint(j, tcp_state_name(s), p->inv.tcp_state[s]);
+	json_object_end(j);
+	json_object_end(j);
+	json_key(j, "limits");
+	json_object_begin(j);
+	json_kv_uint(j, "rlimit_nofile_soft", p->lim.soft);
+	json_kv_uint(j, "rlimit_nofile_hard", p->lim.hard);
+	json_kv_uint(j, "system_open", p->lim.sys_open);
+	json_kv_uint(j, "system_max", p->lim.sys_max);
+	json_object_end(j);
+	json_kv_double(j, "growth_fds_per_s", p->slope, 3);
+	if (p->seconds_to_limit >= 0)
+		json_kv_double(j, "seconds_to_limit", p->seconds_to_limit, 1);
+	else {
+		json_key(j, "seconds_to_limit");
+		json_null(j);
+	}
+	if (b) {
+		json_key(j, "events");
+		json_object_begin(j);
+		json_kv_uint(j, "created", b->created);
+		json_kv_uint(j, "closed", b->closed);
+		json_key(j, "created_by");
+		json_object_begin(j);
+		for (int h = 1; h < FD_HOW_MAX; h++)
+			json_kv_uint(j, fd_how_name(h), b->by_how[h]);
+		json_object_end(j);
+		json_object_end(j);
+		json_key(j, "books");
+		json_object_begin(j);
+		json_kv_uint(j, "held_at_start", b->held_at_start);
+		json_kv_uint(j, "closed_unseen", b->phantom);
+		json_kv_uint(j, "made_unseen", b->unseen);
+		json_kv_uint(j, "open_in_books", b->fds.count);
+		json_object_end(j);
+	}
+	json_key(j, "leak_sites");
+	json_array_begin(j);
+	for (size_t k = 0; k < p->nsus; k++) {
+		const struct fd_suspect *s = &p->sus[k];
+		const struct site_frames *f = &p->frames[k];
+
+		json_object_begin(j);
+		json_kv_uint(j, "rank", k + 1);
+		json_kv_string(j, "site", fdsite_name(f, name, sizeof(name)));
+		if (f->n) {
+			json_kv_string(j, "func", f->frames[f->site_idx].func);
+			json_kv_string(j, "file", f->frames[f->site_idx].file);
+			json_kv_int(j, "line", f->frames[f->site_idx].line);
+		}
+		json_kv_string(j, "made_by", fd_how_name(s->site->how));
+		json_kv_string(j, "stack_method", f->method);
+		json_kv_uint(j, "old", s->old);
+		json_kv_uint(j, "opened", s->site->opened);
+		json_kv_uint(j, "closed", s->site->closed);
+		json_kv_uint(j, "open_now", s->site->open_now);
+		json_kv_double(j, "per_s", s->per_s, 3);
+		json_key(j, "frames");
+		json_array_begin(j);
+		for (int fi = 0; fi < f->n; fi++)
+			json_frame(j, &f->frames[fi]);
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_key(j, "heatmaps");
+	json_object_begin(j);
+	if (b && b->hm_ready) {
+		json_key(j, "fd_type");
+		json_heatmap(j, &b->hm_type);
+		json_key(j, "fd_age");
+		json_heatmap(j, &b->hm_age);
+	}
+	json_object_end(j);
+}
+
 void format_fdleak_json(FILE *out, const struct fdleak_proc *procs, size_t n,
 			const struct fdleak_run *run)
 {
 	struct json j;
-	char name[256];
 
 	json_init(&j, out, true);
 	json_object_begin(&j);
@@ -173,99 +268,8 @@ void format_fdleak_json(FILE *out, const struct fdleak_proc *procs, size_t n,
 	json_key(&j, "processes");
 	json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
-		const struct fdleak_proc *p = &procs[i];
-		const struct fd_proc *b = p->books;
-
 		json_object_begin(&j);
-		json_kv_int(&j, "pid", p->pid);
-		json_kv_string(&j, "comm", p->comm);
-		json_kv_bool(&j, "exited", p->exited);
-		json_key(&j, "fds");
-		json_object_begin(&j);
-		json_kv_uint(&j, "total", p->inv.total);
-		json_kv_int(&j, "max_fd", p->inv.max_fd);
-		json_key(&j, "by_type");
-		json_object_begin(&j);
-		for (int t = 0; t < FDT_MAX; t++)
-			json_kv_uint(&j, fdinv_type_name(t), p->inv.by_type[t]);
-		json_object_end(&j);
-		json_key(&j, "tcp");
-		json_object_begin(&j);
-		for (int s = 1; s < FDINV_TCP_STATES; s++)
-			json_kv_uint(&j, tcp_state_name(s), p->inv.tcp_state[s]);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_key(&j, "limits");
-		json_object_begin(&j);
-		json_kv_uint(&j, "rlimit_nofile_soft", p->lim.soft);
-		json_kv_uint(&j, "rlimit_nofile_hard", p->lim.hard);
-		json_kv_uint(&j, "system_open", p->lim.sys_open);
-		json_kv_uint(&j, "system_max", p->lim.sys_max);
-		json_object_end(&j);
-		json_kv_double(&j, "growth_fds_per_s", p->slope, 3);
-		if (p->seconds_to_limit >= 0)
-			json_kv_double(&j, "seconds_to_limit", p->seconds_to_limit, 1);
-		else {
-			json_key(&j, "seconds_to_limit");
-			json_null(&j);
-		}
-		if (b) {
-			json_key(&j, "events");
-			json_object_begin(&j);
-			json_kv_uint(&j, "created", b->created);
-			json_kv_uint(&j, "closed", b->closed);
-			json_key(&j, "created_by");
-			json_object_begin(&j);
-			for (int h = 1; h < FD_HOW_MAX; h++)
-				json_kv_uint(&j, fd_how_name(h), b->by_how[h]);
-			json_object_end(&j);
-			json_object_end(&j);
-			json_key(&j, "books");
-			json_object_begin(&j);
-			json_kv_uint(&j, "held_at_start", b->held_at_start);
-			json_kv_uint(&j, "closed_unseen", b->phantom);
-			json_kv_uint(&j, "made_unseen", b->unseen);
-			json_kv_uint(&j, "open_in_books", b->fds.count);
-			json_object_end(&j);
-		}
-		json_key(&j, "leak_sites");
-		json_array_begin(&j);
-		for (size_t k = 0; k < p->nsus; k++) {
-			const struct fd_suspect *s = &p->sus[k];
-			const struct site_frames *f = &p->frames[k];
-
-			json_object_begin(&j);
-			json_kv_uint(&j, "rank", k + 1);
-			json_kv_string(&j, "site", fdsite_name(f, name, sizeof(name)));
-			if (f->n) {
-				json_kv_string(&j, "func", f->frames[f->site_idx].func);
-				json_kv_string(&j, "file", f->frames[f->site_idx].file);
-				json_kv_int(&j, "line", f->frames[f->site_idx].line);
-			}
-			json_kv_string(&j, "made_by", fd_how_name(s->site->how));
-			json_kv_string(&j, "stack_method", f->method);
-			json_kv_uint(&j, "old", s->old);
-			json_kv_uint(&j, "opened", s->site->opened);
-			json_kv_uint(&j, "closed", s->site->closed);
-			json_kv_uint(&j, "open_now", s->site->open_now);
-			json_kv_double(&j, "per_s", s->per_s, 3);
-			json_key(&j, "frames");
-			json_array_begin(&j);
-			for (int fi = 0; fi < f->n; fi++)
-				json_frame(&j, &f->frames[fi]);
-			json_array_end(&j);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_key(&j, "heatmaps");
-		json_object_begin(&j);
-		if (b && b->hm_ready) {
-			json_key(&j, "fd_type");
-			json_heatmap(&j, &b->hm_type);
-			json_key(&j, "fd_age");
-			json_heatmap(&j, &b->hm_age);
-		}
-		json_object_end(&j);
+		json_fdleak_proc(&j, &procs[i]);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -282,4 +286,32 @@ void format_fdleak_json(FILE *out, const struct fdleak_proc *procs, size_t n,
 	json_object_end(&j);
 	json_object_end(&j);
 	json_finish(&j);
+}
+
+void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color)
+{
+	const struct fd_proc *b = p->books;
+	char name[256];
+
+	fprintf(out, "\n");
+	if (p->lim.soft && p->lim.soft != UINT64_MAX)
+		fprintf(out, "  %-13s %llu of RLIMIT_NOFILE %llu (%.0f%%), growth %+.1f/s", "fds",
+			(unsigned long long)p->inv.total, (unsigned long long)p->lim.soft,
+			100.0 * p->inv.total / p->lim.soft, p->slope);
+	else
+		fprintf(out, "  %-13s %llu, growth %+.1f/s", "fds", (unsigned long long)p->inv.total,
+			p->slope);
+	if (b)
+		fprintf(out, "; made %llu, closed %llu", (unsigned long long)b->created,
+			(unsigned long long)b->closed);
+	fprintf(out, "\n");
+	text_types(out, &p->inv);
+	for (size_t k = 0; k < p->nsus && k < 3; k++)
+		fprintf(out, "  %-13s %u open, %llu made: %.44s\n", k ? "" : "leak suspects",
+			p->sus[k].old, (unsigned long long)p->sus[k].site->opened,
+			fdsite_name(&p->frames[k], name, sizeof(name)));
+	if (b && b->hm_ready) {
+		render_map(out, &b->hm_type, color, 10);
+		render_map(out, &b->hm_age, color, 24);
+	}
 }

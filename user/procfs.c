@@ -497,3 +497,20 @@ int procfs_scan_all_sockets(struct inode_map *m)
 	closedir(d);
 	return err;
 }
+
+bool procfs_pid_gone(pid_t pid)
+{
+	char path[PATH_MAX], buf[512], *p;
+	FILE *f;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	/* The state follows the comm's last ')'. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		gone = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return gone;
+}

@@ -35,6 +35,9 @@ struct proc_ident {
 /* 0, -ENOENT when the process does not exist, other -errno. */
 int procfs_read_ident(pid_t pid, struct proc_ident *id);
 
+/* Gone or a zombie: either way it holds no fds or sockets any more. */
+bool procfs_pid_gone(pid_t pid);
+
 /* Clock ticks per second for start_ticks (sysconf(_SC_CLK_TCK)). */
 long procfs_clk_tck(void);
 

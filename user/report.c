@@ -3,6 +3,7 @@
 #include <string.h>
 #include "json.h"
 #include "report.h"
+#include "fdsession.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -29,11 +30,12 @@ size_t report_procs(const struct agg *a, const struct proc_books **out, size_t m
 
 void format_live_header(FILE *out)
 {
-	fprintf(out, "%-8s %-7s %-12s %5s %5s %5s %5s %6s %6s %5s\n", "TIME", "PID", "COMM",
-		"OPEN", "ACPT", "CLOSE", "TW+", "ESTAB", "TIMEW", "ORPH");
+	fprintf(out, "%-8s %-7s %-12s %5s %5s %5s %5s %6s %6s %5s %5s\n", "TIME", "PID", "COMM",
+		"OPEN", "ACPT", "CLOSE", "TW+", "ESTAB", "TIMEW", "ORPH", "FDS");
 }
 
-void format_live_rows(FILE *out, const struct agg *a, const char *clock)
+void format_live_rows(FILE *out, const struct agg *a, const char *clock,
+		      const struct fd_session *fds)
 {
 	const struct proc_books *procs[MAX_REPORT_PROCS];
 	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
@@ -44,12 +46,17 @@ void format_live_rows(FILE *out, const struct agg *a, const char *clock)
 
 		if (!p->nrows)
 			continue;
+		const struct fdleak_proc *fp = fd_session_proc(fds, p->pid);
+		char nfds[24] = "-";
+
 		r = &p->rows[p->nrows - 1];
-		fprintf(out, "%-8s %-7d %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u%s\n", clock,
+		if (fp)
+			snprintf(nfds, sizeof(nfds), "%llu", (unsigned long long)fp->inv.total);
+		fprintf(out, "%-8s %-7d %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u %5s%s\n", clock,
 			p->pid, p->comm, (unsigned long long)r->delta.opened,
 			(unsigned long long)r->delta.accepted, (unsigned long long)r->delta.closed,
 			(unsigned long long)r->delta.tw_entered, r->truth.state[CS_TCP_ESTABLISHED],
-			r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan,
+			r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan, nfds,
 			p->exited ? " exited" : "");
 	}
 }
@@ -111,6 +118,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
 				"held at start", p->seeded);
 		format_tw_text(out, p, &run->tw);
+		if (fd_session_proc(run->fds, p->pid))
+			format_fd_brief(out, fd_session_proc(run->fds, p->pid), run->tw.color);
 	}
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
@@ -196,6 +205,12 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_kv_uint(&j, "held_at_start", p->seeded);
 		json_states(&j, p->truth.state, p->truth.orphan);
 		json_tw(&j, p, run->tw.top ? run->tw.top : 10);
+		if (fd_session_proc(run->fds, p->pid)) {
+			json_key(&j, "fds");
+			json_object_begin(&j);
+			json_fdleak_proc(&j, fd_session_proc(run->fds, p->pid));
+			json_object_end(&j);
+		}
 		json_key(&j, "intervals");
 		json_array_begin(&j);
 		for (size_t k = 0; k < p->nrows; k++) {

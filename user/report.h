@@ -11,6 +11,8 @@
 #include "tcpstate.h"
 #include "report_tw.h"
 
+struct fd_session;
+
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *tw_method;		/* how TIME_WAIT is followed */
@@ -22,11 +24,14 @@ struct run_info {
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
 	const struct limits_view *limits;	/* NULL: not observed */
 	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
+	const struct fd_session *fds;	/* fd tracking, NULL: off */
 };
 
 /* Live table: header once, then one row per traced process per interval. */
 void format_live_header(FILE *out);
-void format_live_rows(FILE *out, const struct agg *a, const char *clock);
+/* fds may be NULL (no FDS column values: "-"). */
+void format_live_rows(FILE *out, const struct agg *a, const char *clock,
+		      const struct fd_session *fds);
 
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run);
 void format_report_json(FILE *out, const struct agg *a, const struct run_info *run);

@@ -117,7 +117,7 @@ TEST(summary_json_keys)
 static void live_fn(FILE *f, const void *arg)
 {
 	format_live_header(f);
-	format_live_rows(f, arg, "12:00:01");
+	format_live_rows(f, arg, "12:00:01", NULL);
 }
 
 TEST(live_rows_fit_80_columns)
@@ -137,8 +137,8 @@ TEST(live_rows_fit_80_columns)
 	agg_tick(&a, 1000000000ULL);
 	out = render(live_fn, &a);
 	ASSERT_STREQ(out,
-		     "TIME     PID     COMM          OPEN  ACPT CLOSE   TW+  ESTAB  TIMEW  ORPH\n"
-		     "12:00:01 4194304 averyveryver 123456     0     0 99999 654321  28000     0\n",
+		     "TIME     PID     COMM          OPEN  ACPT CLOSE   TW+  ESTAB  TIMEW  ORPH   FDS\n"
+		     "12:00:01 4194304 averyveryver 123456     0     0 99999 654321  28000     0     -\n",
 		     "live");
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		ASSERT_TRUE(strlen(line) <= 80, "width");

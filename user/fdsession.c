@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "fdsession.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(struct fd_event))
+		fd_books_event(ctx, data);
+	return 0;
+}
+
+static int on_snap(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(struct fd_site_snap))
+		fd_books_snapshot(ctx, data);
+	return 0;
+}
+
+/* One listing of p's fds into the books: the listing first, then the
+ * events up to now, then the comparison (see fd_books_reconcile). */
+static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fdleak_proc *p,
+			   bool final)
+{
+	struct fdinv_opts io = { .flags = FDINV_RECORDS };
+	const char **types;
+	int32_t *fds;
+	uint64_t t = now_ns();
+	int err;
+
+	fdinv_free(&p->inv);
+	err = fdinv_scan(p->pid, &p->inv, &io);
+	ring_buffer__consume(rb);
+	if (err)
+		return err;
+	fds = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*fds));
+	types = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*types));
+	if (!fds || !types) {
+		free(fds);
+		free(types);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->inv.nr_fds; i++) {
+		fds[i] = p->inv.fds[i].fd;
+		types[i] = fdinv_type_name(p->inv.fds[i].type);
+	}
+	fd_books_reconcile(b, p->pid, fds, p->inv.nr_fds, types, t, final);
+	free(fds);
+	free(types);
+	fdinv_limits(p->pid, &p->lim);
+	return 0;
+}
+
+int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *pids,
+		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
+		    double leak_age_s, int top)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	fd_books_init(&s->books, t0_ns, bucket_ns);
+	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
+	s->nprocs = n;
+	s->leak_age_s = leak_age_s;
+	s->top = top < FDLEAK_MAX_SITES ? top : FDLEAK_MAX_SITES;
+	s->open = true;
+	if (!s->procs || !s->syms) {
+		fd_session_close(s);
+		return -ENOMEM;
+	}
+	err = fd_tracer_open(&s->ft, rb, on_event, on_snap, &s->books, false);
+	if (err) {
+		fd_session_close(s);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		s->procs[i].pid = pids[i];
+		if (comms)
+			memcpy(s->procs[i].comm, comms[i], sizeof(s->procs[i].comm));
+		s->procs[i].seconds_to_limit = -1;
+		fd_tracer_add_target(&s->ft, pids[i]);
+		/* Maps now, while the process lives: names survive its exit. */
+		s->syms[i] = symbolizer_new(pids[i]);
+		err = list_into_books(&s->books, *rb, &s->procs[i], false);
+		if (err) {
+			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
+				strerror(-err));
+			fd_session_close(s);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void fd_session_tick(struct fd_session *s, struct ring_buffer *rb, bool final)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!s->procs[i].exited)
+			list_into_books(&s->books, rb, &s->procs[i], final);
+}
+
+void fd_session_exited(struct fd_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			s->procs[i].exited = true;
+}
+
+void fd_session_analyze(struct fd_session *s, bool resolve_sites)
+{
+	uint64_t now = now_ns();
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct fdleak_proc *p = &s->procs[i];
+
+		p->books = hmap_get(&s->books.procs, &p->pid);
+		p->slope = p->books ? fd_proc_slope(p->books) : 0;
+		p->seconds_to_limit = -1;
+		if (p->slope > 0 && p->lim.soft && p->lim.soft != UINT64_MAX &&
+		    p->lim.soft > p->inv.total)
+			p->seconds_to_limit = (p->lim.soft - p->inv.total) / p->slope;
+		p->nsus = fd_books_suspects(&s->books, p->pid, now,
+					    (uint64_t)(s->leak_age_s * 1e9), p->sus, s->top);
+		if (!resolve_sites)
+			continue;
+		if (s->syms[i])
+			symbolizer_refresh(s->syms[i]);
+		for (size_t k = 0; k < p->nsus; k++)
+			fdsite_resolve(s->syms[i], &s->ft, p->sus[k].site, &p->frames[k]);
+	}
+}
+
+const struct fdleak_proc *fd_session_proc(const struct fd_session *s, pid_t pid)
+{
+	for (size_t i = 0; s && i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run)
+{
+	fd_tracer_stats(&s->ft, run->stats);
+	run->progs_attached = s->ft.attached;
+	run->progs_missing = s->ft.failed;
+	run->missing_names = s->ft.failed_names;
+	run->events = s->books.events;
+	run->snapshots = s->books.snapshots;
+	run->leak_age_s = s->leak_age_s;
+}
+
+void fd_session_close(struct fd_session *s)
+{
+	if (!s->open)
+		return;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->syms && s->syms[i])
+			symbolizer_free(s->syms[i]);
+		if (s->procs)
+			fdinv_free(&s->procs[i].inv);
+	}
+	free(s->syms);
+	free(s->procs);
+	fd_tracer_close(&s->ft);
+	fd_books_free(&s->books);
+	s->syms = NULL;
+	s->procs = NULL;
+	s->open = false;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* fd tracking for a set of processes, shared by `fdleak` and `attach`:
+ * the fdtrack programs, the fd books, a /proc listing per interval, and at
+ * the end the leak suspects resolved to code sites. */
+#ifndef CONNSCOPE_FDSESSION_H
+#define CONNSCOPE_FDSESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <bpf/libbpf.h>
+#include "fdleak.h"
+
+struct fd_session {
+	struct fd_books books;
+	struct fd_tracer ft;
+	struct fdleak_proc *procs;	/* one per traced process, in -p order */
+	struct symbolizer **syms;	/* per process; NULL where maps could not be read */
+	size_t nprocs;
+	double leak_age_s;
+	int top;			/* suspect sites per process */
+	bool open;
+};
+
+/* Loads and attaches the fd programs into *rb (created when NULL), adds
+ * the targets and takes the first listing (the fds held at start).
+ * comms may be NULL. 0 or -errno after printing why. */
+int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *pids,
+		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
+		    double leak_age_s, int top);
+
+/* One /proc listing per live process into the books (the ring is drained
+ * after each listing); final: the last one of the run. */
+void fd_session_tick(struct fd_session *s, struct ring_buffer *rb, bool final);
+
+/* Marks pid exited (its books stop; its report stays). */
+void fd_session_exited(struct fd_session *s, pid_t pid);
+
+/* Slope, time to the limit and the suspects; with resolve_sites also the
+ * code sites (DWARF unwinding and symbols: the end of the run only). */
+void fd_session_analyze(struct fd_session *s, bool resolve_sites);
+
+/* The resolved report part of pid, or NULL when pid is not traced. */
+const struct fdleak_proc *fd_session_proc(const struct fd_session *s, pid_t pid);
+
+/* Agent facts for the report (programs, events, losses). */
+void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run);
+
+void fd_session_close(struct fd_session *s);
+
+#endif
