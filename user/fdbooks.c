@@ -187,6 +187,7 @@ void fd_books_event(struct fd_books *b, const struct fd_event *e)
 		break;
 	case FD_EV_EXEC:
 		/* O_CLOEXEC fds are gone: the next reconcile finds out which. */
+		p->execs++;
 		break;
 	}
 }

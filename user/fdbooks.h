@@ -62,6 +62,7 @@ struct fd_proc {
 	uint64_t phantom;		/* in the books, not in /proc: a close we missed */
 	uint64_t unseen;		/* in /proc, not in the books: made without an event */
 	uint32_t held_at_start;
+	uint32_t execs;			/* exec() seen: older sites belong to the old image */
 	bool reconciled;
 	uint64_t list_ns;		/* when the last /proc listing began */
 	struct fd_sample *samples;

@@ -72,11 +72,13 @@ int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *
 	fd_books_init(&s->books, t0_ns, bucket_ns);
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
+	s->execs_done = calloc(n ? n : 1, sizeof(*s->execs_done));
+	hmap_init(&s->resolved, sizeof(struct fd_site_key), sizeof(struct site_frames));
 	s->nprocs = n;
 	s->leak_age_s = leak_age_s;
 	s->top = top < FDLEAK_MAX_SITES ? top : FDLEAK_MAX_SITES;
 	s->open = true;
-	if (!s->procs || !s->syms) {
+	if (!s->procs || !s->syms || !s->execs_done) {
 		fd_session_close(s);
 		return -ENOMEM;
 	}
@@ -104,11 +106,39 @@ int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *
 	return 0;
 }
 
+/* After an exec the process maps another image: name the sites made
+ * before it with the maps they were made in, then read the new maps. The
+ * symbolizer still holds the old ones until it is refreshed. */
+static void resolve_before_exec(struct fd_session *s, size_t i)
+{
+	const struct fd_proc *bp = hmap_get(&s->books.procs, &s->procs[i].pid);
+	const struct fd_site_key *k;
+	struct fd_site *site;
+
+	if (!bp || bp->execs == s->execs_done[i])
+		return;
+	for (size_t it = 0; hmap_next(&s->books.sites, &it, (const void **)&k, (void **)&site);) {
+		struct site_frames *f;
+		bool created;
+
+		if (site->pid != s->procs[i].pid)
+			continue;
+		f = hmap_upsert(&s->resolved, k, &created);
+		if (f && created)
+			fdsite_resolve(s->syms[i], &s->ft, site, f);
+	}
+	if (s->syms[i])
+		symbolizer_refresh(s->syms[i]);
+	s->execs_done[i] = bp->execs;
+}
+
 void fd_session_tick(struct fd_session *s, struct ring_buffer *rb, bool final)
 {
-	for (size_t i = 0; i < s->nprocs; i++)
+	for (size_t i = 0; i < s->nprocs; i++) {
 		if (!s->procs[i].exited)
 			list_into_books(&s->books, rb, &s->procs[i], final);
+		resolve_before_exec(s, i);
+	}
 }
 
 void fd_session_exited(struct fd_session *s, pid_t pid)
@@ -137,8 +167,15 @@ void fd_session_analyze(struct fd_session *s, bool resolve_sites)
 			continue;
 		if (s->syms[i])
 			symbolizer_refresh(s->syms[i]);
-		for (size_t k = 0; k < p->nsus; k++)
-			fdsite_resolve(s->syms[i], &s->ft, p->sus[k].site, &p->frames[k]);
+		for (size_t k = 0; k < p->nsus; k++) {
+			struct fd_site_key key = { .site = p->sus[k].site->site, .pid = p->pid };
+			const struct site_frames *before = hmap_get(&s->resolved, &key);
+
+			if (before)
+				p->frames[k] = *before;
+			else
+				fdsite_resolve(s->syms[i], &s->ft, p->sus[k].site, &p->frames[k]);
+		}
 	}
 }
 
@@ -173,6 +210,8 @@ void fd_session_close(struct fd_session *s)
 	}
 	free(s->syms);
 	free(s->procs);
+	free(s->execs_done);
+	hmap_free(&s->resolved);
 	fd_tracer_close(&s->ft);
 	fd_books_free(&s->books);
 	s->syms = NULL;

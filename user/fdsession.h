@@ -19,6 +19,10 @@ struct fd_session {
 	size_t nprocs;
 	double leak_age_s;
 	int top;			/* suspect sites per process */
+	uint32_t *execs_done;		/* per process: execs whose sites are resolved */
+	/* Sites resolved before an exec replaced the image their addresses
+	 * belong to: struct fd_site_key -> struct site_frames. */
+	struct hmap resolved;
 	bool open;
 };
 

@@ -68,7 +68,7 @@ leak_case fp leakfix_fp
 fix_start ex "$FIXTURES/leakfix_nofp"
 fix_expect ex "ready *" 10 || fail ex/start "no ready"
 read -r _ expid _ <<<"$FIX_LINE"
-fl_start "$TMP/ex.json" "$TMP/ex.err" -p "$expid" -j -i 0.3 || fail ex/fdleak "$(cat "$TMP/ex.err")"
+fl_start "$TMP/ex.json" "$TMP/ex.err" -p "$expid" -j -i 0.3 --leak-age 0 || fail ex/fdleak "$(cat "$TMP/ex.err")"
 assert_eq "$(fx_cmd ex "cloexec 4")" "cloexec 4" ex/cloexec
 assert_eq "$(fx_cmd ex "leak 3")" "leaked 3" ex/leaked
 fix_send ex exec
@@ -79,6 +79,8 @@ assert_eq "$(jqn '.processes[0].books.closed_unseen' "$TMP/ex.json")" 4 ex/cloex
 assert_eq "$(jqn '.processes[0].fds.total' "$TMP/ex.json")" "$nproc" ex/total_eq_proc
 assert_eq "$(jqn '.processes[0].books.open_in_books == .processes[0].fds.total' "$TMP/ex.json")" true ex/books_eq_proc
 assert_eq "$(jqn '.processes[0].fds.by_type.tcp' "$TMP/ex.json")" 3 ex/leaked_survive_exec
+# Sites made before the exec are named with the image they were made in.
+assert_eq "$(jqn '.processes[0].leak_sites[] | select(.made_by == "socket") | .func' "$TMP/ex.json")" leak_sockets ex/site_named_across_exec
 fix_send ex exit
 
 # Counts by type equal /proc and lsof for a process with many kinds of fds.
