@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "bpfutil.h"
 #include "fdtracer.h"
 #include "fdtrack.skel.h"
 
@@ -82,23 +83,7 @@ int fd_tracer_add_target(struct fd_tracer *t, pid_t pid)
 
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.fd_stats);
-	uint64_t *vals;
-
-	memset(out, 0, sizeof(uint64_t) * FD_STAT_MAX);
-	if (ncpu <= 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < FD_STAT_MAX; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.fd_stats), FD_STAT_MAX, out);
 }
 
 int fd_tracer_stack(struct fd_tracer *t, int stack_id, uint64_t *ips, int max)

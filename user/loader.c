@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include "bpfutil.h"
 #include "loader.h"
 #include "tcpstate.skel.h"
 
@@ -197,23 +198,7 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.stats);
-	uint64_t *vals;
-
-	memset(out, 0, sizeof(uint64_t) * CS_STAT_MAX);
-	if (ncpu <= 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < CS_STAT_MAX; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);
 }
 
 void tracer_close(struct tracer *t)

@@ -34,36 +34,9 @@
 #include "procfs.h"
 #include "sockdiag.h"
 
-/* tests/data, wherever the test is run from (REPO_ROOT, the cwd, or two
- * levels above the binary in .output/tests/). */
 static const char *data_dir(void)
 {
-	static char dir[PATH_MAX + 32];
-	char exe[PATH_MAX], probe[sizeof(dir) + 32];
-	const char *root = getenv("REPO_ROOT");
-	ssize_t n;
-
-	if (dir[0])
-		return dir;
-	snprintf(dir, sizeof(dir), "%s/tests/data", root ? root : ".");
-	snprintf(probe, sizeof(probe), "%s/fdinv/4242/stat", dir);
-	if (access(probe, R_OK) == 0)
-		return dir;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(dir, sizeof(dir), "%s/../../tests/data", exe);
-		snprintf(probe, sizeof(probe), "%s/fdinv/4242/stat", dir);
-		if (access(probe, R_OK) == 0)
-			return dir;
-	}
-	dir[0] = '\0';
-	unit_leave(UNIT_FAIL, "tests/data/fdinv not found (set REPO_ROOT)");
+	return unit_data_dir("fdinv/4242/stat");
 }
 
 static void use_tree(const char *sub)

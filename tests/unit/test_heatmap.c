@@ -413,39 +413,9 @@ static void check_lines(const char *out, int width, bool color, const char *what
 	}
 }
 
-/* tests/data, found as test_procfs.c finds it: $REPO_ROOT (run.sh exports
- * it), the working directory, or two levels up from the binary. */
 static const char *data_dir(void)
 {
-	static char dir[PATH_MAX + 32];
-	char exe[PATH_MAX], probe[sizeof(dir) + 32];
-	const char *root = getenv("REPO_ROOT");
-	ssize_t n;
-
-	if (dir[0])
-		return dir;
-	if (root)
-		snprintf(dir, sizeof(dir), "%s/tests/data", root);
-	else
-		snprintf(dir, sizeof(dir), "tests/data");
-	snprintf(probe, sizeof(probe), "%s/heatmap", dir);
-	if (access(probe, R_OK | X_OK) == 0)
-		return dir;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(dir, sizeof(dir), "%s/../../tests/data", exe);
-		snprintf(probe, sizeof(probe), "%s/heatmap", dir);
-		if (access(probe, R_OK | X_OK) == 0)
-			return dir;
-	}
-	dir[0] = '\0';
-	unit_leave(UNIT_FAIL, "tests/data/heatmap not found (set REPO_ROOT)");
+	return unit_data_dir("heatmap");
 }
 
 static char *slurp(const char *path)

@@ -23,40 +23,9 @@
 #define TCP_TIME_WAIT_ 6
 #define TCP_LISTEN_ 10
 
-/* tests/data, wherever the test is run from: run.sh exports REPO_ROOT and
- * runs from the repo root; a binary in .output/tests/ finds it two levels
- * up from itself. */
 static const char *data_dir(void)
 {
-	static char dir[PATH_MAX + 32];
-	char exe[PATH_MAX], probe[sizeof(dir) + 32];
-	const char *root = getenv("REPO_ROOT");
-	ssize_t n;
-
-	if (dir[0])
-		return dir;
-	if (root)
-		snprintf(dir, sizeof(dir), "%s/tests/data", root);
-	else
-		snprintf(dir, sizeof(dir), "tests/data");
-	snprintf(probe, sizeof(probe), "%s/procfs/net/sockstat", dir);
-	if (access(probe, R_OK) == 0)
-		return dir;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(dir, sizeof(dir), "%s/../../tests/data", exe);
-		snprintf(probe, sizeof(probe), "%s/procfs/net/sockstat", dir);
-		if (access(probe, R_OK) == 0)
-			return dir;
-	}
-	dir[0] = '\0';
-	unit_leave(UNIT_FAIL, "tests/data/procfs not found (set REPO_ROOT)");
+	return unit_data_dir("procfs/net/sockstat");
 }
 
 /* Point procfs_root at tests/data/<sub>. */

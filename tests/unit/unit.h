@@ -201,6 +201,40 @@ static inline void unit_str_fail(const char *got, const char *want,
 
 #define SKIP(reason) unit_leave(UNIT_SKIP, "%s", (reason))
 
+/* tests/data, wherever the test runs from: $REPO_ROOT (run.sh exports it),
+ * the working directory, or two levels up from the binary (.output/tests).
+ * probe: a path under tests/data that must exist there. Fails the test
+ * when not found. */
+static inline const char *unit_data_dir(const char *probe)
+{
+	static char dir[4096 + 32];
+	char exe[4096], path[sizeof(dir) + 256];
+	const char *root = getenv("REPO_ROOT");
+	ssize_t n;
+
+	if (dir[0])
+		return dir;
+	snprintf(dir, sizeof(dir), "%s/tests/data", root ? root : ".");
+	snprintf(path, sizeof(path), "%s/%s", dir, probe);
+	if (access(path, R_OK) == 0)
+		return dir;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(dir, sizeof(dir), "%s/../../tests/data", exe);
+		snprintf(path, sizeof(path), "%s/%s", dir, probe);
+		if (access(path, R_OK) == 0)
+			return dir;
+	}
+	dir[0] = '\0';
+	unit_leave(UNIT_FAIL, "tests/data/%s not found (set REPO_ROOT)", probe);
+}
+
 /* "tests/unit/test_json.c" -> "test_json" */
 static inline void unit_stem(char *buf, size_t size, const char *file)
 {
