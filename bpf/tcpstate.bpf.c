@@ -61,6 +61,23 @@ struct {
 	__type(value, struct cs_owner);
 } seeds SEC(".maps");
 
+/* Local ports of the seeded sockets: a cheap first test before a seed is
+ * looked up by its whole tuple on the send/recv path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u16);
+	__type(value, __u8);
+} seed_ports SEC(".maps");
+
+/* Traffic of traced connections, from first send/recv to CLOSE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct cs_conn_io);
+} conn_io SEC(".maps");
+
 /* TIME_WAIT exactly: tcp_time_wait() arms the tw socket's timer
  * (timer_start) and then ends the full sock (->CLOSE) in the same softirq on
  * the same CPU, so the last tw timer started on this CPU is the successor of
@@ -157,6 +174,16 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 		flags |= CS_F_ORPHAN;
 	e->flags = flags;
 	e->sk_err = BPF_CORE_READ(sk, sk_err);
+	__builtin_memset(&e->io, 0, sizeof(e->io));
+	if (newstate == TCP_CLOSE && type == CS_EV_STATE) {
+		__u64 key = (__u64)sk;
+		struct cs_conn_io *io = bpf_map_lookup_elem(&conn_io, &key);
+
+		if (io) {
+			e->io = *io;
+			bpf_map_delete_elem(&conn_io, &key);
+		}
+	}
 	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	bpf_ringbuf_submit(e, 0);
@@ -253,6 +280,85 @@ int handle_set_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 	if (ctx->protocol != IPPROTO_TCP)
 		return 0;
 	return handle_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate);
+}
+
+/* Every send and receive on every socket passes here: a lookup in the
+ * owner map and a return for all but the traced ones. */
+static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir)
+{
+	__u64 key = (__u64)sk;
+	struct cs_conn_io *io, fresh = {};
+
+	if (ret <= 0)
+		return 0;
+	if (!bpf_map_lookup_elem(&owners, &key)) {
+		/* A connection held since before we attached sends without a
+		 * state change: adopt its seed here. */
+		const struct inet_sock *inet = (const struct inet_sock *)sk;
+		__u16 lport = bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
+		struct cs_owner *seed;
+		struct cs_tuple t;
+
+		if (!bpf_map_lookup_elem(&seed_ports, &lport))
+			return 0;
+		sk_read_tuple(sk, &t);
+		seed = bpf_map_lookup_elem(&seeds, &t);
+		if (!seed)
+			return 0;
+		struct cs_owner o = *seed;
+		int state = BPF_CORE_READ(sk, __sk_common.skc_state);
+
+		owner_put(key, &o);
+		bpf_map_delete_elem(&seeds, &t);
+		emit(sk, &o, &t, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0);
+	}
+	io = bpf_map_lookup_elem(&conn_io, &key);
+	if (!io) {
+		bpf_map_update_elem(&conn_io, &key, &fresh, BPF_NOEXIST);
+		io = bpf_map_lookup_elem(&conn_io, &key);
+		if (!io)
+			return 0;
+	}
+	if (dir == CS_DIR_SEND)
+		__sync_fetch_and_add(&io->bytes_sent, ret);
+	else
+		__sync_fetch_and_add(&io->bytes_recv, ret);
+	if (io->last_dir != dir) {
+		io->last_dir = dir;
+		__sync_fetch_and_add(&io->turns, 1);
+	}
+	return 0;
+}
+
+#define MSG_PEEK_FLAG 2
+
+SEC("?tp_btf/sock_send_length")
+int BPF_PROG(handle_send_btf, struct sock *sk, int ret, int flags)
+{
+	return count_io(sk, ret, CS_DIR_SEND);
+}
+
+SEC("?tp_btf/sock_recv_length")
+int BPF_PROG(handle_recv_btf, struct sock *sk, int ret, int flags)
+{
+	/* A peek reads nothing away: the same bytes come again. */
+	if (flags & MSG_PEEK_FLAG)
+		return 0;
+	return count_io(sk, ret, CS_DIR_RECV);
+}
+
+SEC("?tracepoint/sock/sock_send_length")
+int handle_send_tp(struct trace_event_raw_sock_msg_length *ctx)
+{
+	return count_io(ctx->sk, ctx->ret, CS_DIR_SEND);
+}
+
+SEC("?tracepoint/sock/sock_recv_length")
+int handle_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
+{
+	if (ctx->flags & MSG_PEEK_FLAG)
+		return 0;
+	return count_io(ctx->sk, ctx->ret, CS_DIR_RECV);
 }
 
 /* syscalls:sys_exit_accept{,4}: the layout of the syscall exit records. */

@@ -14,6 +14,7 @@
 #define CS_EV_ACCEPT	2	/* accept()/accept4() returned a socket to a traced process */
 #define CS_EV_TW_CANCEL	3	/* the tw timer of a traced TIME_WAIT socket was cancelled */
 #define CS_EV_TW_EXPIRE	4	/* ... and ran: the TIME_WAIT socket expired after its 60 s */
+#define CS_EV_ADOPT	5	/* a seeded socket met at its first send/recv: now known by sk */
 
 /* cs_owner.flags */
 #define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
@@ -54,6 +55,19 @@ struct cs_tuple {
 	__u16 pad;
 };
 
+/* Application data of one traced connection: bytes each way and turns, a
+ * maximal run of sends or of receives (request/response exchanges are
+ * (turns + 1) / 2). */
+#define CS_DIR_SEND 1
+#define CS_DIR_RECV 2
+struct cs_conn_io {
+	__u64 bytes_sent;
+	__u64 bytes_recv;
+	__u32 turns;
+	__u8 last_dir;		/* CS_DIR_* */
+	__u8 pad[3];
+};
+
 struct cs_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns() */
 	__u64 sk;		/* kernel address of the sock: identity while it lives;
@@ -70,6 +84,7 @@ struct cs_event {
 	__u16 sk_err;		/* sk->sk_err: 0, ECONNRESET, ECONNREFUSED, ETIMEDOUT... */
 	__u8 sk_shutdown;	/* SHUTDOWN_MASK (3) on a normal close */
 	__u8 pad[5];
+	struct cs_conn_io io;	/* ->CLOSE: the connection's whole traffic */
 };
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include "aggregate.h"
 #include "procfs.h"
+#include "reuse.h"
 
 void agg_init(struct agg *a, uint64_t t0_ns)
 {
@@ -30,6 +31,8 @@ void agg_free(struct agg *a)
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		free(p->rows);
 		hmap_free(&p->endpoints);
+		heatmap_free(&p->hm_lifetime);
+		heatmap_free(&p->hm_rpc);
 		heatmap_free(&p->hm_tw);
 		heatmap_free(&p->hm_orphan);
 	}
@@ -150,7 +153,11 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 	c->pid = pid;
 	c->state = s->state;
 	c->seeded = 1;
+	c->since_ns = a->t0_ns;
+	if (s->state == CS_TCP_LISTEN)
+		reuse_listen(p, s->sport);
 	live_move(p, 0, s->state);
+	reuse_conn_seed(a, p, c);
 	p->seeded++;
 }
 
@@ -197,8 +204,10 @@ static void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
 	if (c->pid == to->pid)
 		return;
 	from = agg_find_proc(a, c->pid);
-	if (from)
+	if (from) {
 		live_move(from, c->state, 0);
+		reuse_conn_move(a, from, to, c);
+	}
 	live_move(to, 0, c->state);
 	c->pid = to->pid;
 }
@@ -215,16 +224,26 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		return;
 	if (!is_new)
 		conn_set_owner(a, c, p);
-	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV)
+	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV) {
 		c->passive = 1;
+		if (is_new)
+			reuse_conn_begin(a, p, c);
+	}
+	if (new == CS_TCP_LISTEN)
+		reuse_listen(p, e->tuple.sport);
 	/* A new sock has no live state of its own yet: a listener's child
 	 * reports LISTEN as its old state. */
 	live_move(p, is_new ? 0 : c->state, new);
 	c->state = new;
 
-	if (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT)
+	if (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT) {
 		p->total.opened++;
+		c->syn_ns = e->ts_ns;
+		c->passive = 0;
+		reuse_conn_begin(a, p, c);
+	}
 	if (old == CS_TCP_SYN_SENT && new == CS_TCP_ESTABLISHED) {
+		reuse_handshake(p, c, e->ts_ns);
 		/* The local port is known from here on; a TIME_WAIT socket
 		 * with this tuple was just taken over (tcp_tw_reuse). */
 		c->tuple = e->tuple;
@@ -284,6 +303,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			}
 		}
 	}
+	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
+		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
 	if (new == CS_TCP_CLOSE)
 		hmap_del(&a->conns, &e->sk);
 }
@@ -303,6 +324,7 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	if (is_new) {
 		c->state = e->newstate;
 		live_move(p, 0, c->state);
+		reuse_conn_begin(a, p, c);
 	} else {
 		conn_set_owner(a, c, p);
 	}
@@ -343,6 +365,12 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		apply_state(a, p, e);
 	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE)
 		apply_tw_timer(a, p, e);
+	else if (e->type == CS_EV_ADOPT) {
+		bool is_new;
+
+		/* Takes the seed into the books by sk; nothing else changes. */
+		conn_for(a, e, &is_new);
+	}
 }
 
 static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
@@ -422,6 +450,7 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 			p->rows_cap = cap;
 		}
 		sample_heatmaps(a, p, now_ns);
+		reuse_tick(a, p, now_ns);
 		r = &p->rows[p->nrows++];
 		r->t_ns = now_ns > a->t0_ns ? now_ns - a->t0_ns : 0;
 		counters_sub(&r->delta, &p->total, &p->at_last_tick);
@@ -555,4 +584,23 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	a->reconciles++;
 	hmap_free(&by_tuple);
 	hmap_free(&tw_seen);
+}
+
+void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
+{
+	struct conn *c = hmap_get(&a->conns, &sk);
+	struct proc_books *p = c ? agg_find_proc(a, c->pid) : NULL;
+	struct endpoint_key k;
+	struct endpoint_stats *es;
+	uint64_t req;
+
+	if (!p || !io->turns || c->io_live.turns)
+		return;
+	req = (io->turns + 1) / 2;
+	c->io_live = *io;
+	p->requests += req;
+	reuse_endpoint(p, c, &k);
+	es = hmap_get(&p->endpoints, &k);
+	if (es)
+		es->requests += req;
 }

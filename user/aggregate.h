@@ -48,10 +48,19 @@ struct endpoint_key {
 	uint8_t addr[16];
 };
 
+#define REUSE_HIST_BUCKETS 32	/* log2 buckets: lifetime ms, requests, handshake us */
+
 struct endpoint_stats {
 	uint64_t tw_entered;
 	uint32_t tw_live;	/* at the last reconcile */
 	uint32_t tw_live_peak;
+	/* Reuse (reuse.c): connections to or from this endpoint. */
+	uint64_t opened, accepted, closed;
+	uint64_t requests;	/* exchanges: (turns + 1) / 2 per connection */
+	uint32_t live, live_peak;
+	uint64_t live_sum;	/* sum of live over ticks, for the mean */
+	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
+	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
 };
 
 #define ORPHAN_HIST_BUCKETS 32	/* log2 of milliseconds */
@@ -80,6 +89,17 @@ struct proc_books {
 	/* How long sockets stayed orphaned, log2(ms) buckets (bucket 0: < 2 ms). */
 	uint64_t orphan_ms_hist[ORPHAN_HIST_BUCKETS];
 	uint64_t orphan_ended;
+	/* Reuse (reuse.c) */
+	uint64_t requests;		/* exchanges on this process's connections */
+	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
+	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
+	uint64_t rpc_hist[REUSE_HIST_BUCKETS];
+	uint64_t ticks;			/* intervals closed, for mean concurrency */
+	struct heatmap hm_lifetime;	/* closed connections by lifetime (log2 ms) */
+	struct heatmap hm_rpc;		/* closed connections by requests (log2) */
+	bool hm_reuse_ready;
+	uint16_t listen_ports[16];	/* where it listens: accepted sockets' endpoint */
+	uint8_t nlisten;
 	struct heatmap hm_tw;		/* live TIME_WAIT by endpoint, per interval */
 	struct heatmap hm_orphan;	/* live orphans by state, per interval */
 	bool hm_ready;
@@ -118,7 +138,11 @@ struct conn {
 	uint8_t orphan;		/* counted as orphaned already */
 	uint8_t seeded;
 	uint8_t passive;	/* accepted: its local port is a listening port */
+	uint8_t reuse_open;	/* counted live at its endpoint (reuse.c) */
+	uint8_t pad2[3];
 	uint64_t since_ns;
+	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
+	struct cs_conn_io io_live;	/* traffic read at the end for still-open connections */
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
 };
 
@@ -157,6 +181,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);
+
+/* Traffic of a connection still open at the end (read from the kernel):
+ * its requests count too. */
+void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io);
 
 /* "127.0.0.1:8080" or "listen :8080" */
 int endpoint_format(char *buf, size_t len, const struct endpoint_key *k);

@@ -350,6 +350,15 @@ int attach_run(const struct attach_opts *o)
 		fd_session_tick(&fs, tracer.rb, true);
 		fd_session_analyze(&fs, true);
 	}
+	/* Requests on connections still open count too: read their traffic. */
+	{
+		const uint64_t *sk;
+		struct cs_conn_io io;
+
+		for (size_t i = 0; hmap_next(&agg.conns, &i, (const void **)&sk, NULL);)
+			if (!tracer_conn_io(&tracer, *sk, &io))
+				agg_add_live_io(&agg, *sk, &io);
+	}
 	if (!warned)
 		format_limits_warnings(stderr, &limits);
 	if (!o->json && !o->quiet_live && !live_tty) {

@@ -124,6 +124,10 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
 	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
 	bpf_program__set_autoload(skel->progs.handle_fork_btf, o->follow_children);
+	bpf_program__set_autoload(skel->progs.handle_send_btf, use_btf);
+	bpf_program__set_autoload(skel->progs.handle_recv_btf, use_btf);
+	bpf_program__set_autoload(skel->progs.handle_send_tp, !use_btf);
+	bpf_program__set_autoload(skel->progs.handle_recv_tp, !use_btf);
 	/* The tw timer tracepoints are tp_btf only; without them TIME_WAIT is
 	 * seen from state transitions and sock_diag. */
 	tw_addr = use_btf ? kallsyms_addr("tw_timer_handler") : 0;
@@ -134,8 +138,10 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	skel->rodata->filter_tgid = !o->all;
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
-	if (o->max_sockets)
+	if (o->max_sockets) {
 		bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
+		bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
+	}
 	err = tcpstate_bpf__load(skel);
 	if (err) {
 		tcpstate_bpf__destroy(skel);
@@ -193,6 +199,10 @@ int tracer_add_target(struct tracer *t, pid_t pid)
 
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner)
 {
+	__u16 port = tuple->sport;
+	__u8 one = 1;
+
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
 }
 
@@ -207,4 +217,9 @@ void tracer_close(struct tracer *t)
 	tcpstate_bpf__destroy(t->skel);
 	t->rb = NULL;
 	t->skel = NULL;
+}
+
+int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.conn_io), &sk, io) ? -errno : 0;
 }

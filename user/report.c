@@ -4,6 +4,7 @@
 #include "json.h"
 #include "report.h"
 #include "fdsession.h"
+#include "report_reuse.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -118,6 +119,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
 				"held at start", p->seeded);
 		format_tw_text(out, p, &run->tw);
+		format_reuse_text(out, p, &run->tw);
 		if (fd_session_proc(run->fds, p->pid))
 			format_fd_brief(out, fd_session_proc(run->fds, p->pid), run->tw.color);
 	}
@@ -125,7 +127,9 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
 	if (run->limits)
 		format_limits_text(out, run->limits);
-	fprintf(out, "\nsources: counters from BPF events; \"live\" and \"sockets now\" from\n"
+	fprintf(out, "\n");
+	format_findings_text(out, a);
+	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
@@ -205,6 +209,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_kv_uint(&j, "held_at_start", p->seeded);
 		json_states(&j, p->truth.state, p->truth.orphan);
 		json_tw(&j, p, run->tw.top ? run->tw.top : 10);
+		json_reuse(&j, p, run->tw.top ? run->tw.top : 10);
 		if (fd_session_proc(run->fds, p->pid)) {
 			json_key(&j, "fds");
 			json_object_begin(&j);
@@ -234,6 +239,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 
 	if (run->limits)
 		json_limits(&j, run->limits);
+	json_findings(&j, a);
 
 	json_key(&j, "agent");
 	json_object_begin(&j);

@@ -317,6 +317,12 @@ void json_tw(struct json *j, const struct proc_books *p, int top)
 		json_key(j, "orphan");
 		json_heatmap(j, &p->hm_orphan);
 	}
+	if (p->hm_reuse_ready) {
+		json_key(j, "lifetime");
+		json_heatmap(j, &p->hm_lifetime);
+		json_key(j, "requests_per_conn");
+		json_heatmap(j, &p->hm_rpc);
+	}
 	json_object_end(j);
 }
 

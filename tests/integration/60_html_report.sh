@@ -4,13 +4,16 @@
 # self-contained, says what the JSON report of the same run says (table
 # and every heatmap cell), and its hover readout works in a real browser
 # (headless Chromium, driven through the page's #hover=ID:ROW:COL hook).
-# A screenshot is kept as an artifact for people to look at.
+# attach traces fds too (the default): the fd part says what the JSON's fd
+# part says, and its heatmaps hover the same way. A screenshot is kept as
+# an artifact for people to look at.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
 N=30
+HELD=6		# sockets the client keeps open: fds that grow and get old
 TMP=$(lib_tmpdir)
 H=$TMP/report.html
 J=$TMP/out.json
@@ -25,10 +28,12 @@ fx_start srv server -p "$port" || { fail start server; exit 1; }
 fx_start cli client -p "$port" || { fail start client; exit 1; }
 cpid=$FX_PID_cli
 # -j to stdout and --report together: one run, two renderings to compare.
-cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" ||
+# --leak-age 0.5: the held sockets are leak suspects by the end.
+cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" --leak-age 0.5 ||
 	{ fail attach "$(cat "$TMP/err")"; exit 1; }
 assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
 wait_for "[ \$(tw_on_port $port) -ge $N ]" 20 || fail time_wait "kernel has $(tw_on_port "$port")"
+assert_eq "$(fx_cmd cli "open $HELD")" "opened $HELD" held_open
 # Two more intervals, so the map has columns with all N alive. Intervals
 # are wall-clock time: there is no event to poll for.
 sleep 1.2
@@ -97,6 +102,53 @@ assert_eq "$label" "127.0.0.1:$port" heatmap/row0_is_endpoint
 col=$(jqn "$hm | .cells[0] | index(max)" "$J")
 want=$(jqn "$hm | .cells[0][$col]" "$J")
 
+# ---- the fd part agrees with the JSON ----
+f="$c | .fds"
+assert_eq "$(jqn "$f | .pid" "$J")" "$cpid" fd/json_has_fd_part
+assert_eq "$(html_td "$cpid" fds_now)" "$(jqn "$f | .fds.total" "$J")" table/fds_now
+assert_eq "$(($(html_td "$cpid" fds_now) >= HELD + 3))" 1 table/fds_now_holds_held
+assert_eq "$(grep -c "<div class=\"fdpart\" id=\"fd-$cpid\">" "$H")" 1 fd/part
+assert_eq "$(grep -o "<span data-k=\"fds_now\">[0-9]*</span> of RLIMIT_NOFILE [0-9]*" "$H" |
+	sed 's/<[^>]*>//g')" "$(jqn "\"\($f | .fds.total) of RLIMIT_NOFILE \($f |
+	.limits.rlimit_nofile_soft)\"" "$J")" fd/fds_vs_limit
+# map_equals_json ID JQ NAME: the SVG of ID has the JSON map's rows x
+# columns cells, each with the JSON's value.
+map_equals_json() {
+	local id=$1 m=$2 name=$3 svg=$TMP/$1.svg r k
+
+	sed -n "/<svg class=\"hm\" id=\"$id\"/,/<\/svg>/p" "$H" >"$svg"
+	r=$(jqn "$m | .rows | length" "$J")
+	k=$(jqn "$m | .cells[0] | length" "$J")
+	assert_eq "$((r >= 1 && k >= 2))" 1 "$name/has_rows_and_columns"
+	assert_eq "$(grep -o '<rect class="c"' "$svg" | wc -l)" "$((r * k))" \
+		"$name/rows_x_cols_cells"
+	assert_eq "$(grep -o 'data-rows="[0-9]*" data-cols="[0-9]*"' "$svg")" \
+		"data-rows=\"$r\" data-cols=\"$k\"" "$name/dimensions"
+	assert_eq "$(grep -o 'data-row="[0-9]*" data-col="[0-9]*" data-value="[0-9]*"' "$svg" |
+		sed 's/[^0-9 ]//g' | sort)" \
+		"$(jqn "$m | .cells | to_entries[] | .key as \$r | .value | to_entries[] |
+			\"\(\$r) \(.key) \(.value)\"" "$J" | sort)" "$name/cells_equal_json"
+}
+fid=hm-$cpid-fd_type
+fm="$f | .heatmaps.fd_type"
+map_equals_json "$fid" "$fm" fd_type
+map_equals_json "hm-$cpid-fd_age" "$f | .heatmaps.fd_age" fd_age
+frows=$(jqn "$fm | .rows | length" "$J")
+fcols=$(jqn "$fm | .cells[0] | length" "$J")
+# The tcp row at its peak: the held sockets, and the value we hover.
+frow=$(jqn "$fm | .rows | index(\"tcp\")" "$J")
+assert_eq "$((frow >= 0))" 1 fd_type/has_tcp_row
+fcol=$(jqn "$fm | .cells[$frow] | index(max)" "$J")
+fwant=$(jqn "$fm | .cells[$frow][$fcol]" "$J")
+assert_eq "$((fwant >= HELD))" 1 fd_type/tcp_peak_holds_held
+# The leak suspects: the held sockets' site, named as the JSON names it.
+assert_eq "$(jqn "$f | .leak_sites | length >= 1" "$J")" true fd/json_has_leak_site
+unescape() { sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&#39;/'"'"'/g; s/&amp;/\&/g'; }
+assert_eq "$(grep -o "<tr data-rank=\"1\"[^>]*>.*" "$H" | grep -o 'data-k="site">[^<]*' |
+	cut -d'>' -f2 | unescape)" "$(jqn "$f | .leak_sites[0].site" "$J")" fd/site_equals_json
+assert_eq "$(grep -o "<tr data-rank=\"1\"[^>]*>.*" "$H" | grep -o 'data-k="old">[0-9]*' |
+	cut -d'>' -f2)" "$(jqn "$f | .leak_sites[0].old" "$J")" fd/site_old_equals_json
+
 # ---- in a browser ----
 CHROME_UDD=
 chromium_reap() {
@@ -160,10 +212,26 @@ else
 	assert_eq "$(sed -n "/<svg class=\"hm\" id=\"$id\"/,/<\/svg>/p" "$TMP/dom.html" |
 		grep -o '<rect class="c[ "]' | wc -l)" "$((rows * cols))" browser/cells_drawn
 
+	# The fd map: drawn cell for cell, and the same hover code on it.
+	chromium dump_dom_fd "$TMP/dom_fd.html" --dump-dom "file://$H#hover=$fid:$frow:$fcol"
+	assert_eq "$(sed -n "/<svg class=\"hm\" id=\"$fid\"/,/<\/svg>/p" "$TMP/dom_fd.html" |
+		grep -o '<rect class="c[ "]' | wc -l)" "$((frows * fcols))" browser/fd_cells_drawn
+	readout=$(grep -o "<div id=\"readout-$fid\"[^>]*>.*" "$TMP/dom_fd.html" |
+		sed 's,</div>.*,,')
+	assert_eq "$(grep -o 'data-row="[0-9]*" data-col="[0-9]*" data-value="[0-9]*"' \
+		<<<"$readout")" "data-row=\"$frow\" data-col=\"$fcol\" data-value=\"$fwant\"" \
+		browser/fd_readout_cell
+	text=$(sed 's/<[^>]*>/ /g; s/  */ /g; s/^ //; s/ $//' <<<"$readout")
+	from=$(jqn "$fcol * ($fm | .bucket_seconds)" "$J")
+	to=$(jqn "($fcol + 1) * ($fm | .bucket_seconds)" "$J")
+	assert_eq "$text" "tcp $from–$to s $fwant fds" browser/fd_readout_text
+	assert_eq "$(grep -c "class=\"c sel\" data-row=\"$frow\" data-col=\"$fcol\"" \
+		"$TMP/dom_fd.html")" 1 browser/fd_cell_highlighted
+
 	mkdir -p "$ARTIFACT_DIR"
 	rm -f "$ARTIFACT_DIR/report.png"
 	chromium screenshot /dev/null --screenshot="$ARTIFACT_DIR/report.png" \
-		--window-size=1280,2000 "$url"
+		--window-size=1280,3400 "$url"
 	assert_eq "$(head -c 8 "$ARTIFACT_DIR/report.png" 2>/dev/null | od -An -tx1 |
 		tr -d ' \n')" 89504e470d0a1a0a browser/screenshot_png
 	cp "$H" "$ARTIFACT_DIR/report.html" 2>/dev/null

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What the parts of the HTML report share: the escaping writer, number
+ * formatting, the usage meter and the heatmap figure. Internal to
+ * report_html*.c; the interface is report_html.h. */
+#ifndef CONNSCOPE_REPORT_HTML_INTERNAL_H
+#define CONNSCOPE_REPORT_HTML_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "heatmap.h"
+
+#define ULL(x) ((unsigned long long)(x))
+
+/* ---- report_html.c ---- */
+
+/* s as HTML text or attribute value: markup characters as entities,
+ * control characters as '?'. At most n bytes, so a comm[16] need not be
+ * terminated; html_esc takes NULL as "". */
+void html_esc_n(FILE *out, const char *s, size_t n);
+void html_esc(FILE *out, const char *s);
+
+/* Seconds from nanoseconds with at most 3 decimals and no trailing zeros:
+ * "0", "0.5", "12.25". The hover script's num() rounds the same way. */
+const char *html_fmt_s(char *buf, size_t len, uint64_t ns);
+
+/* part of whole in percent; 0 for an empty whole. */
+double html_pct(uint64_t part, uint64_t whole);
+
+/* A usage bar, pct_used full, "hot" from warn_pct on (> 100: never). */
+void html_meter(FILE *out, double pct_used, double warn_pct);
+
+/* ---- report_html_heatmap.c ---- */
+
+/* The style rules and the hover script of the heatmaps, for the page's
+ * one <style> and one <script>. */
+extern const char html_heatmap_css[];
+extern const char html_heatmap_script[];
+
+/* The label column in characters: h's longest label, at least at_least,
+ * within the column's bound. Maps of one process pass the same value to
+ * html_heatmap so that their time axes line up. */
+int html_label_chars(const struct heatmap *h, int at_least);
+
+/* One figure with id "hm-PID-KIND": title, what a cell means, the map
+ * and its readout; or a note saying why there is no map. what_rows may be
+ * NULL; what_cells too, for the sockets' wording ("sockets alive at the
+ * sample taken in that interval", "events in that interval"). */
+void html_heatmap(FILE *out, pid_t pid, const struct heatmap *src, const char *what_rows,
+		  const char *what_cells, int labchars);
+
+/* ---- report_html_fd.c: nothing at all when the run traced no fds ---- */
+
+struct run_info;
+
+extern const char html_fd_css[];
+
+/* html_label_chars over pid's fd heatmaps; at_least when it has none. */
+int html_fd_label_chars(const struct run_info *run, pid_t pid, int at_least);
+
+/* The summary table's two fd cells of pid: fds now, growth per second;
+ * dashes for a process whose fds were not traced. */
+void html_fd_summary_cells(FILE *out, const struct run_info *run, pid_t pid);
+
+/* pid's fd part of its process section, if it has one. */
+void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars);
+
+#endif

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdlib.h>
+#include <string.h>
+#include "heatmap_top.h"
+#include "report_reuse.h"
+#include "reuse.h"
+
+#define MAX_FINDINGS 32
+
+static double ratio(uint64_t conns, uint64_t requests)
+{
+	return requests ? 1.0 - (double)conns / requests : 0;
+}
+
+struct ep_use {
+	struct endpoint_key key;
+	const struct endpoint_stats *st;
+};
+
+static int by_conns(const void *a, const void *b)
+{
+	const struct ep_use *x = a, *y = b;
+	uint64_t nx = x->st->opened + x->st->accepted, ny = y->st->opened + y->st->accepted;
+
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+/* Endpoints with connections, most connections first; the caller frees. */
+static struct ep_use *endpoints_by_conns(const struct proc_books *p, size_t *n)
+{
+	struct ep_use *v = calloc(p->endpoints.count ? p->endpoints.count : 1, sizeof(*v));
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
+		if (es->opened || es->accepted || es->requests)
+			v[(*n)++] = (struct ep_use){ .key = *k, .st = es };
+	qsort(v, *n, sizeof(*v), by_conns);
+	return v;
+}
+
+static double mean_live(const struct proc_books *p, const struct endpoint_stats *es)
+{
+	return p->ticks ? (double)es->live_sum / p->ticks : 0;
+}
+
+static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
+{
+	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
+
+	if (!heatmap_ncols(h) || !heatmap_max(h))
+		return;
+	fprintf(out, "\n");
+	format_heatmap_term(out, h, &t);
+}
+
+void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
+{
+	uint64_t conns = p->total.opened + p->total.accepted;
+	struct ep_use *eps;
+	size_t n;
+	char label[64];
+
+	if (!conns && !p->requests)
+		return;
+	fprintf(out, "  %-13s %llu connections for %llu requests: %.1f per connection, "
+		     "reuse %.0f%%\n", "reuse", (unsigned long long)conns,
+		(unsigned long long)p->requests, conns ? (double)p->requests / conns : 0,
+		100 * ratio(conns, p->requests));
+	if (p->total.opened)
+		fprintf(out, "  %-13s p50 <= %llu us, p99 <= %llu us (SYN_SENT -> ESTABLISHED)\n",
+			"handshake", (unsigned long long)reuse_hist_quantile(p->handshake_us_hist, 0.5),
+			(unsigned long long)reuse_hist_quantile(p->handshake_us_hist, 0.99));
+	if (p->total.closed)
+		fprintf(out, "  %-13s p50 <= %llu ms, p99 <= %llu ms (closed connections)\n",
+			"lifetime", (unsigned long long)reuse_hist_quantile(p->lifetime_ms_hist, 0.5),
+			(unsigned long long)reuse_hist_quantile(p->lifetime_ms_hist, 0.99));
+	eps = endpoints_by_conns(p, &n);
+	if (eps && n) {
+		fprintf(out, "  %-22s %7s %7s %8s %8s %5s %6s\n", "reuse by endpoint", "opened",
+			"accepted", "requests", "req/conn", "peak", "mean");
+		for (size_t i = 0; i < n && (int)i < o->top; i++) {
+			const struct endpoint_stats *es = eps[i].st;
+			uint64_t c = es->opened + es->accepted;
+
+			endpoint_format(label, sizeof(label), &eps[i].key);
+			fprintf(out, "    %-20.20s %7llu %7llu %8llu %8.1f %5u %6.1f\n", label,
+				(unsigned long long)es->opened, (unsigned long long)es->accepted,
+				(unsigned long long)es->requests, c ? (double)es->requests / c : 0,
+				es->live_peak, mean_live(p, es));
+		}
+	}
+	free(eps);
+	if (p->hm_reuse_ready) {
+		render(out, &p->hm_lifetime, o);
+		render(out, &p->hm_rpc, o);
+	}
+}
+
+/* Words of text after prefix, wrapped at 80 columns, continuation lines
+ * indented by two spaces. */
+static void print_wrapped(FILE *out, const char *prefix, const char *text)
+{
+	int col = fprintf(out, "%s", prefix);
+	const char *w = text;
+
+	while (*w) {
+		const char *end = strchr(w, ' ');
+		int len = end ? (int)(end - w) : (int)strlen(w);
+
+		if (col + 1 + len > 80 && col > 2) {
+			fprintf(out, "\n ");
+			col = 1;
+		}
+		col += fprintf(out, " %.*s", len, w);
+		w += len;
+		while (*w == ' ')
+			w++;
+	}
+	fprintf(out, "\n");
+}
+
+int format_findings_text(FILE *out, const struct agg *a)
+{
+	struct churn_finding f[MAX_FINDINGS];
+	size_t n = reuse_findings(a, f, MAX_FINDINGS);
+	char text[256];
+
+	char prefix[64];
+
+	for (size_t i = 0; i < n; i++) {
+		churn_finding_text(text, sizeof(text), &f[i]);
+		snprintf(prefix, sizeof(prefix), "FINDING: pid %d (%s):", f[i].pid, f[i].comm);
+		print_wrapped(out, prefix, text);
+	}
+	return n;
+}
+
+static void json_hist(struct json *j, const char *key, const uint64_t *h)
+{
+	int last = 0;
+
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	json_key(j, key);
+	json_array_begin(j);
+	for (int b = 0; b <= last; b++)
+		json_uint(j, h[b]);
+	json_array_end(j);
+}
+
+static void json_endpoint(struct json *j, const char *label, const char *side,
+			  const struct endpoint_stats *es, double mean)
+{
+	uint64_t c = es->opened + es->accepted;
+
+	json_object_begin(j);
+	json_kv_string(j, "endpoint", label);
+	json_kv_string(j, "side", side);
+	json_kv_uint(j, "opened", es->opened);
+	json_kv_uint(j, "accepted", es->accepted);
+	json_kv_uint(j, "closed", es->closed);
+	json_kv_uint(j, "requests", es->requests);
+	json_kv_double(j, "requests_per_conn", c ? (double)es->requests / c : 0, 3);
+	json_kv_uint(j, "peak_concurrent", es->live_peak);
+	json_kv_double(j, "mean_concurrent", mean, 3);
+	json_kv_double(j, "reuse_ratio", ratio(c, es->requests), 6);
+	json_kv_uint(j, "lifetime_ms_p50", reuse_hist_quantile(es->lifetime_ms_hist, 0.5));
+	json_kv_uint(j, "lifetime_ms_p99", reuse_hist_quantile(es->lifetime_ms_hist, 0.99));
+	json_hist(j, "requests_per_conn_log2", es->rpc_hist);
+	json_object_end(j);
+}
+
+void json_reuse(struct json *j, const struct proc_books *p, int top)
+{
+	uint64_t conns = p->total.opened + p->total.accepted;
+	struct endpoint_stats other = { 0 };
+	double other_mean = 0;
+	struct ep_use *eps;
+	size_t n;
+	char label[64];
+
+	json_key(j, "reuse");
+	json_object_begin(j);
+	json_kv_uint(j, "connections_opened", p->total.opened);
+	json_kv_uint(j, "connections_accepted", p->total.accepted);
+	json_kv_uint(j, "connections_closed", p->total.closed);
+	json_kv_uint(j, "requests", p->requests);
+	json_kv_double(j, "reuse_ratio", ratio(conns, p->requests), 6);
+	json_key(j, "endpoints");
+	json_array_begin(j);
+	eps = endpoints_by_conns(p, &n);
+	for (size_t i = 0; eps && i < n; i++) {
+		const struct endpoint_stats *es = eps[i].st;
+
+		if ((int)i < top) {
+			endpoint_format(label, sizeof(label), &eps[i].key);
+			json_endpoint(j, label, eps[i].key.side == EP_LISTEN ? "listen" : "remote", es,
+				      mean_live(p, es));
+			continue;
+		}
+		other.opened += es->opened;
+		other.accepted += es->accepted;
+		other.closed += es->closed;
+		other.requests += es->requests;
+		other.live_peak += es->live_peak;
+		other_mean += mean_live(p, es);
+		for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
+			other.lifetime_ms_hist[b] += es->lifetime_ms_hist[b];
+			other.rpc_hist[b] += es->rpc_hist[b];
+		}
+	}
+	if (eps && (int)n > top)
+		json_endpoint(j, "other", "other", &other, other_mean);
+	free(eps);
+	json_array_end(j);
+	json_hist(j, "handshake_us_log2", p->handshake_us_hist);
+	json_hist(j, "requests_per_conn_log2", p->rpc_hist);
+	json_hist(j, "lifetime_ms_log2", p->lifetime_ms_hist);
+	json_object_end(j);
+}
+
+void json_findings(struct json *j, const struct agg *a)
+{
+	struct churn_finding f[MAX_FINDINGS];
+	size_t n = reuse_findings(a, f, MAX_FINDINGS);
+	char text[256], ep[64];
+
+	json_key(j, "findings");
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		churn_finding_text(text, sizeof(text), &f[i]);
+		endpoint_format(ep, sizeof(ep), &f[i].ep);
+		json_object_begin(j);
+		json_kv_string(j, "kind", "churn");
+		json_kv_int(j, "pid", f[i].pid);
+		json_kv_string(j, "comm", f[i].comm);
+		json_kv_string(j, "endpoint", ep);
+		json_kv_uint(j, "connections", f[i].connections);
+		json_kv_uint(j, "requests", f[i].requests);
+		json_kv_uint(j, "concurrency", f[i].concurrency);
+		json_kv_string(j, "text", text);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}

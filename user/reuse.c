@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdio.h>
+#include <string.h>
+#include "reuse.h"
+
+int reuse_log2(uint64_t v)
+{
+	int b = 0;
+
+	while (v > 1 && b < REUSE_HIST_BUCKETS - 1) {
+		v >>= 1;
+		b++;
+	}
+	return b;	/* 0: 0-1, 1: 2-3, 2: 4-7, ... */
+}
+
+void reuse_listen(struct proc_books *p, uint16_t port)
+{
+	for (int i = 0; i < p->nlisten; i++)
+		if (p->listen_ports[i] == port)
+			return;
+	if (p->nlisten < sizeof(p->listen_ports) / sizeof(p->listen_ports[0]))
+		p->listen_ports[p->nlisten++] = port;
+}
+
+static bool listens_on(const struct proc_books *p, uint16_t port)
+{
+	for (int i = 0; i < p->nlisten; i++)
+		if (p->listen_ports[i] == port)
+			return true;
+	return false;
+}
+
+void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct endpoint_key *k)
+{
+	bool passive = c->passive || listens_on(p, c->tuple.sport);
+
+	memset(k, 0, sizeof(*k));
+	k->family = c->tuple.family;
+	k->side = passive ? EP_LISTEN : EP_REMOTE;
+	k->port = passive ? c->tuple.sport : c->tuple.dport;
+	if (!passive)
+		memcpy(k->addr, c->tuple.daddr, 16);
+}
+
+static struct endpoint_stats *ep_of(struct proc_books *p, const struct conn *c)
+{
+	struct endpoint_key k;
+
+	reuse_endpoint(p, c, &k);
+	return hmap_upsert(&p->endpoints, &k, NULL);
+}
+
+void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
+{
+	struct endpoint_stats *es = ep_of(p, c);
+
+	if (!es)
+		return;
+	if (c->passive)
+		es->accepted++;
+	else
+		es->opened++;
+	if (++es->live > es->live_peak)
+		es->live_peak = es->live;
+	c->reuse_open = 1;
+}
+
+void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
+{
+	struct endpoint_stats *es;
+
+	if (c->state == CS_TCP_LISTEN || !c->tuple.dport)
+		return;
+	es = ep_of(p, c);
+	if (!es)
+		return;
+	if (++es->live > es->live_peak)
+		es->live_peak = es->live;
+	c->reuse_open = 1;
+}
+
+void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *to, struct conn *c)
+{
+	struct endpoint_stats *es;
+
+	if (!c->reuse_open)
+		return;
+	es = ep_of(from, c);
+	if (es) {
+		es->accepted -= es->accepted > 0;
+		es->live -= es->live > 0;
+	}
+	c->reuse_open = 0;
+	reuse_conn_begin(a, to, c);
+}
+
+void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts)
+{
+	if (c->syn_ns && ts > c->syn_ns)
+		p->handshake_us_hist[reuse_log2((ts - c->syn_ns) / 1000)]++;
+}
+
+static void reuse_heatmaps_init(struct agg *a, struct proc_books *p)
+{
+	if (p->hm_reuse_ready)
+		return;
+	heatmap_init(&p->hm_lifetime, "lifetime", "closed connections by lifetime", "conns",
+		     a->t0_ns, a->bucket_ns);
+	heatmap_init(&p->hm_rpc, "requests_per_conn", "closed connections by requests",
+		     "conns", a->t0_ns, a->bucket_ns);
+	p->hm_reuse_ready = true;
+}
+
+/* Rows up to bucket b, added in order so small values read on top. */
+static int log2_row(struct heatmap *h, int b, const char *unit)
+{
+	char label[48];
+
+	while (h->nrows <= b) {
+		int r = h->nrows;
+
+		if (r == 0)
+			snprintf(label, sizeof(label), "0-1 %s", unit);
+		else
+			snprintf(label, sizeof(label), "%llu-%llu %s", 1ULL << r,
+				 (2ULL << r) - 1, unit);
+		if (heatmap_row(h, label) < 0)
+			return -1;
+	}
+	return b;
+}
+
+void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_t ts,
+		    const struct cs_conn_io *io)
+{
+	struct endpoint_stats *es = ep_of(p, c);
+	uint64_t req = io->turns ? (io->turns + 1) / 2 : 0;
+	uint64_t life_ms = ts > c->since_ns ? (ts - c->since_ns) / 1000000 : 0;
+	int lb = reuse_log2(life_ms), rb = reuse_log2(req);
+
+	p->requests += req;
+	p->lifetime_ms_hist[lb]++;
+	p->rpc_hist[rb]++;
+	if (es) {
+		es->requests += req;
+		es->closed++;
+		es->lifetime_ms_hist[lb]++;
+		es->rpc_hist[rb]++;
+		if (c->reuse_open)
+			es->live -= es->live > 0;
+	}
+	c->reuse_open = 0;
+	reuse_heatmaps_init(a, p);
+	if (log2_row(&p->hm_lifetime, lb, "ms") >= 0)
+		heatmap_add(&p->hm_lifetime, lb, ts, 1);
+	if (log2_row(&p->hm_rpc, rb, "req") >= 0)
+		heatmap_add(&p->hm_rpc, rb, ts, 1);
+}
+
+void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
+{
+	struct endpoint_stats *es;
+
+	p->ticks++;
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
+		es->live_sum += es->live;
+	reuse_heatmaps_init(a, p);
+	/* Quiet intervals still show on the time axis. */
+	heatmap_extend(&p->hm_lifetime, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);
+	heatmap_extend(&p->hm_rpc, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);
+}
+
+uint64_t reuse_hist_quantile(const uint64_t *hist, double q)
+{
+	uint64_t n = 0, seen = 0, want;
+
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++)
+		n += hist[b];
+	if (!n)
+		return 0;
+	want = (uint64_t)(q * n + 0.5);
+	if (!want)
+		want = 1;
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen >= want)
+			return (2ULL << b) - 1;
+	}
+	return 0;
+}
+
+size_t reuse_findings(const struct agg *a, struct churn_finding *out, size_t max)
+{
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		for (size_t j = 0; n < max && hmap_next(&p->endpoints, &j, (const void **)&k,
+							 (void **)&es);) {
+			if (k->side != EP_REMOTE || !es->live_peak || es->opened < 4)
+				continue;
+			if (es->opened <= 3 * (uint64_t)es->live_peak ||
+			    es->requests >= 10 * es->opened)
+				continue;
+			out[n] = (struct churn_finding){ .pid = p->pid, .ep = *k,
+							 .connections = es->opened,
+							 .requests = es->requests,
+							 .concurrency = es->live_peak };
+			memcpy(out[n].comm, p->comm, sizeof(out[n].comm));
+			n++;
+		}
+	}
+	return n;
+}
+
+int churn_finding_text(char *buf, size_t len, const struct churn_finding *f)
+{
+	char ep[64];
+
+	endpoint_format(ep, sizeof(ep), &f->ep);
+	return snprintf(buf, len, "pool to %s churns: %llu connections for %llu requests at "
+				  "concurrency %u; a pool that keeps >= %u idle connections would "
+				  "open %u", ep, (unsigned long long)f->connections,
+			(unsigned long long)f->requests, f->concurrency, f->concurrency,
+			f->concurrency);
+}

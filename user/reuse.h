@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Connection reuse in the books: per process and endpoint, connections
+ * opened and accepted, concurrency, requests per connection, lifetime and
+ * handshake time, and the churn finding. Called by the aggregator. */
+#ifndef CONNSCOPE_REUSE_H
+#define CONNSCOPE_REUSE_H
+
+#include "aggregate.h"
+
+int reuse_log2(uint64_t v);
+
+/* A connection began (connect, or a listener's child / accept). */
+void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c);
+/* A connection held before we attached: concurrent, not opened by us. */
+void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c);
+/* Handshake done (SYN_SENT -> ESTABLISHED at ts). */
+void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts);
+/* The connection ended at ts with its traffic. */
+void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_t ts,
+		    const struct cs_conn_io *io);
+/* Ownership moved (listener's owner -> accepting process). */
+void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *to, struct conn *c);
+/* Interval closed: concurrency samples and heatmap columns. */
+void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns);
+/* A LISTEN socket of p. */
+void reuse_listen(struct proc_books *p, uint16_t port);
+
+/* The endpoint a connection counts under. */
+void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct endpoint_key *k);
+
+struct churn_finding {
+	pid_t pid;
+	char comm[16];
+	struct endpoint_key ep;
+	uint64_t connections, requests;
+	uint32_t concurrency;
+};
+
+/* Endpoints that open connections far faster than they use them:
+ * opened / peak concurrency > 3 and fewer than 10 requests per connection. */
+size_t reuse_findings(const struct agg *a, struct churn_finding *out, size_t max);
+int churn_finding_text(char *buf, size_t len, const struct churn_finding *f);
+
+/* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
+uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
+
+#endif
