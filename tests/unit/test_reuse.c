@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Reuse accounting driven by recorded events: exchange counts from turns,
+ * lifetime and handshake buckets, per-endpoint concurrency, the churn
+ * finding. */
+#include <string.h>
+#include <sys/socket.h>
+#include "unit.h"
+#include "aggregate.h"
+#include "reuse.h"
+
+#define CLIENT 100
+#define SERVER 200
+#define MS 1000000ULL
+#define US 1000ULL
+
+static struct cs_tuple tup(uint16_t sport, uint16_t dport)
+{
+	struct cs_tuple t = { .family = AF_INET, .sport = sport, .dport = dport };
+
+	t.saddr[0] = t.daddr[0] = 127;
+	t.saddr[3] = t.daddr[3] = 1;
+	return t;
+}
+
+static void ev(struct agg *a, uint8_t type, uint64_t sk, pid_t pid, struct cs_tuple t, int old,
+	       int new, uint64_t ts, uint32_t turns)
+{
+	struct cs_event e = { .type = type, .sk = sk, .tuple = t, .oldstate = old,
+			      .newstate = new, .ts_ns = ts };
+
+	e.owner.tgid = pid;
+	e.owner.flags = type == CS_EV_ACCEPT ? CS_OWNER_ACCEPT : CS_OWNER_CONNECT;
+	e.io.turns = turns;
+	agg_event(a, &e);
+}
+
+/* connect at t, established 50 us later, closed at t + life with turns. */
+static void client_conn(struct agg *a, uint64_t sk, uint16_t sport, uint16_t dport, uint64_t t,
+			uint64_t life, uint32_t turns)
+{
+	ev(a, CS_EV_STATE, sk, CLIENT, tup(0, dport), CS_TCP_CLOSE, CS_TCP_SYN_SENT, t, 0);
+	ev(a, CS_EV_STATE, sk, CLIENT, tup(sport, dport), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED,
+	   t + 50 * US, 0);
+	ev(a, CS_EV_STATE, sk, CLIENT, tup(sport, dport), CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1,
+	   t + life - 1, 0);
+	ev(a, CS_EV_STATE, sk, CLIENT, tup(sport, dport), CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2,
+	   t + life - 1, 0);
+	ev(a, CS_EV_STATE, sk, CLIENT, tup(sport, dport), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE,
+	   t + life, turns);
+}
+
+static struct endpoint_stats *ep(struct proc_books *p, int side, uint16_t port)
+{
+	struct endpoint_key k = { .family = AF_INET, .side = side, .port = port };
+
+	if (side == EP_REMOTE)
+		k.addr[0] = 127, k.addr[3] = 1;
+	return hmap_get(&p->endpoints, &k);
+}
+
+TEST(turns_make_requests_and_buckets)
+{
+	struct agg a;
+	struct proc_books *p;
+	struct endpoint_stats *es;
+
+	agg_init(&a, 0);
+	/* 7 turns (S R S R S R S): 4 requests; 8 ms life; 50 us handshake */
+	client_conn(&a, 1, 40001, 8080, 1 * MS, 8 * MS, 7);
+	/* 2 turns: 1 request; 1 ms */
+	client_conn(&a, 2, 40002, 8080, 20 * MS, 1 * MS, 2);
+	/* no data at all: 0 requests */
+	client_conn(&a, 3, 40003, 8080, 30 * MS, 300 * US, 0);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->requests, 5, "requests");
+	ASSERT_EQ(p->lifetime_ms_hist[3], 1, "8ms_in_8_15");
+	ASSERT_EQ(p->lifetime_ms_hist[0], 2, "1ms_and_0ms_in_0_1");
+	ASSERT_EQ(p->rpc_hist[2], 1, "4_requests_bucket_4_7");
+	ASSERT_EQ(p->rpc_hist[0], 2, "0_and_1_requests");
+	ASSERT_EQ(p->handshake_us_hist[5], 3, "50us_in_32_63");
+	es = ep(p, EP_REMOTE, 8080);
+	ASSERT_TRUE(es != NULL, "endpoint");
+	ASSERT_EQ(es->opened, 3, "opened");
+	ASSERT_EQ(es->closed, 3, "closed");
+	ASSERT_EQ(es->requests, 5, "ep_requests");
+	ASSERT_EQ(es->live, 0, "none_live");
+	ASSERT_EQ(es->live_peak, 1, "peak_one");
+	ASSERT_EQ(reuse_hist_quantile(p->lifetime_ms_hist, 0.5), 1, "p50_edge");
+	ASSERT_EQ(reuse_hist_quantile(p->lifetime_ms_hist, 0.99), 15, "p99_edge");
+	agg_tick(&a, 40 * MS);
+	ASSERT_STREQ(heatmap_label(&p->hm_lifetime, 3), "8-15 ms", "lifetime_row");
+	ASSERT_EQ(heatmap_cell(&p->hm_lifetime, 0, 0), 2, "lifetime_cell");
+	ASSERT_STREQ(heatmap_label(&p->hm_rpc, 2), "4-7 req", "rpc_row");
+	agg_free(&a);
+}
+
+TEST(accepted_side_counts_under_listen_port)
+{
+	struct agg a;
+	struct proc_books *srv;
+	struct endpoint_stats *es;
+	const pid_t WORKER = 300;
+
+	agg_init(&a, 0);
+	ev(&a, CS_EV_STATE, 10, SERVER, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_LISTEN, CS_TCP_SYN_RECV, 2, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED, 3, 0);
+	ev(&a, CS_EV_ACCEPT, 11, WORKER, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_ESTABLISHED, 4, 0);
+	ev(&a, CS_EV_STATE, 11, WORKER, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT, 5 * MS, 0);
+	ev(&a, CS_EV_STATE, 11, WORKER, tup(8080, 40000), CS_TCP_CLOSE_WAIT, CS_TCP_LAST_ACK, 5 * MS, 0);
+	ev(&a, CS_EV_STATE, 11, WORKER, tup(8080, 40000), CS_TCP_LAST_ACK, CS_TCP_CLOSE, 6 * MS, 4);
+	srv = agg_find_proc(&a, SERVER);
+	es = ep(srv, EP_LISTEN, 8080);
+	ASSERT_TRUE(!es || (es->accepted == 0 && es->live == 0), "moved_off_listener");
+	es = ep(agg_find_proc(&a, WORKER), EP_LISTEN, 8080);
+	ASSERT_TRUE(es != NULL, "worker_endpoint");
+	ASSERT_EQ(es->accepted, 1, "accepted");
+	ASSERT_EQ(es->requests, 2, "server_requests");
+	ASSERT_EQ(es->live, 0, "closed");
+	agg_free(&a);
+}
+
+TEST(churn_finding_fires_only_for_churn)
+{
+	struct agg a;
+	struct churn_finding f[4];
+	char text[256];
+	size_t n;
+
+	agg_init(&a, 0);
+	/* 20 connections to :8080, one at a time, one request each */
+	for (int i = 0; i < 20; i++)
+		client_conn(&a, 100 + i, 41000 + i, 8080, (uint64_t)i * 10 * MS, 2 * MS, 2);
+	/* 4 connections to :9090 with 100 requests each */
+	for (int i = 0; i < 4; i++)
+		client_conn(&a, 200 + i, 42000 + i, 9090, (uint64_t)i * 10 * MS, 5 * MS, 199);
+	n = reuse_findings(&a, f, 4);
+	ASSERT_EQ(n, 1, "one_finding");
+	ASSERT_EQ(f[0].ep.port, 8080, "churning_endpoint");
+	ASSERT_EQ(f[0].connections, 20, "connections");
+	ASSERT_EQ(f[0].requests, 20, "requests");
+	ASSERT_EQ(f[0].concurrency, 1, "concurrency");
+	churn_finding_text(text, sizeof(text), &f[0]);
+	ASSERT_STREQ(text, "pool to 127.0.0.1:8080 churns: 20 connections for 20 requests at "
+			   "concurrency 1; a pool that keeps >= 1 idle connections would open 1",
+		     "text");
+	agg_free(&a);
+}
+
+TEST(open_connections_count_their_requests_at_the_end)
+{
+	struct agg a;
+	struct proc_books *p;
+	struct cs_conn_io io = { .turns = 9 };
+
+	agg_init(&a, 0);
+	ev(&a, CS_EV_STATE, 5, CLIENT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT, 1, 0);
+	ev(&a, CS_EV_STATE, 5, CLIENT, tup(40005, 8080), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, 2, 0);
+	agg_add_live_io(&a, 5, &io);
+	agg_add_live_io(&a, 5, &io);	/* once only */
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->requests, 5, "requests_of_open_conn");
+	ASSERT_EQ(ep(p, EP_REMOTE, 8080)->live, 1, "still_live");
+	agg_free(&a);
+}
+
+UNIT_MAIN()
