@@ -303,6 +303,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			}
 		}
 	}
+	if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_LAST_ACK)
+		reuse_conn_release(p, c);
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
 	if (new == CS_TCP_CLOSE)

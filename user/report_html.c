@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* The attach report as one HTML page; see report_html.h. The heatmaps
- * are drawn by report_html_heatmap.c.
+ * are drawn by report_html_heatmap.c, the fd part by report_html_fd.c,
+ * the churn findings and the reuse part by report_html_reuse.c.
  *
  * Self-contained on purpose: the file is mailed, attached to tickets and
  * opened on machines without network access, and a report that phones a
@@ -106,11 +107,11 @@ static const char css[] =
 	".mono{font-family:var(--mono);font-size:13px}\n"
 	".card{background:var(--card);border:1px solid var(--line);border-radius:12px;"
 	"padding:18px 22px;margin:18px 0;box-shadow:0 1px 2px rgba(16,24,40,.05)}\n"
-	".kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;"
+	".kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(130px,1fr));gap:12px;"
 	"margin:18px 0}\n"
 	".kpi{background:var(--card);border:1px solid var(--line);border-radius:12px;"
-	"padding:10px 16px}\n"
-	".kpi .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}\n"
+	"padding:10px 14px}\n"
+	".kpi .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}\n"
 	".kpi .v{font-size:20px;font-weight:650;font-variant-numeric:tabular-nums}\n"
 	".kpi .v small{font-size:13px;font-weight:400;color:var(--muted)}\n"
 	".good{color:var(--good)}.bad{color:var(--bad)}\n"
@@ -216,14 +217,15 @@ static void head(FILE *out, const struct proc_books **procs, size_t n,
 		comm(out, procs[i]);
 		shown++;
 	}
-	fprintf(out, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<main>\n", css,
-		html_heatmap_css, run->fds ? html_fd_css : "");
+	fprintf(out, "</title>\n<style>\n%s%s%s%s</style>\n</head>\n<body>\n<main>\n", css,
+		html_heatmap_css, html_reuse_css, run->fds ? html_fd_css : "");
 }
 
 static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 		     const struct proc_books **procs, size_t n)
 {
 	uint64_t lost = run->stats[CS_STAT_RB_LOST];
+	size_t findings;
 	char b1[32];
 
 	fputs("<header>\n<h1>connscope attach report</h1>\n<p class=\"sub\">", out);
@@ -246,6 +248,8 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 			     "sockets</b> at the end (largest gap %llu)</p>\n",
 			ULL(a->mismatch_last),
 			ULL(a->mismatch_max));
+	/* What to act on first, before any number. */
+	findings = html_findings(out, a);
 
 	fputs("<section class=\"kpis\">\n", out);
 	kpi(out, "elapsed", NULL, "%.1f <small>s</small>", run->elapsed_s);
@@ -254,6 +258,7 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 	kpi(out, "processes", NULL, "%zu", n);
 	kpi(out, "events", NULL, "%llu", ULL(run->stats[CS_STAT_EVENTS]));
 	kpi(out, "events lost", lost ? "bad" : "good", "%llu", ULL(lost));
+	kpi(out, "findings", findings ? "bad" : "good", "%zu", findings);
 	if (a->mismatch_last)
 		kpi(out, "books vs kernel", "bad", "differ <small>by %llu</small>",
 		    ULL(a->mismatch_last));
@@ -425,11 +430,39 @@ static void facts(FILE *out, const struct proc_books *p, const struct run_info *
 	fputs("</dl>\n", out);
 }
 
-static void proc_section(FILE *out, const struct proc_books *p, const struct run_info *run)
+/* The TIME_WAIT and orphan maps; returns the label column, widened to
+ * their labels. */
+static int socket_maps(FILE *out, const struct proc_books *p, int top, int labchars)
 {
-	int top = run->tw.top > 0 ? run->tw.top : TOP_DEFAULT;
 	struct heatmap tw;
 	char rows[96];
+
+	if (!p->hm_ready) {
+		fputs("<p class=\"note\">No interval ended: no heatmaps.</p>\n", out);
+		return labchars;
+	}
+	labchars = html_label_chars(&p->hm_orphan, labchars);
+	/* The JSON report's rows: the top endpoints by peak, the rest as
+	 * "other". */
+	if (!heatmap_top(&p->hm_tw, &tw, top)) {
+		labchars = html_label_chars(&tw, labchars);
+		snprintf(rows, sizeof(rows), "rows: the %d busiest endpoints, the rest as "
+			 "\"" HEATMAP_OTHER_LABEL "\"", top);
+		html_heatmap(out, p->pid, &tw, rows, NULL, labchars);
+	} else {
+		fputs("<p class=\"note\">TIME_WAIT heatmap: cannot draw it (out of memory).</p>\n",
+		      out);
+	}
+	heatmap_free(&tw);
+	html_heatmap(out, p->pid, &p->hm_orphan, "rows: the states an orphan can linger in",
+		     NULL, labchars);
+	return labchars;
+}
+
+static void proc_section(FILE *out, const struct agg *a, const struct proc_books *p,
+			 const struct run_info *run)
+{
+	int top = run->tw.top > 0 ? run->tw.top : TOP_DEFAULT;
 	int labchars;
 
 	fprintf(out, "<section class=\"card proc\" id=\"pid-%d\">\n<h2>PID <span class=\"pid\">%d"
@@ -442,30 +475,11 @@ static void proc_section(FILE *out, const struct proc_books *p, const struct run
 	fputs("</h2>\n", out);
 	facts(out, p, run);
 	endpoints_table(out, p, top);
-	/* One label column for the socket and the fd maps: their time axes
-	 * line up. */
-	labchars = html_fd_label_chars(run, p->pid, 4);
-	if (!p->hm_ready) {
-		fputs("<p class=\"note\">No interval ended: no heatmaps.</p>\n", out);
-		html_fd_part(out, p->pid, run, labchars);
-		fputs("</section>\n", out);
-		return;
-	}
-	/* The JSON report's rows: the top endpoints by peak, the rest as
-	 * "other". */
-	if (!heatmap_top(&p->hm_tw, &tw, top)) {
-		labchars = html_label_chars(&tw, html_label_chars(&p->hm_orphan, labchars));
-		snprintf(rows, sizeof(rows), "rows: the %d busiest endpoints, the rest as "
-			 "\"" HEATMAP_OTHER_LABEL "\"", top);
-		html_heatmap(out, p->pid, &tw, rows, NULL, labchars);
-	} else {
-		labchars = html_label_chars(&p->hm_orphan, labchars);
-		fputs("<p class=\"note\">TIME_WAIT heatmap: cannot draw it (out of memory).</p>\n",
-		      out);
-	}
-	heatmap_free(&tw);
-	html_heatmap(out, p->pid, &p->hm_orphan, "rows: the states an orphan can linger in",
-		     NULL, labchars);
+	/* One label column for the socket, reuse and fd maps: their time
+	 * axes line up. */
+	labchars = html_reuse_label_chars(p, html_fd_label_chars(run, p->pid, 4));
+	labchars = socket_maps(out, p, top, labchars);
+	html_reuse_part(out, a, p, top, labchars);
 	html_fd_part(out, p->pid, run, labchars);
 	fputs("</section>\n", out);
 }
@@ -608,7 +622,7 @@ int format_report_html(FILE *out, const struct agg *a, const struct run_info *ru
 	overview(out, a, run, procs, n);
 	summary(out, a, procs, n, run);
 	for (size_t i = 0; i < n; i++)
-		proc_section(out, procs[i], run);
+		proc_section(out, a, procs[i], run);
 	limits_section(out, run->limits);
 	run_section(out, a, run);
 	fputs("<footer>Generated by connscope. Counters from BPF events (inet_sock_set_state, "

@@ -15,7 +15,8 @@
  *	  <rect class="c" data-row="R" data-col="C" data-value="V"><title>...</title></rect>
  *	<div id="readout-hm-PID-KIND" class="readout">
  *
- * KIND is the heatmap's kind ("time_wait", "orphan", "fd_type", "fd_age").
+ * KIND is the heatmap's kind ("time_wait", "orphan", "lifetime",
+ * "requests_per_conn", "fd_type", "fd_age").
  * On mouseover of a cell the readout shows row label, time range and
  * value, and gets the cell's data-row, data-col and data-value itself, so
  * that a test reading the DOM finds them in one place. A fragment

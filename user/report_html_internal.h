@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* What the parts of the HTML report share: the escaping writer, number
- * formatting, the usage meter and the heatmap figure. Internal to
+ * formatting, the usage meter, the heatmap figure and the parts drawn in
+ * files of their own (fds, connection reuse). Internal to
  * report_html*.c; the interface is report_html.h. */
 #ifndef CONNSCOPE_REPORT_HTML_INTERNAL_H
 #define CONNSCOPE_REPORT_HTML_INTERNAL_H
@@ -65,5 +66,25 @@ void html_fd_summary_cells(FILE *out, const struct run_info *run, pid_t pid);
 
 /* pid's fd part of its process section, if it has one. */
 void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars);
+
+/* ---- report_html_reuse.c ---- */
+
+struct agg;
+struct proc_books;
+
+extern const char html_reuse_css[];
+
+/* The churn findings, a highlighted box each with the JSON's text, for
+ * the top of the page; nothing when there are none. Returns how many. */
+size_t html_findings(FILE *out, const struct agg *a);
+
+/* html_label_chars over p's reuse heatmaps; at_least when it has none. */
+int html_reuse_label_chars(const struct proc_books *p, int at_least);
+
+/* p's reuse part of its process section: connections against requests,
+ * handshake and lifetime, the top endpoints (the rest as "other") and the
+ * lifetime and requests-per-connection heatmaps. */
+void html_reuse_part(FILE *out, const struct agg *a, const struct proc_books *p, int top,
+		     int labchars);
 
 #endif

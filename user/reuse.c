@@ -80,6 +80,18 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 	c->reuse_open = 1;
 }
 
+void reuse_conn_release(struct proc_books *p, struct conn *c)
+{
+	struct endpoint_stats *es;
+
+	if (!c->reuse_open)
+		return;
+	es = ep_of(p, c);
+	if (es)
+		es->live -= es->live > 0;
+	c->reuse_open = 0;
+}
+
 void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *to, struct conn *c)
 {
 	struct endpoint_stats *es;

@@ -13,6 +13,9 @@ int reuse_log2(uint64_t v);
 void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c);
 /* A connection held before we attached: concurrent, not opened by us. */
 void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c);
+/* The application closed it (FIN_WAIT1, LAST_ACK): no longer in use,
+ * though the kernel keeps it a while; concurrency counts use. */
+void reuse_conn_release(struct proc_books *p, struct conn *c);
 /* Handshake done (SYN_SENT -> ESTABLISHED at ts). */
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts);
 /* The connection ended at ts with its traffic. */

@@ -5,8 +5,10 @@
 # and every heatmap cell), and its hover readout works in a real browser
 # (headless Chromium, driven through the page's #hover=ID:ROW:COL hook).
 # attach traces fds too (the default): the fd part says what the JSON's fd
-# part says, and its heatmaps hover the same way. A screenshot is kept as
-# an artifact for people to look at.
+# part says, and its heatmaps hover the same way. The client's churn (a
+# connection per request) is a finding in both, and the reuse part (table
+# and lifetime / requests maps) agrees with the JSON's. A screenshot is
+# kept as an artifact for people to look at.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -31,7 +33,18 @@ cpid=$FX_PID_cli
 # --leak-age 0.5: the held sockets are leak suspects by the end.
 cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" --leak-age 0.5 ||
 	{ fail attach "$(cat "$TMP/err")"; exit 1; }
-assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
+# In batches of B, each closed (TIME_WAIT) before the next begins: the
+# books count a connection open until it reaches CLOSE, and a slow server
+# would let all N overlap. This way at most HELD are open at once whatever
+# the server's pace, and a connection per request is the churn finding.
+B=5
+churned=0
+for ((k = B; k <= N; k += B)); do
+	[[ $(fx_cmd cli "churn $B") == "churned $B" ]] || break
+	wait_for "[ \$(tw_on_port $port) -ge $k ]" 20 || break
+	churned=$k
+done
+assert_eq "$churned" "$N" churned
 wait_for "[ \$(tw_on_port $port) -ge $N ]" 20 || fail time_wait "kernel has $(tw_on_port "$port")"
 assert_eq "$(fx_cmd cli "open $HELD")" "opened $HELD" held_open
 # Two more intervals, so the map has columns with all N alive. Intervals
@@ -149,6 +162,59 @@ assert_eq "$(grep -o "<tr data-rank=\"1\"[^>]*>.*" "$H" | grep -o 'data-k="site"
 assert_eq "$(grep -o "<tr data-rank=\"1\"[^>]*>.*" "$H" | grep -o 'data-k="old">[0-9]*' |
 	cut -d'>' -f2)" "$(jqn "$f | .leak_sites[0].old" "$J")" fd/site_old_equals_json
 
+# ---- connection reuse agrees with the JSON ----
+# The client opens a connection per request ("churn"): a churn finding for
+# its endpoint in the JSON, and the same text in a box at the top.
+ep=127.0.0.1:$port
+fnd=".findings[] | select(.pid == $cpid and .endpoint == \"$ep\")"
+assert_eq "$(jqn "[$fnd] | length" "$J")" 1 reuse/json_finding
+assert_eq "$(jqn "$fnd | .kind" "$J")" churn reuse/json_finding_kind
+box="<div class=\"finding\" id=\"finding-[0-9]*\" data-kind=\"churn\" data-pid=\"$cpid\" \
+data-endpoint=\"$ep\">"
+assert_eq "$(grep -c "^$box\$" "$H")" 1 reuse/html_finding_box
+assert_eq "$(sed -n "/^$box\$/,/class=\"ft\"/p" "$H" | grep -o 'data-k="text">[^<]*' |
+	cut -d'>' -f2 | unescape)" "$(jqn "$fnd | .text" "$J")" reuse/finding_text_equals_json
+fline=$(grep -n -m1 '<section id="findings"' "$H" | cut -d: -f1)
+sline=$(grep -n -m1 'id="summary"' "$H" | cut -d: -f1)
+assert_eq "$((${fline:-999999} < ${sline:-0}))" 1 reuse/findings_above_table
+r="$c | .reuse"
+# data-k=KEY in the reuse part of pid (figures before the endpoint table).
+reuse_fig() {
+	sed -n "/<div class=\"reusepart\" id=\"reuse-$cpid\">/,/<h3>Reuse by endpoint/p" "$H" |
+		grep -o "data-k=\"$1\">[^<]*" | head -n 1 | cut -d'>' -f2
+}
+assert_eq "$(reuse_fig connections)" \
+	"$(jqn "$r | .connections_opened + .connections_accepted" "$J")" reuse/connections
+assert_eq "$(reuse_fig requests)" "$(jqn "$r | .requests" "$J")" reuse/requests
+assert_eq "$(($(reuse_fig requests) >= N))" 1 reuse/requests_counted
+assert_eq "$(sed -n "/id=\"reuse-$cpid\"/,/Reuse by endpoint/p" "$H" |
+	grep -o 'data-v="[-0-9.]*" data-k="reuse_ratio"' | head -n 1 | cut -d'"' -f2)" \
+	"$(printf %.6f "$(jqn "$r | .reuse_ratio" "$J")")" reuse/reuse_ratio
+# The endpoint's row of the reuse table against the JSON's endpoint.
+je="$r | .endpoints[] | select(.endpoint == \"$ep\")"
+erow=$(sed -n "/<table class=\"ep reuse\" id=\"reuse-ep-$cpid\">/,/<\/table>/p" "$H" |
+	grep -F "<span data-k=\"endpoint\">$ep</span>")
+assert_eq "$(grep -c . <<<"$erow")" 1 reuse/endpoint_row
+assert_eq "$(grep -c '^<tr class="churn">' <<<"$erow")" 1 reuse/endpoint_row_marked
+for k in opened accepted closed requests peak_concurrent lifetime_ms_p50 lifetime_ms_p99; do
+	assert_eq "$(grep -o "data-k=\"$k\">[^<]*" <<<"$erow" | cut -d'>' -f2)" \
+		"$(jqn "$je | .$k" "$J")" "reuse/endpoint/$k"
+done
+assert_eq "$(grep -o 'data-k="requests_per_conn">[^<]*' <<<"$erow" | cut -d'>' -f2)" \
+	"$(printf %.1f "$(jqn "$je | .requests_per_conn" "$J")")" reuse/endpoint/requests_per_conn
+assert_eq "$(grep -o 'data-k="mean_concurrent">[^<]*' <<<"$erow" | cut -d'>' -f2)" \
+	"$(printf %.1f "$(jqn "$je | .mean_concurrent" "$J")")" reuse/endpoint/mean_concurrent
+lid=hm-$cpid-lifetime
+lm="$c | .heatmaps.lifetime"
+map_equals_json "$lid" "$lm" lifetime
+map_equals_json "hm-$cpid-requests_per_conn" "$c | .heatmaps.requests_per_conn" \
+	requests_per_conn
+# The lifetime map's busiest cell: the one we hover.
+lrow=$(jqn "[$lm | .cells[] | max] | index(max)" "$J")
+lcol=$(jqn "$lm | .cells[$lrow] | index(max)" "$J")
+lwant=$(jqn "$lm | .cells[$lrow][$lcol]" "$J")
+assert_eq "$((lwant >= 1))" 1 lifetime/has_closed_connections
+
 # ---- in a browser ----
 CHROME_UDD=
 chromium_reap() {
@@ -228,14 +294,34 @@ else
 	assert_eq "$(grep -c "class=\"c sel\" data-row=\"$frow\" data-col=\"$fcol\"" \
 		"$TMP/dom_fd.html")" 1 browser/fd_cell_highlighted
 
+	# The lifetime map: the same hover code, on a map of counts.
+	lurl="file://$H#hover=$lid:$lrow:$lcol"
+	chromium dump_dom_lifetime "$TMP/dom_lt.html" --dump-dom "$lurl"
+	readout=$(grep -o "<div id=\"readout-$lid\"[^>]*>.*" "$TMP/dom_lt.html" |
+		sed 's,</div>.*,,')
+	assert_eq "$(grep -o 'data-row="[0-9]*" data-col="[0-9]*" data-value="[0-9]*"' \
+		<<<"$readout")" "data-row=\"$lrow\" data-col=\"$lcol\" data-value=\"$lwant\"" \
+		browser/lifetime_readout_cell
+	text=$(sed 's/<[^>]*>/ /g; s/  */ /g; s/^ //; s/ $//' <<<"$readout")
+	from=$(jqn "$lcol * ($lm | .bucket_seconds)" "$J")
+	to=$(jqn "($lcol + 1) * ($lm | .bucket_seconds)" "$J")
+	assert_eq "$text" "$(jqn "$lm | .rows[$lrow]" "$J") $from–$to s $lwant conns" \
+		browser/lifetime_readout_text
+	assert_eq "$(grep -c "class=\"c sel\" data-row=\"$lrow\" data-col=\"$lcol\"" \
+		"$TMP/dom_lt.html")" 1 browser/lifetime_cell_highlighted
+	# The finding box is drawn: the browser kept it, text and all.
+	assert_eq "$(grep -c "^$box\$" "$TMP/dom_lt.html")" 1 browser/finding_box
+
 	mkdir -p "$ARTIFACT_DIR"
 	rm -f "$ARTIFACT_DIR/report.png"
 	chromium screenshot /dev/null --screenshot="$ARTIFACT_DIR/report.png" \
-		--window-size=1280,3400 "$url"
+		--window-size=1280,4600 "$lurl"
 	assert_eq "$(head -c 8 "$ARTIFACT_DIR/report.png" 2>/dev/null | od -An -tx1 |
 		tr -d ' \n')" 89504e470d0a1a0a browser/screenshot_png
 	cp "$H" "$ARTIFACT_DIR/report.html" 2>/dev/null
-	echo "artifacts: $ARTIFACT_DIR/report.png $ARTIFACT_DIR/report.html" >&2
+	cp "$J" "$ARTIFACT_DIR/report.json" 2>/dev/null
+	echo "artifacts: $ARTIFACT_DIR/report.png $ARTIFACT_DIR/report.html" \
+		"$ARTIFACT_DIR/report.json" >&2
 fi
 fx_stop cli
 fx_stop srv
