@@ -28,7 +28,7 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 
 # Debian 12 packages: what the build needs, and what the tests drive.
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
-TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium
+TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils
 
 BPF_UNITS  := tcpstate fdtrack
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
@@ -117,14 +117,20 @@ $(OUTPUT)/fixtures/leakfix_fp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer $< -o $@
 
 # Install only what is missing; refresh the package lists once if needed.
+# A policy-rc.d that says no keeps packages like nginx from starting their
+# system service: the tests start their own, on loopback.
 deps:
 	$(Q)missing=""; for p in $(BUILD_PKGS) $(EXTRA_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		export DEBIAN_FRONTEND=noninteractive; \
+		guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+			printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; \
+			chmod +x /usr/sbin/policy-rc.d; guard=1; fi; \
 		apt-get install -y --no-install-recommends $$missing || \
 		{ apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+		rc=$$?; [ -n "$$guard" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
 	fi
 
 test-deps:
