@@ -57,6 +57,7 @@ struct endpoint_stats {
 	/* Reuse (reuse.c): connections to or from this endpoint. */
 	uint64_t opened, accepted, closed;
 	uint64_t requests;	/* exchanges: (turns + 1) / 2 per connection */
+	uint64_t bytes_sent, bytes_recv;	/* application data of its connections */
 	uint32_t live, live_peak;
 	uint64_t live_sum;	/* sum of live over ticks, for the mean */
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
@@ -91,6 +92,7 @@ struct proc_books {
 	uint64_t orphan_ended;
 	/* Reuse (reuse.c) */
 	uint64_t requests;		/* exchanges on this process's connections */
+	uint64_t bytes_sent, bytes_recv;
 	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];

@@ -72,6 +72,8 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 		     "reuse %.0f%%\n", "reuse", (unsigned long long)conns,
 		(unsigned long long)p->requests, conns ? (double)p->requests / conns : 0,
 		100 * ratio(conns, p->requests));
+	fprintf(out, "  %-13s %llu bytes sent, %llu received\n", "traffic",
+		(unsigned long long)p->bytes_sent, (unsigned long long)p->bytes_recv);
 	if (p->total.opened)
 		fprintf(out, "  %-13s p50 <= %llu us, p99 <= %llu us (SYN_SENT -> ESTABLISHED)\n",
 			"handshake", (unsigned long long)reuse_hist_quantile(p->handshake_us_hist, 0.5),
@@ -167,6 +169,8 @@ static void json_endpoint(struct json *j, const char *label, const char *side,
 	json_kv_uint(j, "accepted", es->accepted);
 	json_kv_uint(j, "closed", es->closed);
 	json_kv_uint(j, "requests", es->requests);
+	json_kv_uint(j, "bytes_sent", es->bytes_sent);
+	json_kv_uint(j, "bytes_received", es->bytes_recv);
 	json_kv_double(j, "requests_per_conn", c ? (double)es->requests / c : 0, 3);
 	json_kv_uint(j, "peak_concurrent", es->live_peak);
 	json_kv_double(j, "mean_concurrent", mean, 3);
@@ -192,7 +196,15 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 	json_kv_uint(j, "connections_accepted", p->total.accepted);
 	json_kv_uint(j, "connections_closed", p->total.closed);
 	json_kv_uint(j, "requests", p->requests);
+	json_kv_uint(j, "bytes_sent", p->bytes_sent);
+	json_kv_uint(j, "bytes_received", p->bytes_recv);
 	json_kv_double(j, "reuse_ratio", ratio(conns, p->requests), 6);
+	if (p->nrows && p->rows[p->nrows - 1].t_ns) {
+		double secs = p->rows[p->nrows - 1].t_ns / 1e9;
+
+		json_kv_double(j, "opened_per_s", p->total.opened / secs, 3);
+		json_kv_double(j, "accepted_per_s", p->total.accepted / secs, 3);
+	}
 	json_key(j, "endpoints");
 	json_array_begin(j);
 	eps = endpoints_by_conns(p, &n);

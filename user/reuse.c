@@ -152,10 +152,14 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 	int lb = reuse_log2(life_ms), rb = reuse_log2(req);
 
 	p->requests += req;
+	p->bytes_sent += io->bytes_sent;
+	p->bytes_recv += io->bytes_recv;
 	p->lifetime_ms_hist[lb]++;
 	p->rpc_hist[rb]++;
 	if (es) {
 		es->requests += req;
+		es->bytes_sent += io->bytes_sent;
+		es->bytes_recv += io->bytes_recv;
 		es->closed++;
 		es->lifetime_ms_hist[lb]++;
 		es->rpc_hist[rb]++;
