@@ -295,14 +295,14 @@ void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color)
 
 	fprintf(out, "\n");
 	if (p->lim.soft && p->lim.soft != UINT64_MAX)
-		fprintf(out, "  %-13s %llu of RLIMIT_NOFILE %llu (%.0f%%), growth %+.1f/s", "fds",
+		fprintf(out, "  %-13s %llu of limit %llu (%.0f%%), %+.1f/s", "fds",
 			(unsigned long long)p->inv.total, (unsigned long long)p->lim.soft,
 			100.0 * p->inv.total / p->lim.soft, p->slope);
 	else
-		fprintf(out, "  %-13s %llu, growth %+.1f/s", "fds", (unsigned long long)p->inv.total,
+		fprintf(out, "  %-13s %llu, %+.1f/s", "fds", (unsigned long long)p->inv.total,
 			p->slope);
 	if (b)
-		fprintf(out, "; made %llu, closed %llu", (unsigned long long)b->created,
+		fprintf(out, ", made %llu, closed %llu", (unsigned long long)b->created,
 			(unsigned long long)b->closed);
 	fprintf(out, "\n");
 	text_types(out, &p->inv);

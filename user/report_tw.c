@@ -81,8 +81,10 @@ static struct ep_row *sorted_endpoints(const struct proc_books *p, size_t *n)
 	*n = 0;
 	if (!rows)
 		return NULL;
+	/* The map also holds reuse-only endpoints: TIME_WAIT rows only. */
 	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
-		rows[(*n)++] = (struct ep_row){ .key = *k, .st = *es };
+		if (es->tw_entered || es->tw_live_peak)
+			rows[(*n)++] = (struct ep_row){ .key = *k, .st = *es };
 	qsort(rows, *n, sizeof(*rows), by_entered);
 	return rows;
 }
