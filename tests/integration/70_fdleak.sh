@@ -119,3 +119,19 @@ fix_send lim exit
 "$CONNSCOPE" fdleak -p 1 --leak-age abc >/dev/null 2>"$TMP/bad.err"
 assert_eq "$?" 2 bad/leak_age_status
 assert_eq "$(grep -c "leak-age 'abc': expected seconds" "$TMP/bad.err")" 1 bad/leak_age_message
+
+# The process exits during the window: exit status 3, a message, and a
+# complete report of what it held at its last listing (no crash, no guess).
+fix_start gone "$FIXTURES/leakfix_nofp"
+fix_expect gone "ready *" 10 || fail gone/start "no ready"
+read -r _ gonepid _ <<<"$FIX_LINE"
+fl_start "$TMP/gone.json" "$TMP/gone.err" -p "$gonepid" -j -i 0.2 --leak-age 0 || fail gone/fdleak "$(cat "$TMP/gone.err")"
+assert_eq "$(fx_cmd gone "leak 3")" "leaked 3" gone/leaked
+# one listing after the leak, seen as the live growth (the event to wait for)
+wait_for "[ \$(ls /proc/$gonepid/fd 2>/dev/null | wc -l) -ge 3 ]" 5
+fix_eof gone  # EOF on stdin: leakfix exits
+wait "$FL_PID"
+assert_eq "$?" 3 gone/exit_status
+assert_eq "$(grep -c "process $gonepid (leakfix_nofp) exited after" "$TMP/gone.err")" 1 gone/message
+assert_eq "$(jqn '.processes[0].exited' "$TMP/gone.json")" true gone/exited_in_report
+assert_eq "$(jqn '.run.end_reason' "$TMP/gone.json")" "target exited" gone/end_reason
