@@ -458,24 +458,12 @@ int cmd_attach(int argc, char **argv)
 	};
 	struct attach_opts o = { .interval_s = 1, .header = true };
 	unsigned long long v;
-	int c;
+	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (cli_parse_pids("-p", optarg, o.pids, &o.npids))
-				return EXIT_USAGE;
-			break;
-		case 'd':
-			if (cli_parse_seconds("-d", optarg, 0.1, 86400 * 30, &o.duration_s))
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			if (cli_parse_seconds("-i", optarg, 0.1, 3600, &o.interval_s))
-				return EXIT_USAGE;
-			break;
 		case 'j':
 			o.json = true;
 			break;
@@ -536,7 +524,13 @@ int cmd_attach(int argc, char **argv)
 			attach_usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option("attach", argv);
+			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+					   &o.interval_s);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return cli_bad_option("attach", argv);
+			break;
 		}
 	}
 	if (optind < argc) {

@@ -83,3 +83,17 @@ int cli_bad_option(const char *cmd, char **argv)
 				"(connscope %s --help)\n", cmd, arg, cmd);
 	return EXIT_USAGE;
 }
+
+int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *duration_s,
+		   double *interval_s)
+{
+	switch (c) {
+	case 'p':
+		return cli_parse_pids("-p", arg, pids, npids) ? -1 : 1;
+	case 'd':
+		return cli_parse_seconds("-d", arg, 0.1, 86400 * 30, duration_s) ? -1 : 1;
+	case 'i':
+		return cli_parse_seconds("-i", arg, 0.1, 3600, interval_s) ? -1 : 1;
+	}
+	return 0;
+}

@@ -23,6 +23,12 @@ int cli_parse_seconds(const char *flag, const char *arg, double min, double max,
 int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 		  unsigned long long max, unsigned long long *out);
 
+/* The tracing window options every tracing command takes: -p PIDS,
+ * -d SECONDS, -i SECONDS. Returns 1 when c was one of them (and good), -1
+ * after printing why it was bad, 0 when c is not one of them. */
+int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *duration_s,
+		   double *interval_s);
+
 /* getopt_long's failure (opterr must be 0): one line naming the option. */
 int cli_bad_option(const char *cmd, char **argv);
 

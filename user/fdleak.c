@@ -205,24 +205,12 @@ int cmd_fdleak(int argc, char **argv)
 	struct fdleak_opts o = { .interval_s = 1, .leak_age_s = 10, .warn_share = 0.8,
 				 .header = true, .top = 5 };
 	unsigned long long v;
-	int c;
+	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (cli_parse_pids("-p", optarg, o.pids, &o.npids))
-				return EXIT_USAGE;
-			break;
-		case 'd':
-			if (cli_parse_seconds("-d", optarg, 0.1, 86400 * 30, &o.duration_s))
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			if (cli_parse_seconds("-i", optarg, 0.1, 3600, &o.interval_s))
-				return EXIT_USAGE;
-			break;
 		case 'L':
 			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
 				return EXIT_USAGE;
@@ -253,7 +241,13 @@ int cmd_fdleak(int argc, char **argv)
 			fdleak_usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option("fdleak", argv);
+			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+					   &o.interval_s);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return cli_bad_option("fdleak", argv);
+			break;
 		}
 	}
 	if (optind < argc) {

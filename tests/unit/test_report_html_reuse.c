@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "unit.h"
+#include "report_html_fixture.h"
 #include "report_html.h"
 #include "reuse.h"
 
@@ -27,32 +28,6 @@ static const struct run_info base_run = {
 	.end_reason = "interrupted",
 	.tw = { .top = 10 },
 };
-
-static char *render(const struct agg *a, const struct run_info *run)
-{
-	/* static: gcc's dangling-pointer analysis misreads open_memstream */
-	static char *buf;
-	static size_t len;
-	FILE *f;
-	int err;
-
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	ASSERT_TRUE(f != NULL, "memstream");
-	err = format_report_html(f, a, run);
-	fclose(f);
-	ASSERT_EQ(err, 0, "format_report_html");
-	return buf;
-}
-
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
 
 /* ---- books from events ------------------------------------------------------ */
 

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Shared by the HTML report's unit tests: render a report into a string
+ * and count what it holds. Include after unit.h. */
+#ifndef CONNSCOPE_REPORT_HTML_FIXTURE_H
+#define CONNSCOPE_REPORT_HTML_FIXTURE_H
+
+#include <stdio.h>
+#include <string.h>
+#include "report_html.h"
+
+static char *render(const struct agg *a, const struct run_info *run)
+{
+	/* static: gcc's dangling-pointer analysis misreads open_memstream */
+	static char *buf;
+	static size_t len;
+	FILE *f;
+	int err;
+
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	ASSERT_TRUE(f != NULL, "memstream");
+	err = format_report_html(f, a, run);
+	fclose(f);
+	ASSERT_EQ(err, 0, "format_report_html");
+	return buf;
+}
+
+/* Occurrences of needle in hay. */
+static inline int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+#endif
