@@ -68,6 +68,7 @@ struct proc_books *agg_proc(struct agg *a, pid_t pid)
 
 	if (p && created) {
 		p->pid = pid;
+		p->t0_ns = a->t0_ns;
 		hmap_init(&p->endpoints, sizeof(struct endpoint_key), sizeof(struct endpoint_stats));
 	}
 	return p;
@@ -304,7 +305,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		}
 	}
 	if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_LAST_ACK)
-		reuse_conn_release(p, c);
+		reuse_conn_release(a, p, c);
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
 	if (new == CS_TCP_CLOSE)
@@ -353,6 +354,8 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	struct proc_books *p;
 
 	a->events++;
+	if (e->ts_ns > a->now_ns)
+		a->now_ns = e->ts_ns;
 	if (!e->owner.tgid) {
 		a->unknown_events++;
 		return;

@@ -59,7 +59,8 @@ struct endpoint_stats {
 	uint64_t requests;	/* exchanges: (turns + 1) / 2 per connection */
 	uint64_t bytes_sent, bytes_recv;	/* application data of its connections */
 	uint32_t live, live_peak;
-	uint64_t live_sum;	/* sum of live over ticks, for the mean */
+	uint64_t live_area;	/* integral of live over time (connection-ns) ... */
+	uint64_t live_since;	/* ... up to this moment (ktime ns) */
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
 };
@@ -96,7 +97,8 @@ struct proc_books {
 	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];
-	uint64_t ticks;			/* intervals closed, for mean concurrency */
+	uint64_t ticks;			/* intervals closed */
+	uint64_t t0_ns;			/* the run's start (ktime), for time-weighted means */
 	struct heatmap hm_lifetime;	/* closed connections by lifetime (log2 ms) */
 	struct heatmap hm_rpc;		/* closed connections by requests (log2) */
 	bool hm_reuse_ready;
@@ -122,6 +124,7 @@ struct agg {
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
+	uint64_t now_ns;	/* time of the event being applied */
 	uint64_t bucket_ns;	/* heatmap column width: the interval (default 1 s) */
 	uint64_t events;	/* events applied */
 	uint64_t unknown_events;/* events for sockets with no owner */

@@ -201,7 +201,7 @@ static void ep_row(FILE *out, const char *label, bool mono, const struct endpoin
 
 static double mean_live(const struct proc_books *p, const struct endpoint_stats *es)
 {
-	return p->ticks ? (double)es->live_sum / p->ticks : 0;
+	return reuse_mean_concurrency(p, es);
 }
 
 static void endpoints(FILE *out, const struct proc_books *p, int top,

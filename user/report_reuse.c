@@ -46,7 +46,7 @@ static struct ep_use *endpoints_by_conns(const struct proc_books *p, size_t *n)
 
 static double mean_live(const struct proc_books *p, const struct endpoint_stats *es)
 {
-	return p->ticks ? (double)es->live_sum / p->ticks : 0;
+	return reuse_mean_concurrency(p, es);
 }
 
 static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)

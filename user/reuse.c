@@ -43,6 +43,39 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
 		memcpy(k->addr, c->tuple.daddr, 16);
 }
 
+/* live changes by delta at the agg's current time: the area under live
+ * grows by the time since the last change. */
+static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
+{
+	uint64_t now = a->now_ns > a->t0_ns ? a->now_ns : a->t0_ns;
+
+	if (!es->live_since)
+		es->live_since = now;
+	if (now > es->live_since) {
+		es->live_area += (uint64_t)es->live * (now - es->live_since);
+		es->live_since = now;
+	}
+	if (delta > 0) {
+		es->live++;
+		if (es->live > es->live_peak)
+			es->live_peak = es->live;
+	} else if (es->live) {
+		es->live--;
+	}
+}
+
+double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_stats *es)
+{
+	uint64_t end = p->nrows ? p->t0_ns + p->rows[p->nrows - 1].t_ns : 0;
+	uint64_t area = es->live_area;
+
+	if (end <= p->t0_ns)
+		return 0;
+	if (es->live_since && end > es->live_since)
+		area += (uint64_t)es->live * (end - es->live_since);
+	return (double)area / (end - p->t0_ns);
+}
+
 static struct endpoint_stats *ep_of(struct proc_books *p, const struct conn *c)
 {
 	struct endpoint_key k;
@@ -61,8 +94,7 @@ void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
 		es->accepted++;
 	else
 		es->opened++;
-	if (++es->live > es->live_peak)
-		es->live_peak = es->live;
+	live_change(a, es, 1);
 	c->reuse_open = 1;
 }
 
@@ -75,12 +107,11 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 	es = ep_of(p, c);
 	if (!es)
 		return;
-	if (++es->live > es->live_peak)
-		es->live_peak = es->live;
+	live_change(a, es, 1);
 	c->reuse_open = 1;
 }
 
-void reuse_conn_release(struct proc_books *p, struct conn *c)
+void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c)
 {
 	struct endpoint_stats *es;
 
@@ -88,7 +119,7 @@ void reuse_conn_release(struct proc_books *p, struct conn *c)
 		return;
 	es = ep_of(p, c);
 	if (es)
-		es->live -= es->live > 0;
+		live_change(a, es, -1);
 	c->reuse_open = 0;
 }
 
@@ -101,7 +132,7 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 	es = ep_of(from, c);
 	if (es) {
 		es->accepted -= es->accepted > 0;
-		es->live -= es->live > 0;
+		live_change(a, es, -1);
 	}
 	c->reuse_open = 0;
 	reuse_conn_begin(a, to, c);
@@ -164,7 +195,7 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 		es->lifetime_ms_hist[lb]++;
 		es->rpc_hist[rb]++;
 		if (c->reuse_open)
-			es->live -= es->live > 0;
+			live_change(a, es, -1);
 	}
 	c->reuse_open = 0;
 	reuse_heatmaps_init(a, p);
@@ -176,11 +207,7 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 {
-	struct endpoint_stats *es;
-
 	p->ticks++;
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
-		es->live_sum += es->live;
 	reuse_heatmaps_init(a, p);
 	/* Quiet intervals still show on the time axis. */
 	heatmap_extend(&p->hm_lifetime, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);

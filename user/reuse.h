@@ -15,7 +15,7 @@ void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c);
 void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c);
 /* The application closed it (FIN_WAIT1, LAST_ACK): no longer in use,
  * though the kernel keeps it a while; concurrency counts use. */
-void reuse_conn_release(struct proc_books *p, struct conn *c);
+void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c);
 /* Handshake done (SYN_SENT -> ESTABLISHED at ts). */
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts);
 /* The connection ended at ts with its traffic. */
@@ -43,6 +43,10 @@ struct churn_finding {
  * opened / peak concurrency > 3 and fewer than 10 requests per connection. */
 size_t reuse_findings(const struct agg *a, struct churn_finding *out, size_t max);
 int churn_finding_text(char *buf, size_t len, const struct churn_finding *f);
+
+/* Mean concurrency of an endpoint over the run so far: time-weighted, from
+ * every open and close, not sampled. */
+double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_stats *es);
 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);

@@ -77,7 +77,8 @@ static void conn(struct agg *a, uint64_t sk, uint16_t sport, uint64_t t, uint64_
  *	0 s:	6 connections, 100 us handshake, 3 ms, 1 request each
  *	1 s:	3 connections, 1.5 ms handshake, 20 ms, 4 requests each
  *	1.5 s:	1 connection opened and still open at the end
- * ticks at 1, 2, 3 s: live 0, 1, 1 at the endpoint. */
+ * ticks at 1, 2, 3 s. Time-weighted concurrency: 6 x 3 ms + 3 x 20 ms +
+ * 1.5 s = 1.578 connection-seconds over 3 s = 0.526. */
 static struct proc_books *churner(struct agg *a)
 {
 	struct proc_books *p;
@@ -271,8 +272,7 @@ TEST(endpoint_row_from_events)
 	ASSERT_STREQ(dk(row, "requests_per_conn", b, sizeof(b)), "1.8", "per_conn");
 	ASSERT_STREQ(dk(row, "reuse_ratio", b, sizeof(b)), "44%", "reuse");
 	ASSERT_STREQ(dk(row, "peak_concurrent", b, sizeof(b)), "1", "peak");
-	/* live 0, 1, 1 at the three ticks */
-	ASSERT_STREQ(dk(row, "mean_concurrent", b, sizeof(b)), "0.7", "mean");
+	ASSERT_STREQ(dk(row, "mean_concurrent", b, sizeof(b)), "0.5", "mean");
 	ASSERT_STREQ(dk(row, "lifetime_ms_p50", b, sizeof(b)), "3", "lifetime_p50");
 	ASSERT_STREQ(dk(row, "lifetime_ms_p99", b, sizeof(b)), "31", "lifetime_p99");
 	*rend = '\n';
@@ -337,6 +337,10 @@ TEST(top_endpoints_and_other)
 	p->target = true;
 	strcpy(p->comm, "pool");
 	p->ticks = 4;
+	/* A 4 s run: the mean is the area under live over those 4 s. */
+	p->rows = calloc(1, sizeof(*p->rows));
+	p->rows_cap = p->nrows = 1;
+	p->rows[0].t_ns = 4 * SEC;
 	for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
 		inet_pton(AF_INET, eps[i].addr, k.addr);
 		es = hmap_upsert(&p->endpoints, &k, NULL);
@@ -344,7 +348,7 @@ TEST(top_endpoints_and_other)
 		es->closed = eps[i].opened;
 		es->requests = eps[i].requests;
 		es->live_peak = eps[i].peak;
-		es->live_sum = 2 * eps[i].peak;
+		es->live_area = 2 * (uint64_t)eps[i].peak * SEC;	/* mean peak / 2 */
 		es->lifetime_ms_hist[5] = eps[i].opened;
 		p->total.opened += eps[i].opened;
 		p->total.closed += eps[i].opened;
