@@ -409,7 +409,7 @@ static void attach_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: connscope attach -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
-		"                        [--report FILE.html] [--top N] [--warn-pct P]\n"
+		"                        [--report FILE.html] [--top N] [--warn-pct P] [--no-fd]\n"
 		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
 		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
@@ -430,7 +430,8 @@ static void attach_usage(FILE *out)
 		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
 		"                         tp_btf (the fallback for kernels without it)\n"
 		"  -v, --verbose          libbpf's messages\n"
-		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during the window\n");
+		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
+		"the window\n");
 }
 
 int cmd_attach(int argc, char **argv)
