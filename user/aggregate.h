@@ -97,6 +97,8 @@ struct proc_books {
 	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];
+	/* Exact sums behind the histograms (Prometheus _sum). */
+	uint64_t handshake_ns_sum, lifetime_ns_sum, rpc_sum;
 	uint64_t ticks;			/* intervals closed */
 	uint64_t t0_ns;			/* the run's start (ktime), for time-weighted means */
 	struct heatmap hm_lifetime;	/* closed connections by lifetime (log2 ms) */

@@ -15,6 +15,7 @@
 #include "procfs.h"
 #include "report.h"
 #include "report_html.h"
+#include "prom.h"
 #include "snapshot.h"
 #include "fdsession.h"
 
@@ -101,8 +102,8 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 	hmap_free(&known);
 }
 
-/* The HTML report goes to FILE.tmp beside FILE and is renamed into place
- * when complete: a failed or interrupted run never leaves half a report.
+/* Reports go to FILE.tmp beside FILE and are renamed into place when
+ * complete: a failed or interrupted run never leaves half a report.
  * Opened before attaching, so a bad path fails before any work. */
 static FILE *report_open(const char *path, char *tmp, size_t len)
 {
@@ -117,9 +118,14 @@ static FILE *report_open(const char *path, char *tmp, size_t len)
 }
 
 static int report_commit(FILE *f, const char *tmp, const char *path, const struct agg *a,
-			 const struct run_info *run)
+			 const struct run_info *run, const struct sockstat *st)
 {
-	int err = format_report_html(f, a, run);
+	int err = 0;
+
+	if (st)
+		format_prom_attach(f, a, run, st);
+	else
+		err = format_report_html(f, a, run);
 
 	if (fflush(f) || ferror(f))
 		err = -EIO;
@@ -194,8 +200,8 @@ int attach_run(const struct attach_opts *o)
 	bool warned = false, live_tty, fs_on = false;
 	struct fd_session fs = {};
 	struct agg agg;
-	FILE *html = NULL;
-	char html_tmp[4096];
+	FILE *html = NULL, *prom = NULL;
+	char html_tmp[4096], prom_tmp[4096];
 	uint64_t t0, next_tick, deadline, tick_ns;
 	size_t ntargets_alive;
 	int err, ret = 1;
@@ -216,6 +222,13 @@ int attach_run(const struct attach_opts *o)
 	ret = 1;
 	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp))))
 		return 1;
+	if (o->prom_file && !(prom = report_open(o->prom_file, prom_tmp, sizeof(prom_tmp)))) {
+		if (html) {
+			fclose(html);
+			unlink(html_tmp);
+		}
+		return 1;
+	}
 
 	t0 = now_ns();
 	agg_init(&agg, t0);
@@ -384,8 +397,14 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	}
 	if (html) {
-		err = report_commit(html, html_tmp, o->report_html, &agg, &run);
+		err = report_commit(html, html_tmp, o->report_html, &agg, &run, NULL);
 		html = NULL;
+		if (err)
+			goto cleanup;
+	}
+	if (prom) {
+		err = report_commit(prom, prom_tmp, o->prom_file, &agg, &run, &snap.st);
+		prom = NULL;
 		if (err)
 			goto cleanup;
 	}
@@ -398,6 +417,10 @@ cleanup:
 	if (html) {
 		fclose(html);
 		unlink(html_tmp);
+	}
+	if (prom) {
+		fclose(prom);
+		unlink(prom_tmp);
 	}
 	tracer_close(&tracer);
 	snapshot_free(&snap);
@@ -422,6 +445,7 @@ static void attach_usage(FILE *out)
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
 		"      --report FILE      also write a self-contained HTML report\n"
+		"      --prom FILE        also write the end state as Prometheus metrics\n"
 		"      --no-fd            do not trace fds (no fd section, no fd programs)\n"
 		"      --leak-age S       fds open longer than S are leak suspects (default 10)\n"
 		"      --top N            endpoints per process in the report (default 10)\n"
@@ -451,6 +475,7 @@ int cmd_attach(int argc, char **argv)
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
+		{ "prom", required_argument, NULL, 'm' },
 		{ "leak-age", required_argument, NULL, 'L' },
 		{ "top", required_argument, NULL, 'O' },
 		{ "warn-pct", required_argument, NULL, 'W' },
@@ -506,6 +531,9 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'F':
 			o.no_fd = true;
+			break;
+		case 'm':
+			o.prom_file = optarg;
 			break;
 		case 'L':
 			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))

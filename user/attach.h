@@ -18,6 +18,7 @@ struct attach_opts {
 	bool header;
 	bool quiet_live;	/* no live table (the report only) */
 	const char *report_html;	/* --report FILE.html, NULL: none */
+	const char *prom_file;		/* --prom FILE: metrics at the end, NULL: none */
 	bool no_color;		/* ASCII heatmaps even on a terminal */
 	bool no_fd;		/* no fd tracking */
 	double leak_age_s;	/* fd leak suspects: open longer than this */

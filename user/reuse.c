@@ -140,8 +140,10 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts)
 {
-	if (c->syn_ns && ts > c->syn_ns)
+	if (c->syn_ns && ts > c->syn_ns) {
 		p->handshake_us_hist[reuse_log2((ts - c->syn_ns) / 1000)]++;
+		p->handshake_ns_sum += ts - c->syn_ns;
+	}
 }
 
 static void reuse_heatmaps_init(struct agg *a, struct proc_books *p)
@@ -187,6 +189,8 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 	p->bytes_recv += io->bytes_recv;
 	p->lifetime_ms_hist[lb]++;
 	p->rpc_hist[rb]++;
+	p->lifetime_ns_sum += ts > c->since_ns ? ts - c->since_ns : 0;
+	p->rpc_sum += req;
 	if (es) {
 		es->requests += req;
 		es->bytes_sent += io->bytes_sent;

@@ -8,6 +8,7 @@
 #include "hashmap.h"
 #include "json.h"
 #include "summary.h"
+#include "prom.h"
 
 static int cmp_procs(const void *a, const void *b)
 {
@@ -261,10 +262,11 @@ void format_summary_json(FILE *out, const struct summary *sum)
 
 static void summary_usage(FILE *out)
 {
-	fprintf(out, "usage: connscope summary [-p PID[,PID...]] [-j] [-H]\n"
+	fprintf(out, "usage: connscope summary [-p PID[,PID...]] [-j | --prom] [-H]\n"
 		     "  the `ss -s` block, then TCP sockets by process and state\n"
 		     "  -p, --pid PIDS   only these processes (repeatable, comma-separated)\n"
 		     "  -j, --json       one JSON document\n"
+		     "      --prom       Prometheus text format (node_exporter textfile)\n"
 		     "  -H, --no-header  no table header\n");
 }
 
@@ -273,13 +275,14 @@ int cmd_summary(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prom", no_argument, NULL, 'P' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	pid_t pids[CLI_MAX_PIDS];
 	size_t npids = 0;
-	bool json = false, header = true;
+	bool json = false, header = true, prom = false;
 	struct tcp_snapshot snap = {};
 	struct summary sum = {};
 	int c, ret = 1;
@@ -294,6 +297,9 @@ int cmd_summary(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'P':
+			prom = true;
 			break;
 		case 'H':
 			header = false;
@@ -327,8 +333,15 @@ int cmd_summary(int argc, char **argv)
 		fprintf(stderr, "connscope: out of memory building the summary\n");
 		goto out;
 	}
+	if (json && prom) {
+		fprintf(stderr, "connscope summary: -j and --prom are two output formats: pick one\n");
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (json)
 		format_summary_json(stdout, &sum);
+	else if (prom)
+		format_prom_summary(stdout, &sum);
 	else
 		format_summary_text(stdout, &sum, header);
 	ret = fflush(stdout) ? 1 : 0;
