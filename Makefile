@@ -23,11 +23,11 @@ endif
 
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) -Iuser -Ibpf
-LDLIBS   := -lbpf -ldw -lelf -lz
+LDLIBS   := -lbpf -ldw -lelf -lz -lmicrohttpd -lpthread
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf
 
 # Debian 12 packages: what the build needs, and what the tests drive.
-BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
+BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
 TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus
 
 BPF_UNITS  := tcpstate fdtrack

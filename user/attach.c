@@ -16,6 +16,7 @@
 #include "report.h"
 #include "report_html.h"
 #include "prom.h"
+#include "exporter.h"
 #include "snapshot.h"
 #include "fdsession.h"
 
@@ -182,6 +183,36 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 	fflush(stdout);
 }
 
+/* The exporter's snapshot: the books rendered as metrics, published for
+ * the HTTP thread. Rendering cost is itself a metric. */
+static void publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
+			    struct tracer *t, const struct sockstat *st)
+{
+	struct timespec t0, t1;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	tracer_stats(t, run->stats);
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	format_prom_attach(f, a, run, st);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(f, "# HELP connscope_snapshot_render_seconds Time to render this snapshot\n"
+		   "# TYPE connscope_snapshot_render_seconds gauge\n"
+		   "connscope_snapshot_render_seconds %.6f\n"
+		   "# HELP connscope_scrapes_total Scrapes of /metrics answered\n"
+		   "# TYPE connscope_scrapes_total counter\n"
+		   "connscope_scrapes_total %llu\n",
+		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+		(unsigned long long)exporter_scrapes(exp));
+	fclose(f);
+	exporter_publish(exp, buf, len);
+	free(buf);
+}
+
 static void clock_label(char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -200,6 +231,7 @@ int attach_run(const struct attach_opts *o)
 	bool warned = false, live_tty, fs_on = false;
 	struct fd_session fs = {};
 	struct agg agg;
+	struct exporter *exp = NULL;
 	FILE *html = NULL, *prom = NULL;
 	char html_tmp[4096], prom_tmp[4096];
 	uint64_t t0, next_tick, deadline, tick_ns;
@@ -220,9 +252,14 @@ int attach_run(const struct attach_opts *o)
 	if (ret)
 		return ret;
 	ret = 1;
-	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp))))
+	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port)))
 		return 1;
+	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp)))) {
+		exporter_stop(exp);
+		return 1;
+	}
 	if (o->prom_file && !(prom = report_open(o->prom_file, prom_tmp, sizeof(prom_tmp)))) {
+		exporter_stop(exp);
 		if (html) {
 			fclose(html);
 			unlink(html_tmp);
@@ -285,6 +322,16 @@ int attach_run(const struct attach_opts *o)
 	for (size_t i = 0; i < o->npids; i++)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	run.hook = tracer.method;
+	run.tw_method = tracer.tw_method;
+	run.fds = fs_on ? &fs : NULL;
+	run.interval_s = o->interval_s;
+	if (exp) {
+		publish_metrics(exp, &agg, &run, &tracer, &snap.st);
+		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",
+			strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
+			strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
+	}
 	live_tty = !o->json && !o->quiet_live && !o->no_color && isatty(STDOUT_FILENO);
 	run.tw.top = o->top > 0 ? o->top : 10;
 	run.tw.width = terminal_width();
@@ -338,6 +385,8 @@ int attach_run(const struct attach_opts *o)
 				fd_session_tick(&fs, tracer.rb, false);
 				fd_session_analyze(&fs, false);
 			}
+			if (exp)
+				publish_metrics(exp, &agg, &run, &tracer, &snap.st);
 			/* A limit crossed is said at once, not only in the report. */
 			if (!warned && format_limits_warnings(stderr, &limits))
 				warned = true;
@@ -388,7 +437,9 @@ int attach_run(const struct attach_opts *o)
 	run.interval_s = o->interval_s;
 	run.follow_children = o->tracer.follow_children;
 	tracer_stats(&tracer, run.stats);
-	if (o->json)
+	if (exp)
+		;	/* the exporter's output was /metrics */
+	else if (o->json)
 		format_report_json(stdout, &agg, &run);
 	else
 		format_report_text(stdout, &agg, &run);
@@ -413,6 +464,7 @@ int attach_run(const struct attach_opts *o)
 			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
+	exporter_stop(exp);
 	fd_session_close(&fs);
 	if (html) {
 		fclose(html);
@@ -570,6 +622,84 @@ int cmd_attach(int argc, char **argv)
 	if (!o.npids) {
 		fprintf(stderr, "connscope attach: which process? give -p PID (e.g. -p $(pgrep -n "
 				"myserver))\n");
+		return EXIT_USAGE;
+	}
+	return attach_run(&o);
+}
+
+static void exporter_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope exporter -p PID[,PID...] [--listen ADDR:PORT] [-i SECONDS]\n"
+		"                          [--children] [--no-fd] [-v]\n"
+		"  keep tracing the processes and serve their metrics for Prometheus\n"
+		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"      --listen A:P       where to serve /metrics (default 127.0.0.1:%d; a\n"
+		"                         non-loopback address only when named here)\n"
+		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"
+		"  -d, --duration S       stop after S seconds (default: until SIGTERM)\n"
+		"      --children         also trace processes the targets fork\n"
+		"      --no-fd            do not trace fds\n"
+		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "no-fd", no_argument, NULL, 'F' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct attach_opts o = { .interval_s = 1, .exporter = true, .quiet_live = true,
+				 .listen_port = EXPORTER_DEFAULT_PORT };
+	int c, r;
+
+	snprintf(o.listen_addr, sizeof(o.listen_addr), "%s", EXPORTER_DEFAULT_ADDR);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:i:d:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (exporter_parse_listen(optarg, o.listen_addr, sizeof(o.listen_addr),
+						  &o.listen_port))
+				return EXIT_USAGE;
+			break;
+		case 'C':
+			o.tracer.follow_children = true;
+			break;
+		case 'F':
+			o.no_fd = true;
+			break;
+		case 'v':
+			o.tracer.verbose = true;
+			break;
+		case 'h':
+			exporter_usage(stdout);
+			return 0;
+		default:
+			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+					   &o.interval_s);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return cli_bad_option("exporter", argv);
+			break;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "connscope exporter: unexpected argument '%s' (connscope exporter "
+				"--help)\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!o.npids) {
+		fprintf(stderr, "connscope exporter: which processes? give -p PID (e.g. -p "
+				"$(pgrep -d, nginx))\n");
 		return EXIT_USAGE;
 	}
 	return attach_run(&o);

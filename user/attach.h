@@ -19,6 +19,9 @@ struct attach_opts {
 	bool quiet_live;	/* no live table (the report only) */
 	const char *report_html;	/* --report FILE.html, NULL: none */
 	const char *prom_file;		/* --prom FILE: metrics at the end, NULL: none */
+	bool exporter;			/* serve /metrics until SIGINT/SIGTERM, no report */
+	char listen_addr[64];
+	uint16_t listen_port;
 	bool no_color;		/* ASCII heatmaps even on a terminal */
 	bool no_fd;		/* no fd tracking */
 	double leak_age_s;	/* fd leak suspects: open longer than this */
@@ -30,5 +33,7 @@ struct attach_opts {
 /* Runs the whole attach; returns the process exit status. */
 int attach_run(const struct attach_opts *o);
 int cmd_attach(int argc, char **argv);
+/* `connscope exporter -p PIDS [--listen ADDR:PORT] [-i S]` */
+int cmd_exporter(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static void usage(FILE *out)
 		"  summary [-p PID] [-j]          `ss -s` block + TCP sockets per process\n"
 		"  attach -p PID [-d S] [-i S] [-j]  trace processes' connections live\n"
 		"  fdleak -p PID [-d S] [-j]      fds by type, growth, the sites that leak\n"
+		"  exporter -p PID [--listen A:P] serve the metrics for Prometheus\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version                        print the version\n"
 		"`connscope COMMAND --help` for the options of each command.\n");
@@ -44,11 +45,13 @@ int main(int argc, char **argv)
 		return cmd_summary(argc - 1, argv + 1);
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc - 1, argv + 1);
+	if (!strcmp(cmd, "exporter"))
+		return cmd_exporter(argc - 1, argv + 1);
 	if (!strcmp(cmd, "fdleak"))
 		return cmd_fdleak(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
 	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, "
-			"fdleak, demo and version (connscope --help)\n", cmd);
+			"fdleak, exporter, demo and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

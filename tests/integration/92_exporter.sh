@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# connscope exporter: GET /metrics (promtool-clean, exact counts), GET /,
+# 404 elsewhere, bad --listen; and a real Prometheus scraping it on
+# loopback sees the same numbers through its query API.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+TMP=$(lib_tmpdir)
+N=9
+
+# http_get PORT PATH: the response body (headers dropped), HTTP/1.0.
+http_get() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&"$fd"
+	timeout 5 cat <&"$fd" | tr -d '\r' | sed '1,/^$/d'
+	exec {fd}>&-
+}
+http_status() {
+	local fd
+	# (refused until the server listens: the wait_for around it retries)
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null || return 1
+	printf 'GET %s HTTP/1.0\r\n\r\n' "$2" >&"$fd"
+	timeout 5 head -1 <&"$fd" | awk '{print $2}'
+	exec {fd}>&-
+}
+
+port=$(free_port)
+fx_start srv server -p "$port" && fx_start cli client -p "$port"
+eport=$(free_port)
+spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
+EXP=$BG_PID
+wait_for "grep -q 'exporter serving http://127.0.0.1:$eport/metrics' '$TMP/exp.err'" 30 ||
+	fail exporter/start "$(cat "$TMP/exp.err")"
+assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
+metric() { http_get "$eport" /metrics | awk -v m="$1" -v p="pid=\"$FX_PID_cli\"" 'index($0, m "{") == 1 && index($0, p) {print $NF}' | head -1; }
+wait_for "[ \"\$(metric connscope_process_time_wait_entered_total)\" = $N ]" 20
+assert_eq "$(metric connscope_process_connections_opened_total)" "$N" metrics/opened
+assert_eq "$(metric connscope_process_time_wait_entered_total)" "$N" metrics/time_wait_entered
+http_get "$eport" /metrics >"$TMP/scrape.prom"
+promtool check metrics <"$TMP/scrape.prom" >"$TMP/lint.txt" 2>&1
+assert_eq "$?" 0 "metrics/promtool_clean $(head -c 300 "$TMP/lint.txt")"
+assert_eq "$(grep -c '^connscope_scrapes_total ' "$TMP/scrape.prom")" 1 metrics/self_scrapes
+assert_eq "$(grep -c '^connscope_snapshot_render_seconds ' "$TMP/scrape.prom")" 1 metrics/self_render_time
+assert_eq "$(http_get "$eport" / | grep -c 'href="/metrics"')" 1 index/links_metrics
+assert_eq "$(http_status "$eport" /nope)" 404 other_paths_404
+
+# A real Prometheus scraping the exporter every second.
+if command -v prometheus >/dev/null; then
+	pport=$(free_port)
+	mkdir -p "$TMP/prom"
+	cat >"$TMP/prom/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: connscope
+    static_configs:
+      - targets: ['127.0.0.1:$eport']
+YML
+	spawn_bg prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+		--web.listen-address="127.0.0.1:$pport" >"$TMP/prom/log" 2>&1
+	wait_for "[ \"\$(http_status $pport /-/ready)\" = 200 ]" 30 || fail prometheus/ready "$(tail -3 "$TMP/prom/log")"
+	q="connscope_process_connections_opened_total%7Bpid%3D%22$FX_PID_cli%22%7D"
+	promq() { http_get "$pport" "/api/v1/query?query=$q" | jq -r '.data.result[0].value[1] // empty' 2>/dev/null; }
+	wait_for "[ \"\$(promq)\" = $N ]" 30
+	assert_eq "$(promq)" "$N" prometheus/query_opened
+	up=$(http_get "$pport" "/api/v1/query?query=up" | jq -r '.data.result[0].value[1]')
+	assert_eq "$up" 1 prometheus/target_up
+else
+	fail prometheus "prometheus missing (Debian: prometheus)"
+fi
+
+kill -TERM "$EXP"; wait "$EXP"
+assert_eq "$?" 0 exporter/clean_exit
+# Bad input.
+"$CONNSCOPE" exporter -p 1 --listen nonsense >/dev/null 2>"$TMP/bad.err"
+assert_eq "$?" 2 bad/listen_status
+assert_eq "$(grep -c "expected ADDR:PORT" "$TMP/bad.err")" 1 bad/listen_message
+"$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$port" >/dev/null 2>"$TMP/inuse.err"
+assert_eq "$?" 1 bad/in_use_status
+assert_eq "$(cat "$TMP/inuse.err")" "connscope: cannot listen on 127.0.0.1:$port (in use? try another --listen port)" bad/in_use_one_message
+fx_stop cli; fx_stop srv
