@@ -22,7 +22,7 @@ http_get() {
 http_status() {
 	local fd
 	# (refused until the server listens: the wait_for around it retries)
-	exec {fd}<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null || return 1
+	{ exec {fd}<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
 	printf 'GET %s HTTP/1.0\r\n\r\n' "$2" >&"$fd"
 	timeout 5 head -1 <&"$fd" | awk '{print $2}'
 	exec {fd}>&-
