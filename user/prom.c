@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdlib.h>
 #include <string.h>
 #include "fdsession.h"
 #include "prom.h"
@@ -145,6 +146,53 @@ static void histogram(FILE *out, const char *name, const struct proc_books *p,
 }
 
 #define MAX_PROM_PROCS 1024
+#define PROM_TOP_ENDPOINTS 10
+
+struct ep_val {
+	struct endpoint_key key;
+	uint64_t v;
+};
+
+static int by_val(const void *a, const void *b)
+{
+	const struct ep_val *x = a, *y = b;
+
+	return x->v < y->v ? 1 : x->v > y->v ? -1 : memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+/* One series per endpoint of p, top PROM_TOP_ENDPOINTS by value. */
+static void endpoint_series(FILE *out, const struct proc_books *p, bool tw)
+{
+	const char *name = tw ? "connscope_process_endpoint_time_wait_sockets"
+			      : "connscope_process_endpoint_connections_total";
+	struct ep_val *v = calloc(p->endpoints.count ? p->endpoints.count : 1, sizeof(*v));
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+	uint64_t other = 0;
+	size_t n = 0;
+	char label[64];
+
+	if (!v)
+		return;
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);) {
+		uint64_t val = tw ? es->tw_live : es->opened + es->accepted;
+
+		if (val || (tw ? es->tw_entered : 0))
+			v[n++] = (struct ep_val){ .key = *k, .v = val };
+	}
+	qsort(v, n, sizeof(*v), by_val);
+	for (size_t i = 0; i < n; i++) {
+		if (i >= PROM_TOP_ENDPOINTS) {
+			other += v[i].v;
+			continue;
+		}
+		endpoint_format(label, sizeof(label), &v[i].key);
+		proc_sample(out, name, p->pid, p->comm, "endpoint", label, v[i].v);
+	}
+	if (n > PROM_TOP_ENDPOINTS)
+		proc_sample(out, name, p->pid, p->comm, "endpoint", "other", other);
+	free(v);
+}
 
 void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
 			const struct sockstat *st)
@@ -241,6 +289,33 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 					    fp->inv.by_type[t]);
 		}
 	}
+	/* Endpoints: the top 10 per process by connections, the rest as
+	 * "other", so the series stay bounded. */
+	family(out, "connscope_process_endpoint_connections_total", "counter",
+	       "Connections opened to or accepted on an endpoint (top 10 + other)");
+	for (size_t i = 0; i < n; i++)
+		endpoint_series(out, procs[i], false);
+	family(out, "connscope_process_endpoint_time_wait_sockets", "gauge",
+	       "TIME_WAIT sockets by endpoint at the last reconcile (top 10 + other)");
+	for (size_t i = 0; i < n; i++)
+		endpoint_series(out, procs[i], true);
+	if (run->fds) {
+		family(out, "connscope_process_fd_leak_suspects", "gauge",
+		       "Open fds older than the leak age, made at a known code site");
+		for (size_t i = 0; i < n; i++) {
+			const struct fdleak_proc *fp = fd_session_proc(run->fds, procs[i]->pid);
+			unsigned long long old = 0;
+
+			for (size_t k = 0; fp && k < fp->nsus; k++)
+				old += fp->sus[k].old;
+			if (fp)
+				proc_sample(out, "connscope_process_fd_leak_suspects", procs[i]->pid,
+					    procs[i]->comm, NULL, NULL, old);
+		}
+	}
+	family(out, "connscope_tracked_connections", "gauge",
+	       "Connections the books follow right now");
+	fprintf(out, "connscope_tracked_connections %zu\n", a->conns.count + a->seeds.count);
 	family(out, "connscope_events_total", "counter", "Events the BPF side wrote");
 	fprintf(out, "connscope_events_total %llu\n", (unsigned long long)run->stats[CS_STAT_EVENTS]);
 	family(out, "connscope_events_lost_total", "counter",

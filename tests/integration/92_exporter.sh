@@ -47,6 +47,27 @@ assert_eq "$(grep -c '^connscope_scrapes_total ' "$TMP/scrape.prom")" 1 metrics/
 assert_eq "$(grep -c '^connscope_snapshot_render_seconds ' "$TMP/scrape.prom")" 1 metrics/self_render_time
 assert_eq "$(http_get "$eport" / | grep -c 'href="/metrics"')" 1 index/links_metrics
 assert_eq "$(http_status "$eport" /nope)" 404 other_paths_404
+assert_eq "$(grep -c "^connscope_process_endpoint_time_wait_sockets{pid=\"$FX_PID_cli\",comm=\"tcpfix\",endpoint=\"127.0.0.1:$port\"} $N\$" "$TMP/scrape.prom")" 1 metrics/time_wait_by_endpoint
+# Not GET: 405.
+post_status() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n' >&"$fd"
+	timeout 5 head -1 <&"$fd" | awk '{print $2}'
+	exec {fd}>&-
+}
+assert_eq "$(post_status "$eport")" 405 post_is_405
+# A client that connects and sends nothing does not block the others, and
+# concurrent scrapes all get the whole text.
+exec {idle}<>"/dev/tcp/127.0.0.1/$eport"
+scrapers=()
+for k in 1 2 3 4; do
+	http_get "$eport" /metrics >"$TMP/c$k.prom" &
+	scrapers+=($!)
+done
+wait "${scrapers[@]}"	# each ends on its own (timeout 5 in http_get)
+assert_eq "$(cat "$TMP"/c?.prom | grep -c '^connscope_build_info')" 4 concurrent_scrapes_with_an_idle_client
+exec {idle}>&-
 
 # A real Prometheus scraping the exporter every second.
 if command -v prometheus >/dev/null; then
