@@ -313,6 +313,12 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 					    procs[i]->comm, NULL, NULL, old);
 		}
 	}
+	family(out, "connscope_unattributed_tcp_sockets", "gauge",
+	       "TCP sockets with no owning file the books could charge, by state");
+	for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
+		fprintf(out, "connscope_unattributed_tcp_sockets{state=\"%s\"} %u\n",
+			tcp_state_name(tcp_state_order[k]),
+			a->unattributed.state[tcp_state_order[k]]);
 	family(out, "connscope_tracked_connections", "gauge",
 	       "Connections the books follow right now");
 	fprintf(out, "connscope_tracked_connections %zu\n", a->conns.count + a->seeds.count);

@@ -91,6 +91,36 @@ YML
 	assert_eq "$(promq)" "$N" prometheus/query_opened
 	up=$(http_get "$pport" "/api/v1/query?query=up" | jq -r '.data.result[0].value[1]')
 	assert_eq "$up" 1 prometheus/target_up
+	# Every PromQL expression of every dashboard, with its variables set to
+	# this workload, returns at least one series. More churn while
+	# Prometheus scrapes, so that rates are not 0; rate windows of 1m.
+	assert_eq "$(fx_cmd cli "churn 20")" "churned 20" churned_while_scraped
+	wait_for "[ \"\$(promq)\" = $((N + 20)) ]" 30
+	assert_eq "$(promq)" "$((N + 20))" prometheus/query_opened_after_more
+	dash_exprs() {
+		jq -r '.. | objects | select(has("expr")) | .expr' "$REPO_ROOT"/dashboards/*.json |
+			sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__interval/1m/g; s/\\\$__range/1m/g" \
+			    -e "s/\\\${pid[^}]*}/$FX_PID_cli/g; s/\\\$pid/$FX_PID_cli/g" \
+			    -e "s/\\\${comm[^}]*}/tcpfix/g; s/\\\$comm/tcpfix/g" | sort -u
+	}
+	series_of() {
+		local enc
+		enc=$(jq -rn --arg q "$1" '$q | @uri')
+		http_get "$pport" "/api/v1/query?query=$enc" | jq -r '.data.result | length' 2>/dev/null
+	}
+	nexpr=0
+	while IFS= read -r expr; do
+		[ -n "$expr" ] || continue
+		nexpr=$((nexpr + 1))
+		wait_for "[ \"\$(series_of \"\$expr\")\" -ge 1 ] 2>/dev/null" 20
+		got=$(series_of "$expr")
+		if [ "${got:-0}" -ge 1 ] 2>/dev/null; then
+			ok "dashboards/expr_has_data: ${expr:0:60}"
+		else
+			fail "dashboards/expr_has_data" "no series for: $expr"
+		fi
+	done < <(dash_exprs)
+	assert_eq "$((nexpr > 0))" 1 dashboards/exprs_found
 else
 	fail prometheus "prometheus missing (Debian: prometheus)"
 fi
