@@ -120,13 +120,12 @@ static void histogram(FILE *out, const char *name, const struct proc_books *p,
 		      const uint64_t *hist, double scale, double sum)
 {
 	uint64_t cum = 0, total = 0;
-	int last = 0;
+	/* Every bucket, always: processes must share one bucket set for
+	 * sum by (le) and histogram_quantile to add up. */
+	int last = REUSE_HIST_BUCKETS - 1;
 
-	for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++)
 		total += hist[b];
-		if (hist[b])
-			last = b;
-	}
 	for (int b = 0; b <= last; b++) {
 		cum += hist[b];
 		fprintf(out, "%s_bucket", name);
