@@ -326,6 +326,16 @@ int attach_run(const struct attach_opts *o)
 	run.tw_method = tracer.tw_method;
 	run.fds = fs_on ? &fs : NULL;
 	run.interval_s = o->interval_s;
+	{
+		const char *names[24];
+		bool on[24];
+
+		run.nprogs = tracer_programs(&tracer, names, on, 24);
+		for (int i = 0; i < run.nprogs; i++) {
+			run.progs[i].name = names[i];
+			run.progs[i].attached = on[i];
+		}
+	}
 	if (exp) {
 		publish_metrics(exp, &agg, &run, &tracer, &snap.st);
 		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",

@@ -223,3 +223,22 @@ int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io)
 {
 	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.conn_io), &sk, io) ? -errno : 0;
 }
+
+int tracer_programs(struct tracer *t, const char **names, bool *attached, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	if (!t->skel)
+		return 0;
+	/* tcpstate_bpf__attach() attached every autoloaded program or failed
+	 * as a whole, so autoload is what runs. */
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (n == max)
+			break;
+		names[n] = bpf_program__name(prog);
+		attached[n] = bpf_program__autoload(prog);
+		n++;
+	}
+	return n;
+}

@@ -43,6 +43,9 @@ int tracer_add_target(struct tracer *t, pid_t pid);
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner);
 /* Sum of the per-CPU counters (CS_STAT_*). */
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
+/* Names of the unit's programs and whether each one runs (autoloaded and
+ * attached); returns how many were filled (<= max). */
+int tracer_programs(struct tracer *t, const char **names, bool *attached, int max);
 /* The traffic so far of a live traced connection; -ENOENT when none. */
 int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io);
 void tracer_close(struct tracer *t);

@@ -335,6 +335,11 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 	       "Sockets where the books and the kernel disagreed at the last reconcile");
 	fprintf(out, "connscope_books_mismatch_sockets %llu\n",
 		(unsigned long long)a->mismatch_last);
+	family(out, "connscope_program_attached", "gauge",
+	       "1 when the BPF program runs, 0 when a fallback was chosen or it is off");
+	for (int i = 0; i < run->nprogs; i++)
+		fprintf(out, "connscope_program_attached{program=\"%s\"} %d\n", run->progs[i].name,
+			run->progs[i].attached);
 	family(out, "connscope_build_info", "gauge", "connscope version and the hooks in use");
 	fprintf(out, "connscope_build_info{version=\"%s\",hook=\"", CONNSCOPE_VERSION);
 	label_value(out, run->hook ? run->hook : "");

@@ -25,6 +25,9 @@ struct run_info {
 	const struct limits_view *limits;	/* NULL: not observed */
 	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
 	const struct fd_session *fds;	/* fd tracking, NULL: off */
+	/* BPF programs of the tcpstate unit and whether each is attached. */
+	struct { const char *name; bool attached; } progs[24];
+	int nprogs;
 };
 
 /* Live table: header once, then one row per traced process per interval. */

@@ -44,6 +44,8 @@ http_get "$eport" /metrics >"$TMP/scrape.prom"
 promtool check metrics <"$TMP/scrape.prom" >"$TMP/lint.txt" 2>&1
 assert_eq "$?" 0 "metrics/promtool_clean $(head -c 300 "$TMP/lint.txt")"
 assert_eq "$(grep -c '^connscope_scrapes_total ' "$TMP/scrape.prom")" 1 metrics/self_scrapes
+assert_eq "$(grep -c '^connscope_program_attached{program="handle_set_state_btf"} 1$' "$TMP/scrape.prom")" 1 metrics/program_attached
+assert_eq "$(grep -c '^connscope_program_attached{program="handle_set_state_tp"} 0$' "$TMP/scrape.prom")" 1 metrics/fallback_not_attached
 assert_eq "$(grep -c '^connscope_snapshot_render_seconds ' "$TMP/scrape.prom")" 1 metrics/self_render_time
 assert_eq "$(http_get "$eport" / | grep -c 'href="/metrics"')" 1 index/links_metrics
 assert_eq "$(http_status "$eport" /nope)" 404 other_paths_404
