@@ -624,16 +624,11 @@ int cmd_attach(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "connscope attach: unexpected argument '%s' (connscope attach "
-				"--help)\n", argv[optind]);
+	if (cli_no_more_args("attach", argc, argv))
 		return EXIT_USAGE;
-	}
-	if (!o.npids) {
-		fprintf(stderr, "connscope attach: which process? give -p PID (e.g. -p $(pgrep -n "
-				"myserver))\n");
+	if (cli_need_pids("attach", o.npids,
+			  "which process? give -p PID (e.g. -p $(pgrep -n myserver))"))
 		return EXIT_USAGE;
-	}
 	return attach_run(&o);
 }
 
@@ -702,15 +697,10 @@ int cmd_exporter(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "connscope exporter: unexpected argument '%s' (connscope exporter "
-				"--help)\n", argv[optind]);
+	if (cli_no_more_args("exporter", argc, argv))
 		return EXIT_USAGE;
-	}
-	if (!o.npids) {
-		fprintf(stderr, "connscope exporter: which processes? give -p PID (e.g. -p "
-				"$(pgrep -d, nginx))\n");
+	if (cli_need_pids("exporter", o.npids,
+			  "which processes? give -p PID (e.g. -p $(pgrep -d, nginx))"))
 		return EXIT_USAGE;
-	}
 	return attach_run(&o);
 }

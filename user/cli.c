@@ -97,3 +97,22 @@ int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *d
 	}
 	return 0;
 }
+
+int cli_no_more_args(const char *cmd, int argc, char **argv)
+{
+	extern int optind;
+
+	if (optind >= argc)
+		return 0;
+	fprintf(stderr, "connscope %s: unexpected argument '%s' (connscope %s --help)\n", cmd,
+		argv[optind], cmd);
+	return EXIT_USAGE;
+}
+
+int cli_need_pids(const char *cmd, size_t npids, const char *ask)
+{
+	if (npids)
+		return 0;
+	fprintf(stderr, "connscope %s: %s\n", cmd, ask);
+	return EXIT_USAGE;
+}

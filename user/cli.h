@@ -29,6 +29,12 @@ int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *duration_s,
 		   double *interval_s);
 
+/* After getopt: a word left over is an error (one line, EXIT_USAGE);
+ * returns 0 when there is none. */
+int cli_no_more_args(const char *cmd, int argc, char **argv);
+/* No -p given: "connscope CMD: ASK", EXIT_USAGE; 0 when there are pids. */
+int cli_need_pids(const char *cmd, size_t npids, const char *ask);
+
 /* getopt_long's failure (opterr must be 0): one line naming the option. */
 int cli_bad_option(const char *cmd, char **argv);
 

@@ -250,15 +250,10 @@ int cmd_fdleak(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "connscope fdleak: unexpected argument '%s' (connscope fdleak "
-				"--help)\n", argv[optind]);
+	if (cli_no_more_args("fdleak", argc, argv))
 		return EXIT_USAGE;
-	}
-	if (!o.npids) {
-		fprintf(stderr, "connscope fdleak: which process? give -p PID (e.g. -p $(pgrep -n "
-				"myserver))\n");
+	if (cli_need_pids("fdleak", o.npids,
+			  "which process? give -p PID (e.g. -p $(pgrep -n myserver))"))
 		return EXIT_USAGE;
-	}
 	return fdleak_run(&o);
 }

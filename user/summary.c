@@ -311,11 +311,8 @@ int cmd_summary(int argc, char **argv)
 			return cli_bad_option("summary", argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "connscope summary: unexpected argument '%s' (connscope summary "
-				"--help)\n", argv[optind]);
+	if (cli_no_more_args("summary", argc, argv))
 		return EXIT_USAGE;
-	}
 	for (size_t i = 0; i < npids; i++) {
 		struct proc_ident id;
 
