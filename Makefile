@@ -30,7 +30,7 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
 TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus
 
-BPF_UNITS  := tcpstate fdtrack
+BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
 USER_SRCS  := $(sort $(wildcard user/*.c))

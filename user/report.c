@@ -5,6 +5,7 @@
 #include "report.h"
 #include "fdsession.h"
 #include "report_reuse.h"
+#include "report_quic.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -122,6 +123,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		format_reuse_text(out, p, &run->tw);
 		if (fd_session_proc(run->fds, p->pid))
 			format_fd_brief(out, fd_session_proc(run->fds, p->pid), run->tw.color);
+		format_quic_text(out, run->quic, p->pid, &run->tw);
 	}
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
@@ -134,6 +136,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
+	format_quic_agent_text(out, run->quic);
 	if (a->mismatch_last)
 		fprintf(out, "books vs kernel: DISAGREE by %llu sockets at the end (largest gap "
 			     "%llu)\n", (unsigned long long)a->mismatch_last,
@@ -216,6 +219,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 			json_fdleak_proc(&j, fd_session_proc(run->fds, p->pid));
 			json_object_end(&j);
 		}
+		json_quic_proc(&j, run->quic, p->pid);
 		json_key(&j, "intervals");
 		json_array_begin(&j);
 		for (size_t k = 0; k < p->nrows; k++) {
@@ -255,6 +259,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "reconciles", a->reconciles);
 	json_kv_uint(&j, "books_mismatch_last", a->mismatch_last);
 	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);
+	json_quic_agent(&j, run->quic);
 	json_object_end(&j);
 
 	json_key(&j, "sources");
@@ -262,6 +267,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "totals", "BPF events (inet_sock_set_state, accept exit)");
 	json_kv_string(&j, "tcp", "sock_diag + /proc/PID/fd at the end; TIME_WAIT and orphans "
 				  "joined to owners by 4-tuple");
+	if (run->quic)
+		json_kv_string(&j, "quic", "wire: cgroup_skb datagram headers; ngtcp2: uprobes "
+					   "on libngtcp2; kernel: inet_sock_set_state, protocol 261");
 	json_object_end(&j);
 	json_object_end(&j);
 	json_finish(&j);

@@ -10,6 +10,7 @@
 #include "aggregate.h"
 #include "tcpstate.h"
 #include "report_tw.h"
+#include "quicbooks.h"
 
 struct fd_session;
 
@@ -25,6 +26,7 @@ struct run_info {
 	const struct limits_view *limits;	/* NULL: not observed */
 	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
 	const struct fd_session *fds;	/* fd tracking, NULL: off */
+	const struct quic_run *quic;	/* QUIC sources, NULL: off */
 	/* BPF programs of the tcpstate unit and whether each is attached. */
 	struct { const char *name; bool attached; } progs[24];
 	int nprogs;

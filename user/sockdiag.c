@@ -29,7 +29,7 @@ struct sd_conn {
 	uint32_t seq;
 };
 
-static int sd_send_req(struct sd_conn *c, uint8_t family, uint32_t states)
+static int sd_send_req(struct sd_conn *c, uint8_t family, uint8_t protocol, uint32_t states)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -44,7 +44,7 @@ static int sd_send_req(struct sd_conn *c, uint8_t family, uint32_t states)
 	msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	msg.nlh.nlmsg_seq = ++c->seq;
 	msg.req.sdiag_family = family;
-	msg.req.sdiag_protocol = IPPROTO_TCP;
+	msg.req.sdiag_protocol = protocol;
 	msg.req.idiag_states = states;
 	/* idiag_ext = 0: no INET_DIAG_INFO & co, the fixed header is enough. */
 
@@ -125,14 +125,14 @@ static void sd_fill(struct sd_sock *s, const struct inet_diag_msg *m)
 
 /* Run one family's dump to its NLMSG_DONE. 0, -errno, or the callback's
  * nonzero value. */
-static int sd_dump_family(struct sd_conn *c, uint8_t family, uint32_t states,
+static int sd_dump_family(struct sd_conn *c, uint8_t family, uint8_t protocol, uint32_t states,
 			  sd_sock_cb cb, void *ctx)
 {
 	struct sockaddr_nl from;
 	struct sd_sock s;
 	int err;
 
-	err = sd_send_req(c, family, states);
+	err = sd_send_req(c, family, protocol, states);
 	if (err)
 		return err;
 
@@ -193,7 +193,7 @@ static int sd_dump_family(struct sd_conn *c, uint8_t family, uint32_t states,
 	}
 }
 
-int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx)
+static int sd_dump(uint8_t protocol, uint32_t state_mask, sd_sock_cb cb, void *ctx)
 {
 	struct sd_conn c = { .fd = -1, .cap = SD_RECV_BUF };
 	int err;
@@ -207,9 +207,9 @@ int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx)
 		goto out;
 	}
 
-	err = sd_dump_family(&c, AF_INET, state_mask, cb, ctx);
+	err = sd_dump_family(&c, AF_INET, protocol, state_mask, cb, ctx);
 	if (!err)
-		err = sd_dump_family(&c, AF_INET6, state_mask, cb, ctx);
+		err = sd_dump_family(&c, AF_INET6, protocol, state_mask, cb, ctx);
 out:
 	/* Closing mid-dump (callback stop, error) is fine: the kernel drops
 	 * the rest of the dump with the socket. */
@@ -217,4 +217,16 @@ out:
 		close(c.fd);
 	free(c.buf);
 	return err;
+}
+
+int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx)
+{
+	return sd_dump(IPPROTO_TCP, state_mask, cb, ctx);
+}
+
+int sockdiag_dump_udp(sd_sock_cb cb, void *ctx)
+{
+	/* UDP sockets report TCP_CLOSE (unconnected) or TCP_ESTABLISHED
+	 * (connected): both bits ask for all of them. */
+	return sd_dump(IPPROTO_UDP, (1u << 1) | (1u << 7), cb, ctx);
 }

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The QUIC connection state machines, driven by events shaped as the BPF
+ * units write them: a client and a server side of the same handshakes,
+ * Retry, Version Negotiation, NAT rebinding, a refused client, a timeout,
+ * the ngtcp2 lifecycle and in-kernel QUIC socket states. */
+#include <string.h>
+#include "quicbooks.h"
+#include "unit.h"
+
+#define PID_C 100
+#define PID_S 200
+#define MS 1000000ULL
+
+static const uint8_t CCID[8] = { 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8 };
+static const uint8_t ODCID[8] = { 0x0d, 0x0d, 0x0d, 0x0d, 0x0d, 0x0d, 0x0d, 0x0d };
+static const uint8_t SCID[18] = { 0x5e, 0x5e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+static const uint8_t RCID[18] = { 0xee, 0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+static struct quic_wire_event ev(uint32_t tgid, uint8_t type, uint8_t dir, uint64_t ts,
+				 uint64_t cookie, uint16_t lport)
+{
+	struct quic_wire_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.tgid = tgid;
+	e.type = type;
+	e.dir = dir;
+	e.ts_ns = ts;
+	e.cookie = cookie;
+	e.family = 2;
+	e.laddr[0] = 127;
+	e.laddr[3] = 1;
+	e.raddr[0] = 127;
+	e.raddr[3] = 1;
+	e.lport = lport;
+	e.rport = 4433;
+	return e;
+}
+
+static void pkt(struct quic_wire_event *e, uint8_t type, const uint8_t *d, uint8_t dlen,
+		const uint8_t *s, uint8_t slen)
+{
+	struct quic_pkt *p = &e->dgram.pkt[e->dgram.count++];
+
+	p->form = type == QUIC_PT_1RTT ? QUIC_FORM_SHORT : QUIC_FORM_LONG;
+	p->type = type;
+	p->version = type == QUIC_PT_VERSION_NEG ? 0 : type == QUIC_PT_UNKNOWN ? 0x1a2a3a4a : 1;
+	p->dcid_len = dlen;
+	p->scid_len = slen;
+	if (dlen)
+		memcpy(p->dcid, d, dlen);
+	if (slen)
+		memcpy(p->scid, s, slen);
+}
+
+/* One full handshake as the client's process sees it, starting at t. */
+static void client_handshake(struct quic_books *b, uint64_t t, uint64_t cookie, bool retry)
+{
+	struct quic_wire_event e;
+
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, t, cookie, 50000);
+	pkt(&e, QUIC_PT_INITIAL, ODCID, 8, CCID, 8);
+	quic_books_wire(b, &e);
+	if (retry) {
+		e = ev(PID_C, QW_EV_LONG, QW_DIR_INGRESS, t + 1 * MS, cookie, 50000);
+		pkt(&e, QUIC_PT_RETRY, CCID, 8, RCID, 18);
+		quic_books_wire(b, &e);
+		/* The same client SCID again, to the Retry's SCID. */
+		e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, t + 2 * MS, cookie, 50000);
+		pkt(&e, QUIC_PT_INITIAL, RCID, 18, CCID, 8);
+		quic_books_wire(b, &e);
+	}
+	/* Server flight: Initial + Handshake coalesced. */
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_INGRESS, t + 3 * MS, cookie, 50000);
+	pkt(&e, QUIC_PT_INITIAL, CCID, 8, SCID, 18);
+	pkt(&e, QUIC_PT_HANDSHAKE, CCID, 8, SCID, 18);
+	quic_books_wire(b, &e);
+	/* Server 0.5-RTT data: a short header from the server is no completion. */
+	e = ev(PID_C, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, t + 4 * MS, cookie, 50000);
+	pkt(&e, QUIC_PT_1RTT, CCID, 8, NULL, 0);
+	quic_books_wire(b, &e);
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, t + 5 * MS, cookie, 50000);
+	pkt(&e, QUIC_PT_HANDSHAKE, SCID, 18, CCID, 8);
+	quic_books_wire(b, &e);
+	e = ev(PID_C, QW_EV_FIRST_SHORT, QW_DIR_EGRESS, t + 6 * MS, cookie, 50000);
+	pkt(&e, QUIC_PT_1RTT, SCID, 18, NULL, 0);
+	quic_books_wire(b, &e);
+}
+
+TEST(client_handshake_completes_at_first_1rtt)
+{
+	struct quic_books b;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	client_handshake(&b, 10 * MS, 7, false);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_TRUE(p != NULL, "p_NULL");
+	ASSERT_EQ(p->src[0].connections, 1, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].as_client, 1, "p_src_0_as_client");
+	ASSERT_EQ(p->src[0].handshakes_completed, 1, "p_src_0_handshakes_completed");
+	ASSERT_EQ(p->src[0].handshakes_failed, 0, "p_src_0_handshakes_failed");
+	/* 6 ms from the first Initial: the 4096-8191 µs bucket. */
+	ASSERT_EQ(p->src[0].handshake_us_hist[12], 1, "p_src_0_handshake_us_hist_12");
+	ASSERT_EQ(p->src[0].handshake_ns_sum, 6 * MS, "p_src_0_handshake_ns_sum");
+	ASSERT_EQ(quic_proc_in_progress(p), 0, "quic_proc_in_progress_p");
+	ASSERT_EQ(p->unmatched_short, 0, "p_unmatched_short");
+	quic_books_free(&b);
+}
+
+TEST(retry_is_the_same_connection)
+{
+	struct quic_books b;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	client_handshake(&b, 0, 7, true);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].connections, 1, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].retries, 1, "p_src_0_retries");
+	ASSERT_EQ(p->src[0].handshakes_completed, 1, "p_src_0_handshakes_completed");
+	quic_books_free(&b);
+}
+
+TEST(server_side_counts_at_ingress)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = ev(PID_S, QW_EV_LONG, QW_DIR_INGRESS, 1 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_INITIAL, ODCID, 8, CCID, 8);
+	quic_books_wire(&b, &e);
+	/* A retransmitted Initial: still one connection. */
+	e.ts_ns = 2 * MS;
+	quic_books_wire(&b, &e);
+	e = ev(PID_S, QW_EV_LONG, QW_DIR_EGRESS, 3 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_INITIAL, CCID, 8, SCID, 18);
+	pkt(&e, QUIC_PT_HANDSHAKE, CCID, 8, SCID, 18);
+	quic_books_wire(&b, &e);
+	/* The server's own 1-RTT packets do not complete it... */
+	e = ev(PID_S, QW_EV_FIRST_SHORT, QW_DIR_EGRESS, 4 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_1RTT, CCID, 8, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].handshakes_completed, 0, "p_src_0_handshakes_completed");
+	ASSERT_EQ(quic_proc_in_progress(p), 1, "quic_proc_in_progress_p");
+	/* ...the client's first 1-RTT packet does. */
+	e = ev(PID_S, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, 9 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_1RTT, SCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].connections, 1, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].as_server, 1, "p_src_0_as_server");
+	ASSERT_EQ(p->src[0].handshakes_completed, 1, "p_src_0_handshakes_completed");
+	ASSERT_EQ(p->src[0].handshake_ns_sum, 8 * MS, "p_src_0_handshake_ns_sum");
+	/* NAT rebinding: the client's DCID from a new port; the server's answer
+	 * on the new path is not counted a second time. */
+	e = ev(PID_S, QW_EV_PATH_CHANGE, QW_DIR_INGRESS, 20 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_1RTT, SCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	e = ev(PID_S, QW_EV_PATH_CHANGE, QW_DIR_EGRESS, 21 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_1RTT, CCID, 8, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].migrations, 1, "p_src_0_migrations");
+	quic_books_free(&b);
+}
+
+TEST(version_negotiation_then_v1)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, 1 * MS, 7, 50000);
+	pkt(&e, QUIC_PT_UNKNOWN, ODCID, 8, CCID, 8);
+	quic_books_wire(&b, &e);
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_INGRESS, 2 * MS, 7, 50000);
+	pkt(&e, QUIC_PT_VERSION_NEG, CCID, 8, ODCID, 8);
+	quic_books_wire(&b, &e);
+	/* The same VN again (a retransmitted attempt): still one. */
+	e.ts_ns = 3 * MS;
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].connections, 0, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].version_negotiations, 1, "p_src_0_version_negotiations");
+	client_handshake(&b, 10 * MS, 7, false);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].connections, 1, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].version_negotiations, 1, "p_src_0_version_negotiations");
+	ASSERT_EQ(p->src[0].handshakes_completed, 1, "p_src_0_handshakes_completed");
+	quic_books_free(&b);
+}
+
+TEST(refused_client_fails_when_its_socket_closes)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, 1 * MS, 42, 50000);
+	pkt(&e, QUIC_PT_INITIAL, ODCID, 8, CCID, 8);
+	quic_books_wire(&b, &e);
+	e = ev(PID_C, QW_EV_RELEASE, 0, 5 * MS, 41, 0);		/* another socket */
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].handshakes_failed, 0, "p_src_0_handshakes_failed");
+	e = ev(PID_C, QW_EV_RELEASE, 0, 6 * MS, 42, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].connections, 1, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].handshakes_completed, 0, "p_src_0_handshakes_completed");
+	ASSERT_EQ(p->src[0].handshakes_failed, 1, "p_src_0_handshakes_failed");
+	ASSERT_EQ(p->src[0].closed, 1, "p_src_0_closed");
+	quic_books_free(&b);
+}
+
+TEST(handshake_timeout_fails)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = ev(PID_S, QW_EV_LONG, QW_DIR_INGRESS, 1 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_INITIAL, ODCID, 8, CCID, 8);
+	quic_books_wire(&b, &e);
+	quic_books_tick(&b, 1 * MS + QUIC_HS_TIMEOUT_NS);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].handshakes_failed, 0, "p_src_0_handshakes_failed");
+	quic_books_tick(&b, 2 * MS + QUIC_HS_TIMEOUT_NS);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].handshakes_failed, 1, "p_src_0_handshakes_failed");
+	ASSERT_EQ(quic_proc_in_progress(p), 0, "quic_proc_in_progress_p");
+	quic_books_free(&b);
+}
+
+TEST(unknown_dcid_is_unmatched_not_a_connection)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = ev(PID_S, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, 1 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_1RTT, SCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].connections, 0, "p_src_0_connections");
+	ASSERT_EQ(p->unmatched_short, 1, "p_unmatched_short");
+	/* A Handshake packet alone opens nothing: only a client Initial does. */
+	e = ev(PID_S, QW_EV_LONG, QW_DIR_INGRESS, 2 * MS, 9, 4433);
+	pkt(&e, QUIC_PT_HANDSHAKE, RCID, 18, CCID, 8);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].connections, 0, "p_src_0_connections");
+	quic_books_free(&b);
+}
+
+static struct quic_lib_event lev(uint8_t type, uint64_t conn, uint64_t ts, uint8_t role)
+{
+	struct quic_lib_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.tgid = PID_S;
+	e.type = type;
+	e.conn = conn;
+	e.ts_ns = ts;
+	e.role = role;
+	return e;
+}
+
+TEST(ngtcp2_lifecycle_and_view)
+{
+	struct quic_books b;
+	struct quic_lib_event e;
+	const struct quic_proc *p;
+	struct quic_view v;
+	char buf[64];
+
+	quic_books_init(&b, 0, 1000 * MS);
+	e = lev(QN_EV_NEW, 0x1000, 1 * MS, QN_ROLE_SERVER);
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_NEW, 0x2000, 2 * MS, QN_ROLE_SERVER);
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_HANDSHAKE, 0x1000, 5 * MS, 0);
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_HANDSHAKE, 0x1000, 6 * MS, 0);	/* once per connection */
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_MIGRATE, 0x1000, 7 * MS, 0);
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_DEL, 0x1000, 8 * MS, 0);
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_DEL, 0x2000, 9 * MS, 0);		/* never completed: failed */
+	quic_books_lib(&b, &e);
+	e = lev(QN_EV_DEL, 0x3000, 9 * MS, 0);		/* not ours: ignored */
+	quic_books_lib(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[1].connections, 2, "p_src_1_connections");
+	ASSERT_EQ(p->src[1].handshakes_completed, 1, "p_src_1_handshakes_completed");
+	ASSERT_EQ(p->src[1].handshakes_failed, 1, "p_src_1_handshakes_failed");
+	ASSERT_EQ(p->src[1].closed, 2, "p_src_1_closed");
+	ASSERT_EQ(p->src[1].handshake_ns_sum, 4 * MS, "p_src_1_handshake_ns_sum");
+	quic_proc_view(p, &v);
+	ASSERT_EQ(v.lifecycle_src, 1, "v_lifecycle_src");
+	ASSERT_EQ(v.c.connections, 2, "v_c_connections");
+	ASSERT_EQ(v.c.migrations, 1, "v_c_migrations");
+	ASSERT_STREQ(quic_sources_label(v.sources, buf, sizeof(buf)), "ngtcp2", "quic_sources_label_v_sources_buf_sizeof_buf");
+	quic_books_free(&b);
+}
+
+/* In-kernel QUIC as the out-of-tree module reports it through
+ * sock:inet_sock_set_state (protocol 261): a client CLOSE -> SYN_SENT ->
+ * ESTABLISHED -> CLOSE, a server connection SYN_RECV -> CLOSE that never
+ * completed. */
+TEST(kernel_quic_states)
+{
+	struct quic_books b;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	quic_books_kernel_state(&b, PID_C, 1 * MS, 0xa, 7, 2);
+	quic_books_kernel_state(&b, PID_C, 4 * MS, 0xa, 2, 1);
+	quic_books_kernel_state(&b, PID_C, 9 * MS, 0xa, 1, 7);
+	quic_books_kernel_state(&b, PID_C, 10 * MS, 0xb, 10, 3);
+	quic_books_kernel_state(&b, PID_C, 11 * MS, 0xb, 3, 7);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[2].connections, 2, "p_src_2_connections");
+	ASSERT_EQ(p->src[2].as_client, 1, "p_src_2_as_client");
+	ASSERT_EQ(p->src[2].as_server, 1, "p_src_2_as_server");
+	ASSERT_EQ(p->src[2].handshakes_completed, 1, "p_src_2_handshakes_completed");
+	ASSERT_EQ(p->src[2].handshakes_failed, 1, "p_src_2_handshakes_failed");
+	ASSERT_EQ(p->src[2].closed, 2, "p_src_2_closed");
+	ASSERT_EQ(p->src[2].handshake_ns_sum, 3 * MS, "p_src_2_handshake_ns_sum");
+	quic_books_free(&b);
+}
+
+TEST(many_connections_bounded)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+	uint8_t cid[8] = { 0 };
+
+	quic_books_init(&b, 0, 1000 * MS);
+	for (uint32_t i = 0; i < QUIC_MAX_CONNS + 100; i++) {
+		memcpy(cid, &i, sizeof(i));
+		e = ev(PID_C, QW_EV_LONG, QW_DIR_EGRESS, 1 * MS, 1000 + i, 50000);
+		pkt(&e, QUIC_PT_INITIAL, ODCID, 8, cid, 8);
+		quic_books_wire(&b, &e);
+		e = ev(PID_C, QW_EV_RELEASE, 0, 2 * MS, 1000 + i, 0);
+		quic_books_wire(&b, &e);
+	}
+	quic_books_tick(&b, 3 * MS);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[0].connections, QUIC_MAX_CONNS + 100, "p_src_0_connections");
+	ASSERT_EQ(p->src[0].handshakes_failed, QUIC_MAX_CONNS + 100, "p_src_0_handshakes_failed");
+	ASSERT_EQ(p->wconns.count, 0, "p_wconns_count");
+	ASSERT_EQ(p->evicted, QUIC_MAX_CONNS + 100, "p_evicted");
+	quic_books_free(&b);
+}
+
+UNIT_MAIN()

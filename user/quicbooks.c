@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* QUIC connection state machines, one per source.
+ *
+ * Wire (RFC 9000 7.2, 17.2): a client's first Initial opens a connection:
+ * its SCID is the client's connection ID and its DCID the random original
+ * DCID. Every later long header links the sender's SCID to the
+ * connection; a Retry or a second Initial of the same client SCID is the
+ * same connection (the client keeps its SCID across Retry). The handshake
+ * is complete at the client's first 1-RTT (short header) packet: before
+ * the handshake is confirmed a client has no 1-RTT keys to send with
+ * (RFC 9001 4.1.1). The DCID of a short header names the connection; the
+ * same DCID on a new 4-tuple is a NAT rebinding. The wire shows no end of
+ * a connection (CONNECTION_CLOSE is encrypted): a connection ends with the
+ * socket that carried it, and a handshake that does not complete within
+ * QUIC_HS_TIMEOUT_NS failed.
+ *
+ * Direction: the events are per process, so "client to server" is egress
+ * for a process that opened the connection and ingress for one that
+ * accepted it. Only that direction counts completion and rebinding, so a
+ * server's 0.5-RTT data and its answers on a new path are not counted. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "quicbooks.h"
+
+#define MS 1000000ULL
+
+struct qwconn {
+	uint8_t role;			/* QN_ROLE_*: this process's side */
+	bool completed, failed, closed, retried, vn;
+	uint8_t ncids;
+	uint64_t first_ns, last_ns;
+	uint64_t cookie;		/* the socket it last went through */
+	struct qcid ccid;		/* the key */
+	struct qcid cids[4];		/* indexed in cid_ix: ccid, odcid, server CIDs */
+};
+
+struct qattempt {
+	uint64_t first_ns;
+	bool vn;
+};
+
+struct qcookie {
+	struct qcid last;		/* the last connection seen on it */
+	uint32_t nconns;
+};
+
+struct qlconn {
+	uint8_t role;
+	bool completed;
+	uint64_t first_ns;
+};
+
+struct qkconn {
+	uint8_t role;
+	bool completed;
+	uint64_t first_ns;
+};
+
+static const char *const src_names[QSRC_COUNT] = { "wire", "ngtcp2", "kernel" };
+
+const char *quic_source_name(int idx)
+{
+	return idx >= 0 && idx < QSRC_COUNT ? src_names[idx] : "?";
+}
+
+const char *quic_sources_label(uint32_t sources, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < QSRC_COUNT; i++)
+		if (sources & (1u << i))
+			used += snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+					 used ? "," : "", src_names[i]);
+	if (!used)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns)
+{
+	memset(b, 0, sizeof(*b));
+	hmap_init(&b->procs, sizeof(pid_t), sizeof(struct quic_proc));
+	b->t0_ns = t0_ns;
+	b->bucket_ns = bucket_ns ? bucket_ns : 1000000000ULL;
+}
+
+static void proc_free(struct quic_proc *p)
+{
+	hmap_free(&p->wconns);
+	hmap_free(&p->cid_ix);
+	hmap_free(&p->attempts);
+	hmap_free(&p->lconns);
+	hmap_free(&p->kconns);
+	hmap_free(&p->cookies);
+	heatmap_free(&p->hm_conns);
+	heatmap_free(&p->hm_handshake);
+}
+
+void quic_books_free(struct quic_books *b)
+{
+	struct quic_proc *p;
+
+	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);)
+		proc_free(p);
+	hmap_free(&b->procs);
+}
+
+/* Pointers into b->procs stay valid until the next new process. */
+static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
+{
+	bool created;
+	struct quic_proc *p = hmap_upsert(&b->procs, &pid, &created);
+
+	if (!p || !created)
+		return p;
+	p->pid = pid;
+	hmap_init(&p->wconns, sizeof(struct qcid), sizeof(struct qwconn));
+	hmap_init(&p->cid_ix, sizeof(struct qcid), sizeof(struct qcid));
+	hmap_init(&p->attempts, sizeof(struct qcid), sizeof(struct qattempt));
+	hmap_init(&p->lconns, sizeof(uint64_t), sizeof(struct qlconn));
+	hmap_init(&p->kconns, sizeof(uint64_t), sizeof(struct qkconn));
+	hmap_init(&p->cookies, sizeof(uint64_t), sizeof(struct qcookie));
+	p->hm_ready = !heatmap_init(&p->hm_conns, "quic_connections", "QUIC connections (wire)",
+				     "connections", b->t0_ns, b->bucket_ns) &&
+		      !heatmap_init(&p->hm_handshake, "quic_handshake",
+				     "QUIC handshake time (wire)", "handshakes", b->t0_ns,
+				     b->bucket_ns);
+	if (p->hm_ready) {
+		/* Fixed rows first, so every report lists them in this order. */
+		heatmap_row(&p->hm_conns, "opened");
+		heatmap_row(&p->hm_conns, "completed");
+		heatmap_row(&p->hm_conns, "failed");
+	}
+	return p;
+}
+
+const struct quic_proc *quic_books_proc(const struct quic_books *b, pid_t pid)
+{
+	return hmap_get(&b->procs, &pid);
+}
+
+static struct qcid cid_of(uint8_t len, const uint8_t *id)
+{
+	struct qcid c;
+
+	memset(&c, 0, sizeof(c));
+	c.len = len > QUIC_MAX_CID_LEN ? QUIC_MAX_CID_LEN : len;
+	memcpy(c.id, id, c.len);
+	return c;
+}
+
+static bool cid_eq(const struct qcid *a, const struct qcid *b)
+{
+	return a->len == b->len && !memcmp(a->id, b->id, a->len);
+}
+
+static struct qwconn *wconn_by_cid(struct quic_proc *p, const struct qcid *cid)
+{
+	const struct qcid *key = hmap_get(&p->cid_ix, cid);
+
+	return key ? hmap_get(&p->wconns, key) : NULL;
+}
+
+/* Index another CID of c; a zero-length CID names nothing. */
+static void wconn_index(struct quic_proc *p, struct qwconn *c, const struct qcid *cid)
+{
+	struct qcid *v;
+
+	if (!cid->len)
+		return;
+	for (int i = 0; i < c->ncids; i++)
+		if (cid_eq(&c->cids[i], cid))
+			return;
+	if (c->ncids < 4)
+		c->cids[c->ncids++] = *cid;
+	v = hmap_upsert(&p->cid_ix, cid, NULL);
+	if (v)
+		*v = c->ccid;
+}
+
+static void hist_add(struct quic_counts *q, uint64_t ns)
+{
+	int b = heatmap_log2_bucket(ns / 1000);
+
+	if (b < 0)
+		b = 0;
+	if (b >= QUIC_HIST_BUCKETS)
+		b = QUIC_HIST_BUCKETS - 1;
+	q->handshake_us_hist[b]++;
+	q->handshake_ns_sum += ns;
+}
+
+static void hm_count(struct quic_proc *p, const char *row, uint64_t ts)
+{
+	int r;
+
+	if (p->hm_ready && (r = heatmap_row(&p->hm_conns, row)) >= 0)
+		heatmap_add(&p->hm_conns, r, ts, 1);
+}
+
+static void wire_complete(struct quic_proc *p, struct qwconn *c, uint64_t ts)
+{
+	struct quic_counts *q = &p->src[0];
+	uint64_t ns = ts > c->first_ns ? ts - c->first_ns : 0;
+	char label[HEATMAP_LABEL_LEN];
+	int r;
+
+	if (c->completed)
+		return;
+	if (c->failed) {
+		/* Declared failed by the timeout, then completed after all. */
+		c->failed = false;
+		q->handshakes_failed--;
+	}
+	c->completed = true;
+	q->handshakes_completed++;
+	hist_add(q, ns);
+	hm_count(p, "completed", ts);
+	if (p->hm_ready) {
+		heatmap_log2_label(label, sizeof(label), heatmap_log2_bucket(ns / MS), "ms");
+		r = heatmap_row(&p->hm_handshake, label);
+		if (r >= 0)
+			heatmap_add(&p->hm_handshake, r, ts, 1);
+	}
+}
+
+static void wire_fail(struct quic_proc *p, struct qwconn *c, uint64_t ts)
+{
+	if (c->completed || c->failed)
+		return;
+	c->failed = true;
+	p->src[0].handshakes_failed++;
+	hm_count(p, "failed", ts);
+}
+
+/* The socket a connection goes through: one connection per socket is the
+ * client's common case, so its release needs no scan. */
+static void cookie_note(struct quic_proc *p, struct qwconn *c, uint64_t cookie)
+{
+	struct qcookie *k;
+
+	if (c->cookie == cookie || !cookie)
+		return;
+	c->cookie = cookie;
+	k = hmap_upsert(&p->cookies, &cookie, NULL);
+	if (!k)
+		return;
+	k->last = c->ccid;
+	k->nconns++;
+}
+
+static void wire_close(struct quic_proc *p, struct qwconn *c, uint64_t ts)
+{
+	if (c->closed)
+		return;
+	wire_fail(p, c, ts);
+	c->closed = true;
+	p->src[0].closed++;
+}
+
+static void wire_release(struct quic_proc *p, uint64_t cookie, uint64_t ts)
+{
+	struct qcookie *k = hmap_get(&p->cookies, &cookie);
+	struct qwconn *c;
+
+	if (!k)
+		return;
+	if (k->nconns == 1) {
+		c = hmap_get(&p->wconns, &k->last);
+		if (c && c->cookie == cookie)
+			wire_close(p, c, ts);
+	} else {
+		for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
+			if (c->cookie == cookie)
+				wire_close(p, c, ts);
+	}
+	hmap_del(&p->cookies, &cookie);
+}
+
+static struct qwconn *wire_open(struct quic_proc *p, const struct qcid *ccid,
+				const struct qcid *odcid, uint8_t role, uint64_t ts)
+{
+	struct quic_counts *q = &p->src[0];
+	struct qattempt *a;
+	struct qwconn *c;
+	bool created;
+
+	c = hmap_upsert(&p->wconns, ccid, &created);
+	if (!c || !created)
+		return c;
+	c->role = role;
+	c->first_ns = c->last_ns = ts;
+	c->ccid = *ccid;
+	q->connections++;
+	if (role == QN_ROLE_CLIENT)
+		q->as_client++;
+	else
+		q->as_server++;
+	a = hmap_get(&p->attempts, ccid);
+	if (a) {
+		c->vn = a->vn;
+		hmap_del(&p->attempts, ccid);
+	}
+	hm_count(p, "opened", ts);
+	wconn_index(p, c, ccid);
+	wconn_index(p, c, odcid);
+	return c;
+}
+
+static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
+{
+	bool egress = e->dir == QW_DIR_EGRESS;
+	struct quic_counts *q = &p->src[0];
+	int n = e->dgram.count;
+
+	if (n > QUIC_MAX_COALESCED)
+		n = QUIC_MAX_COALESCED;
+	for (int i = 0; i < n; i++) {
+		const struct quic_pkt *k = &e->dgram.pkt[i];
+		struct qcid d = cid_of(k->dcid_len, k->dcid), s = cid_of(k->scid_len, k->scid);
+		struct qwconn *c;
+		struct qattempt *a;
+		bool from_server;
+
+		switch (k->type) {
+		case QUIC_PT_INITIAL:
+		case QUIC_PT_0RTT:
+		case QUIC_PT_HANDSHAKE:
+			/* Long headers name the client's CID either way: its
+			 * SCID from the client, its DCID from the server. */
+			c = hmap_get(&p->wconns, &s);
+			if (!c)
+				c = hmap_get(&p->wconns, &d);
+			if (!c) {
+				/* Only a client's Initial starts one: a server
+				 * answers to a CID it was given. */
+				if (k->type != QUIC_PT_INITIAL)
+					break;
+				c = wire_open(p, &s, &d, egress ? QN_ROLE_CLIENT : QN_ROLE_SERVER,
+					      e->ts_ns);
+				if (!c)
+					return;
+			}
+			from_server = egress == (c->role == QN_ROLE_SERVER);
+			/* The server's SCID becomes the client's DCID; after a
+			 * Retry the client's DCID is the Retry's SCID. */
+			wconn_index(p, c, from_server ? &s : &d);
+			c->last_ns = e->ts_ns;
+			cookie_note(p, c, e->cookie);
+			break;
+		case QUIC_PT_RETRY:
+			c = hmap_get(&p->wconns, &d);
+			if (c && !c->retried) {
+				c->retried = true;
+				q->retries++;
+			}
+			if (c)
+				wconn_index(p, c, &s);
+			break;
+		case QUIC_PT_VERSION_NEG:
+			/* Sent by the server to the client's SCID. */
+			c = hmap_get(&p->wconns, &d);
+			if (c && !c->vn) {
+				c->vn = true;
+				q->version_negotiations++;
+				break;
+			}
+			a = hmap_get(&p->attempts, &d);
+			if (!c && (!a || !a->vn)) {
+				a = a ? a : hmap_upsert(&p->attempts, &d, NULL);
+				if (a) {
+					a->vn = true;
+					a->first_ns = a->first_ns ? a->first_ns : e->ts_ns;
+				}
+				q->version_negotiations++;
+			}
+			break;
+		case QUIC_PT_UNKNOWN:
+			/* A version we cannot read past the CIDs: an attempt
+			 * that Version Negotiation may answer. */
+			if (!hmap_get(&p->wconns, &s) && s.len &&
+			    p->attempts.count < QUIC_MAX_CONNS) {
+				bool created;
+
+				a = hmap_upsert(&p->attempts, &s, &created);
+				if (a && created)
+					a->first_ns = e->ts_ns;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static bool client_to_server(const struct qwconn *c, uint8_t dir)
+{
+	return (dir == QW_DIR_EGRESS) == (c->role == QN_ROLE_CLIENT);
+}
+
+void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
+{
+	struct quic_proc *p;
+	struct qwconn *c;
+	struct qcid d;
+
+	if (!e->tgid) {
+		b->unowned_events++;
+		return;
+	}
+	p = proc_get(b, e->tgid);
+	if (!p)
+		return;
+	p->sources |= QSRC_WIRE;
+	switch (e->type) {
+	case QW_EV_LONG:
+		wire_long(p, e);
+		break;
+	case QW_EV_FIRST_SHORT:
+	case QW_EV_PATH_CHANGE:
+		d = cid_of(e->dgram.pkt[0].dcid_len, e->dgram.pkt[0].dcid);
+		c = wconn_by_cid(p, &d);
+		if (!c) {
+			if (e->type == QW_EV_FIRST_SHORT)
+				p->unmatched_short++;
+			break;
+		}
+		c->last_ns = e->ts_ns;
+		cookie_note(p, c, e->cookie);
+		if (!client_to_server(c, e->dir))
+			break;
+		if (e->type == QW_EV_FIRST_SHORT)
+			wire_complete(p, c, e->ts_ns);
+		else
+			p->src[0].migrations++;
+		break;
+	case QW_EV_RELEASE:
+		/* Every connection whose last socket this was ends with it. */
+		wire_release(p, e->cookie, e->ts_ns);
+		break;
+	default:
+		b->malformed_events++;
+	}
+}
+
+void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
+{
+	struct quic_proc *p;
+	struct quic_counts *q;
+	struct qlconn *c;
+	bool created;
+
+	if (!e->tgid) {
+		b->unowned_events++;
+		return;
+	}
+	p = proc_get(b, e->tgid);
+	if (!p)
+		return;
+	p->sources |= QSRC_NGTCP2;
+	q = &p->src[1];
+	switch (e->type) {
+	case QN_EV_NEW:
+		c = hmap_upsert(&p->lconns, &e->conn, &created);
+		if (!c)
+			return;
+		if (!created) {
+			/* The pointer came back without a del we saw. */
+			q->closed++;
+			if (!c->completed)
+				q->handshakes_failed++;
+		}
+		memset(c, 0, sizeof(*c));
+		c->role = e->role;
+		c->first_ns = e->ts_ns;
+		q->connections++;
+		if (e->role == QN_ROLE_CLIENT)
+			q->as_client++;
+		else
+			q->as_server++;
+		break;
+	case QN_EV_HANDSHAKE:
+		c = hmap_get(&p->lconns, &e->conn);
+		if (c && !c->completed) {
+			c->completed = true;
+			q->handshakes_completed++;
+			hist_add(q, e->ts_ns > c->first_ns ? e->ts_ns - c->first_ns : 0);
+		}
+		break;
+	case QN_EV_DEL:
+		c = hmap_get(&p->lconns, &e->conn);
+		if (!c)
+			break;
+		q->closed++;
+		if (!c->completed)
+			q->handshakes_failed++;
+		hmap_del(&p->lconns, &e->conn);
+		break;
+	case QN_EV_MIGRATE:
+		q->migrations++;
+		break;
+	case QN_EV_NEW_FAIL:
+		break;
+	default:
+		b->malformed_events++;
+	}
+}
+
+#define TCPS_ESTABLISHED 1
+#define TCPS_SYN_SENT 2
+#define TCPS_SYN_RECV 3
+#define TCPS_CLOSE 7
+
+void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, uint64_t sk,
+			     int oldstate, int newstate)
+{
+	struct quic_proc *p = pid ? proc_get(b, pid) : NULL;
+	struct quic_counts *q;
+	struct qkconn *c;
+	bool created;
+
+	if (!p) {
+		b->unowned_events++;
+		return;
+	}
+	p->sources |= QSRC_KERNEL;
+	q = &p->src[2];
+	if (newstate == TCPS_SYN_SENT || newstate == TCPS_SYN_RECV) {
+		c = hmap_upsert(&p->kconns, &sk, &created);
+		if (!c || !created)
+			return;
+		c->role = newstate == TCPS_SYN_SENT ? QN_ROLE_CLIENT : QN_ROLE_SERVER;
+		c->first_ns = ts_ns;
+		q->connections++;
+		if (c->role == QN_ROLE_CLIENT)
+			q->as_client++;
+		else
+			q->as_server++;
+	} else if (newstate == TCPS_ESTABLISHED) {
+		c = hmap_get(&p->kconns, &sk);
+		if (c && !c->completed && (oldstate == TCPS_SYN_SENT || oldstate == TCPS_SYN_RECV)) {
+			c->completed = true;
+			q->handshakes_completed++;
+			hist_add(q, ts_ns > c->first_ns ? ts_ns - c->first_ns : 0);
+		}
+	} else if (newstate == TCPS_CLOSE) {
+		c = hmap_get(&p->kconns, &sk);
+		if (!c)
+			return;
+		q->closed++;
+		if (!c->completed)
+			q->handshakes_failed++;
+		hmap_del(&p->kconns, &sk);
+	}
+}
+
+/* Finished connections go first when a process holds too many. */
+static void wire_evict(struct quic_proc *p, uint64_t now)
+{
+	struct qwconn *c;
+	struct qcid *gone;
+	size_t n = 0;
+
+	if (p->wconns.count <= QUIC_MAX_CONNS)
+		return;
+	gone = calloc(p->wconns.count, sizeof(*gone));
+	if (!gone)
+		return;
+	for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
+		if (c->closed || c->failed || (c->completed && now - c->last_ns > 60 * 1000 * MS))
+			gone[n++] = c->ccid;
+	for (size_t i = 0; i < n; i++) {
+		c = hmap_get(&p->wconns, &gone[i]);
+		for (int j = 0; c && j < c->ncids; j++)
+			hmap_del(&p->cid_ix, &c->cids[j]);
+		hmap_del(&p->wconns, &gone[i]);
+	}
+	p->evicted += n;
+	free(gone);
+}
+
+void quic_books_tick(struct quic_books *b, uint64_t now_ns)
+{
+	struct quic_proc *p;
+	struct qwconn *c;
+
+	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);) {
+		for (size_t j = 0; hmap_next(&p->wconns, &j, NULL, (void **)&c);)
+			if (!c->completed && !c->failed && !c->closed &&
+			    now_ns > c->first_ns + QUIC_HS_TIMEOUT_NS)
+				wire_fail(p, c, now_ns);
+		wire_evict(p, now_ns);
+		if (p->hm_ready) {
+			heatmap_extend(&p->hm_conns, now_ns);
+			heatmap_extend(&p->hm_handshake, now_ns);
+		}
+	}
+}
+
+uint64_t quic_proc_in_progress(const struct quic_proc *p)
+{
+	struct qwconn *c;
+	struct qlconn *l;
+	struct qkconn *k;
+	uint64_t n = 0;
+
+	if (p->sources & QSRC_NGTCP2) {
+		for (size_t i = 0; hmap_next(&p->lconns, &i, NULL, (void **)&l);)
+			n += !l->completed;
+	} else if (p->sources & QSRC_KERNEL) {
+		for (size_t i = 0; hmap_next(&p->kconns, &i, NULL, (void **)&k);)
+			n += !k->completed;
+	} else {
+		for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
+			n += !c->completed && !c->failed && !c->closed;
+	}
+	return n;
+}
+
+void quic_proc_view(const struct quic_proc *p, struct quic_view *v)
+{
+	const struct quic_counts *w = &p->src[0], *life;
+	int src = 0;
+
+	if (p->sources & QSRC_NGTCP2)
+		src = 1;
+	else if (p->sources & QSRC_KERNEL)
+		src = 2;
+	life = &p->src[src];
+	memset(v, 0, sizeof(*v));
+	v->c = *life;
+	v->lifecycle_src = src;
+	v->sources = p->sources;
+	v->c.retries = w->retries;
+	v->c.version_negotiations = w->version_negotiations;
+	v->c.migrations = w->migrations + (src == 1 ? life->migrations : 0);
+}
+
+double quic_hist_quantile_ms(const uint64_t *hist, double q)
+{
+	uint64_t total = 0, seen = 0, want;
+
+	for (int i = 0; i < QUIC_HIST_BUCKETS; i++)
+		total += hist[i];
+	if (!total)
+		return 0;
+	want = (uint64_t)(q * total + 0.999999);
+	if (want < 1)
+		want = 1;
+	for (int i = 0; i < QUIC_HIST_BUCKETS; i++) {
+		seen += hist[i];
+		if (seen >= want)
+			return (double)(2ULL << i) / 1000.0;	/* the bucket's upper bound */
+	}
+	return 0;
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Loading and attaching the QUIC sources. The wire unit goes on the root
+ * of the cgroup v2 hierarchy, so it sees every process's UDP; bpf_links
+ * (not BPF_PROG_ATTACH) keep it beside other programs there and detach it
+ * when we exit, however we exit. The ngtcp2 probes are attached per
+ * process, to the library file that process maps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include "bpfutil.h"
+#include "procfs.h"
+#include "quictracer.h"
+#include "sockdiag.h"
+#include "quicwire.skel.h"
+#include "ngtcp2.skel.h"
+
+#define IPPROTO_QUIC_NUM 261
+
+static int on_wire(void *ctx, void *data, size_t size)
+{
+	struct quic_tracer *t = ctx;
+
+	if (size >= sizeof(struct quic_wire_event))
+		quic_books_wire(t->books, data);
+	else
+		t->books->malformed_events++;
+	return 0;
+}
+
+static int on_lib(void *ctx, void *data, size_t size)
+{
+	struct quic_tracer *t = ctx;
+
+	if (size >= sizeof(struct quic_lib_event))
+		quic_books_lib(t->books, data);
+	else
+		t->books->malformed_events++;
+	return 0;
+}
+
+int quic_find_cgroup2(char *path, size_t len)
+{
+	char line[4096], root[PATH_MAX], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:9 - cgroup2 cgroup2 rw" */
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		/* Only a mount of the hierarchy's root sees every process. */
+		if (strcmp(root, "/"))
+			continue;
+		snprintf(path, len, "%s", mnt);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+bool quic_kernel_present(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_QUIC_NUM);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return access("/proc/net/quic", F_OK) == 0;
+}
+
+int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
+{
+	char file[64], line[PATH_MAX + 128];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		char *nl;
+
+		if (!p || !strstr(p, "/libngtcp2.so"))
+			continue;
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		/* Through the process's root: right in another mount namespace. */
+		snprintf(path, len, "/proc/%d/root%s", pid, p);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int attach_wire(struct quic_tracer *t)
+{
+	struct bpf_program *progs[] = {
+		t->wire->progs.qw_sock_create, t->wire->progs.qw_sock_release,
+		t->wire->progs.qw_egress, t->wire->progs.qw_ingress,
+	};
+	int cg, err = 0;
+
+	err = quic_find_cgroup2(t->cgroup, sizeof(t->cgroup));
+	if (err) {
+		snprintf(t->wire_error, sizeof(t->wire_error),
+			 "no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
+		return err;
+	}
+	cg = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg < 0) {
+		err = -errno;
+		snprintf(t->wire_error, sizeof(t->wire_error), "cannot open %s: %s", t->cgroup,
+			 strerror(errno));
+		return err;
+	}
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cg);
+
+		if (!l) {
+			err = -errno;
+			snprintf(t->wire_error, sizeof(t->wire_error), "cannot attach %s to %s: %s",
+				 bpf_program__name(progs[i]), t->cgroup, strerror(errno));
+			break;
+		}
+		t->wire_links[t->nwire_links++] = l;
+	}
+	close(cg);
+	return err;
+}
+
+int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
+		     bool all)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->books = books;
+	t->rb = *rb;
+	t->kernel_quic = quic_kernel_present();
+	t->wire = quicwire_bpf__open();
+	if (!t->wire)
+		return -errno;
+	t->wire->rodata->filter_tgid = !all;
+	err = quicwire_bpf__load(t->wire);
+	if (err) {
+		snprintf(t->wire_error, sizeof(t->wire_error),
+			 "the wire programs did not load: %s (run with -v for the verifier's log)",
+			 strerror(-err));
+		goto fail;
+	}
+	err = attach_wire(t);
+	if (err)
+		goto fail;
+	if (*rb) {
+		err = ring_buffer__add(*rb, bpf_map__fd(t->wire->maps.quic_events), on_wire, t);
+	} else {
+		*rb = ring_buffer__new(bpf_map__fd(t->wire->maps.quic_events), on_wire, t, NULL);
+		err = *rb ? 0 : -errno;
+	}
+	if (err) {
+		snprintf(t->wire_error, sizeof(t->wire_error), "cannot read the QUIC ring buffer: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	t->rb = *rb;
+	return 0;
+fail:
+	for (int i = 0; i < t->nwire_links; i++)
+		bpf_link__destroy(t->wire_links[i]);
+	t->nwire_links = 0;
+	quicwire_bpf__destroy(t->wire);
+	t->wire = NULL;
+	t->rb = *rb;
+	return err;
+}
+
+bool quic_tracer_wire_on(const struct quic_tracer *t)
+{
+	return t->wire != NULL;
+}
+
+/* UDP sockets pid holds now: cookie -> owner, so the first datagram a
+ * server socket made before us receives is charged to it. */
+struct seed_ctx {
+	const struct inode_map *inodes;
+	int seeds_fd;
+	pid_t pid;
+	uint32_t n;
+};
+
+static int seed_one(const struct sd_sock *s, void *arg)
+{
+	struct seed_ctx *c = arg;
+	const struct inode_owner *o = s->inode ? inode_map_get(c->inodes, s->inode) : NULL;
+	struct quic_sk_owner owner = { .tgid = c->pid, .flags = QW_OWNER_SEED };
+
+	if (!o || o->pid != c->pid)
+		return 0;
+	if (!bpf_map_update_elem(c->seeds_fd, &s->cookie, &owner, BPF_ANY))
+		c->n++;
+	return 0;
+}
+
+static int seed_udp(struct quic_tracer *t, pid_t pid)
+{
+	struct inode_map inodes;
+	struct seed_ctx c = { .pid = pid, .seeds_fd = bpf_map__fd(t->wire->maps.qw_seeds) };
+	int err;
+
+	inode_map_init(&inodes);
+	err = procfs_scan_pid_sockets(pid, &inodes);
+	if (!err) {
+		c.inodes = &inodes;
+		err = sockdiag_dump_udp(seed_one, &c);
+	}
+	inode_map_free(&inodes);
+	t->seeded += c.n;
+	return err;
+}
+
+static int attach_lib(struct quic_tracer *t, pid_t pid, const char *path)
+{
+	struct bpf_program *progs[QT_LIB_PROBES];
+	static const char *const funcs[QT_LIB_PROBES] = {
+		"ngtcp2_conn_client_new_versioned", "ngtcp2_conn_client_new_versioned",
+		"ngtcp2_conn_server_new_versioned", "ngtcp2_conn_server_new_versioned",
+		"ngtcp2_conn_handshake_completed", "ngtcp2_conn_del",
+		"ngtcp2_conn_initiate_migration", "ngtcp2_conn_initiate_migration",
+		"ngtcp2_conn_initiate_immediate_migration",
+		"ngtcp2_conn_initiate_immediate_migration",
+	};
+	static const bool ret[QT_LIB_PROBES] = { 0, 1, 0, 1, 0, 0, 0, 1, 0, 1 };
+	struct qt_lib_proc *lp;
+	int err;
+
+	if (t->nlib >= QT_MAX_LIB_PROCS)
+		return -E2BIG;
+	if (!t->ng) {
+		t->ng = ngtcp2_bpf__open_and_load();
+		if (!t->ng)
+			return -errno;
+		err = ring_buffer__add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
+		if (err) {
+			ngtcp2_bpf__destroy(t->ng);
+			t->ng = NULL;
+			return err;
+		}
+	}
+	progs[0] = t->ng->progs.ng_client_new;
+	progs[1] = t->ng->progs.ng_client_new_ret;
+	progs[2] = t->ng->progs.ng_server_new;
+	progs[3] = t->ng->progs.ng_server_new_ret;
+	progs[4] = t->ng->progs.ng_handshake_completed;
+	progs[5] = t->ng->progs.ng_conn_del;
+	progs[6] = t->ng->progs.ng_migrate;
+	progs[7] = t->ng->progs.ng_migrate_ret;
+	progs[8] = t->ng->progs.ng_migrate_now;
+	progs[9] = t->ng->progs.ng_migrate_now_ret;
+
+	lp = &t->lib[t->nlib];
+	memset(lp, 0, sizeof(*lp));
+	lp->pid = pid;
+	snprintf(lp->path, sizeof(lp->path), "%s", path);
+	for (int i = 0; i < QT_LIB_PROBES; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = funcs[i], .retprobe = ret[i]);
+		struct bpf_link *l = bpf_program__attach_uprobe_opts(progs[i], pid, path, 0, &o);
+
+		if (!l) {
+			lp->failed++;
+			continue;
+		}
+		lp->links[lp->nlinks++] = l;
+	}
+	if (!lp->nlinks)
+		return -ENOENT;
+	t->nlib++;
+	return 0;
+}
+
+bool quic_tracer_lib_on(const struct quic_tracer *t, pid_t pid)
+{
+	for (int i = 0; i < t->nlib; i++)
+		if (t->lib[i].pid == pid)
+			return true;
+	return false;
+}
+
+int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
+{
+	char path[PATH_MAX];
+	__u32 key = pid;
+	__u8 one = 1;
+	int err = 0;
+
+	if (t->wire) {
+		err = bpf_map_update_elem(bpf_map__fd(t->wire->maps.qw_targets), &key, &one, BPF_ANY);
+		if (!err)
+			seed_udp(t, pid);
+	}
+	if (!quic_tracer_lib_on(t, pid) && !quic_find_libngtcp2(pid, path, sizeof(path)) &&
+	    attach_lib(t, pid, path))
+		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes in %d (%s); "
+				"QUIC counts come from the wire only\n", pid, path);
+	return err;
+}
+
+void quic_tracer_stats(const struct quic_tracer *t, uint64_t wire[QW_STAT_MAX],
+		       uint64_t lib[QN_STAT_MAX])
+{
+	memset(wire, 0, sizeof(uint64_t) * QW_STAT_MAX);
+	memset(lib, 0, sizeof(uint64_t) * QN_STAT_MAX);
+	if (t->wire)
+		bpf_percpu_sum(bpf_map__fd(t->wire->maps.qw_stats), QW_STAT_MAX, wire);
+	if (t->ng)
+		bpf_percpu_sum(bpf_map__fd(t->ng->maps.ng_stats), QN_STAT_MAX, lib);
+}
+
+void quic_tracer_close(struct quic_tracer *t)
+{
+	for (int i = 0; i < t->nlib; i++)
+		for (int j = 0; j < t->lib[i].nlinks; j++)
+			bpf_link__destroy(t->lib[i].links[j]);
+	t->nlib = 0;
+	for (int i = 0; i < t->nwire_links; i++)
+		bpf_link__destroy(t->wire_links[i]);
+	t->nwire_links = 0;
+	ngtcp2_bpf__destroy(t->ng);
+	t->ng = NULL;
+	quicwire_bpf__destroy(t->wire);
+	t->wire = NULL;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The QUIC sources on the kernel side: the wire unit (cgroup_skb and
+ * cgroup/sock_{create,release} on the root cgroup v2), libngtcp2 uprobes
+ * in each traced process that maps the library, and the detection of
+ * in-kernel QUIC. Events go to a quic_books. */
+#ifndef CONNSCOPE_QUICTRACER_H
+#define CONNSCOPE_QUICTRACER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <bpf/libbpf.h>
+#include "quicbooks.h"
+
+#define QT_MAX_LIB_PROCS 64
+#define QT_LIB_PROBES 10
+
+struct quicwire_bpf;
+struct ngtcp2_bpf;
+
+struct qt_lib_proc {
+	pid_t pid;
+	char path[PATH_MAX];		/* the libngtcp2 it maps */
+	struct bpf_link *links[QT_LIB_PROBES];
+	int nlinks;
+	int failed;			/* probes that would not attach */
+};
+
+struct quic_tracer {
+	struct quicwire_bpf *wire;
+	struct bpf_link *wire_links[4];
+	int nwire_links;
+	char cgroup[PATH_MAX];		/* the cgroup v2 root the wire unit is on */
+	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
+	struct ring_buffer *rb;		/* the caller's, where the rings are added */
+	struct qt_lib_proc lib[QT_MAX_LIB_PROCS];
+	int nlib;
+	bool kernel_quic;		/* IPPROTO_QUIC sockets can be made here */
+	uint32_t seeded;		/* UDP sockets of the targets found at start */
+	char wire_error[PATH_MAX + 256];	/* why the wire source is off; "" when on */
+	struct quic_books *books;
+};
+
+/* Loads and attaches the wire unit into *rb (created when NULL) and
+ * checks for in-kernel QUIC. A wire unit that cannot attach leaves the
+ * tracer usable, with wire_error saying why. 0 or -errno. */
+int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
+		     bool all);
+/* Traces pid: the wire filter, its UDP sockets seeded by cookie, and the
+ * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
+ * library loaded later): what is already attached stays. */
+int quic_tracer_add_target(struct quic_tracer *t, pid_t pid);
+/* Whether the wire source runs / pid has the ngtcp2 probes. */
+bool quic_tracer_wire_on(const struct quic_tracer *t);
+bool quic_tracer_lib_on(const struct quic_tracer *t, pid_t pid);
+/* Per-CPU counter sums: QW_STAT_* and QN_STAT_*. */
+void quic_tracer_stats(const struct quic_tracer *t, uint64_t wire[QW_STAT_MAX],
+		       uint64_t lib[QN_STAT_MAX]);
+void quic_tracer_close(struct quic_tracer *t);
+
+/* Path of the libngtcp2 pid maps (first match of "libngtcp2.so"), from
+ * /proc/PID/maps; 0, or -ENOENT when it maps none. */
+int quic_find_libngtcp2(pid_t pid, char *path, size_t len);
+/* Mount point of the cgroup v2 hierarchy, from /proc/self/mountinfo. */
+int quic_find_cgroup2(char *path, size_t len);
+/* Whether this kernel makes IPPROTO_QUIC (261) sockets, or has /proc/net/quic. */
+bool quic_kernel_present(void);
+
+#endif

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* QUIC report section. Every figure names its source: the lifecycle comes
+ * from one source (quic_proc_view() picks it), Retry and Version
+ * Negotiation from the wire, and where two sources saw the same thing
+ * both counts are printed, so a disagreement shows. */
+#include <stdio.h>
+#include <string.h>
+#include "report_quic.h"
+
+static const struct quic_proc *proc_of(const struct quic_run *q, pid_t pid)
+{
+	return q && q->books ? quic_books_proc(q->books, pid) : NULL;
+}
+
+static unsigned long long u(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
+{
+	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
+
+	if (!heatmap_ncols(h) || !heatmap_max(h))
+		return;
+	fprintf(out, "\n");
+	format_heatmap_term(out, h, &t);
+}
+
+void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
+		      const struct tw_report_opts *o)
+{
+	const struct quic_proc *p = proc_of(q, pid);
+	struct quic_view v;
+	char srcs[64];
+
+	if (!p || (!p->src[0].connections && !p->src[1].connections && !p->src[2].connections &&
+		   !p->src[0].version_negotiations && !p->unmatched_short))
+		return;
+	quic_proc_view(p, &v);
+	fprintf(out, "  %-13s %llu connections (%llu as client, %llu as server), handshakes "
+		     "%llu completed, %llu failed, %llu in progress [%s]\n", "QUIC",
+		u(v.c.connections), u(v.c.as_client), u(v.c.as_server),
+		u(v.c.handshakes_completed), u(v.c.handshakes_failed),
+		u(quic_proc_in_progress(p)),
+		quic_source_name(v.lifecycle_src));
+	if (v.c.handshakes_completed)
+		fprintf(out, "  %-13s p50 %.3g ms, p90 %.3g ms, max %.3g ms (bucket upper bounds) "
+			     "[%s]\n", "QUIC hshake",
+			quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5),
+			quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9),
+			quic_hist_quantile_ms(v.c.handshake_us_hist, 1.0),
+			quic_source_name(v.lifecycle_src));
+	fprintf(out, "  %-13s retry %llu, version negotiation %llu [wire]; migrations %llu "
+		     "[wire rebinding %llu%s", "", u(v.c.retries), u(v.c.version_negotiations),
+		u(v.c.migrations), u(p->src[0].migrations),
+		p->sources & QSRC_NGTCP2 ? "" : "]\n");
+	if (p->sources & QSRC_NGTCP2)
+		fprintf(out, " + ngtcp2 initiated %llu]\n", u(p->src[1].migrations));
+	if ((p->sources & QSRC_NGTCP2) && (p->sources & QSRC_WIRE))
+		fprintf(out, "  %-13s wire: %llu connections, %llu completed, %llu failed; ngtcp2: "
+			     "%llu connections, %llu completed, %llu failed, %llu closed\n", "by source",
+			u(p->src[0].connections), u(p->src[0].handshakes_completed),
+			u(p->src[0].handshakes_failed), u(p->src[1].connections),
+			u(p->src[1].handshakes_completed), u(p->src[1].handshakes_failed),
+			u(p->src[1].closed));
+	if (p->unmatched_short)
+		fprintf(out, "  %-13s %llu short-header flows to connection IDs whose start was not "
+			     "seen (open before the run, or moved to new IDs)\n", "",
+			u(p->unmatched_short));
+	fprintf(out, "  %-13s %s\n", "QUIC sources", quic_sources_label(p->sources, srcs,
+									  sizeof(srcs)));
+	if (p->hm_ready) {
+		render(out, &p->hm_conns, o);
+		render(out, &p->hm_handshake, o);
+	}
+}
+
+void format_quic_agent_text(FILE *out, const struct quic_run *q)
+{
+	if (!q)
+		return;
+	if (!q->wire_on)
+		fprintf(out, "QUIC wire: off (%s)\n", q->wire_error && *q->wire_error ?
+			q->wire_error : "not attached");
+	else
+		fprintf(out, "QUIC wire: cgroup_skb on %s: %llu datagrams (%llu long, %llu short "
+			     "header), %llu not QUIC, %llu malformed, %llu short without a learned "
+			     "CID length, %llu events lost\n", q->cgroup,
+			u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
+			u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
+			u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
+			u(q->wire_stats[QW_STAT_RB_LOST]));
+	fprintf(out, "QUIC ngtcp2: %s", q->lib_procs ? "" : "no traced process maps libngtcp2\n");
+	if (q->lib_procs)
+		fprintf(out, "uprobes in %d process%s, %llu events, %llu lost\n", q->lib_procs,
+			q->lib_procs == 1 ? "" : "es", u(q->lib_stats[QN_STAT_EVENTS]),
+			u(q->lib_stats[QN_STAT_RB_LOST]));
+	fprintf(out, "QUIC in kernel: %s\n", q->kernel_quic ? "present (IPPROTO_QUIC)" :
+		"absent (socket(AF_INET, SOCK_DGRAM, 261) fails, no /proc/net/quic)");
+	if (q->wire_stats[QW_STAT_RB_LOST] || q->lib_stats[QN_STAT_RB_LOST])
+		fprintf(out, "WARNING: QUIC events were lost: QUIC counts are low\n");
+}
+
+static void json_counts(struct json *j, const struct quic_counts *c)
+{
+	json_kv_uint(j, "connections", c->connections);
+	json_kv_uint(j, "as_client", c->as_client);
+	json_kv_uint(j, "as_server", c->as_server);
+	json_kv_uint(j, "handshakes_completed", c->handshakes_completed);
+	json_kv_uint(j, "handshakes_failed", c->handshakes_failed);
+	json_kv_uint(j, "closed", c->closed);
+	json_kv_uint(j, "retries", c->retries);
+	json_kv_uint(j, "version_negotiations", c->version_negotiations);
+	json_kv_uint(j, "migrations", c->migrations);
+	json_kv_uint(j, "handshake_ns_sum", c->handshake_ns_sum);
+	json_key(j, "handshake_us_log2");
+	json_array_begin(j);
+	for (int i = 0; i < QUIC_HIST_BUCKETS; i++)
+		json_uint(j, c->handshake_us_hist[i]);
+	json_array_end(j);
+}
+
+void json_quic_proc(struct json *j, const struct quic_run *q, pid_t pid)
+{
+	const struct quic_proc *p = proc_of(q, pid);
+	static const struct quic_proc none;
+	struct quic_view v;
+
+	if (!q)
+		return;
+	if (!p)
+		p = &none;
+	quic_proc_view(p, &v);
+	json_key(j, "quic");
+	json_object_begin(j);
+	json_key(j, "sources");
+	json_array_begin(j);
+	for (int i = 0; i < QSRC_COUNT; i++)
+		if (p->sources & (1u << i))
+			json_string(j, quic_source_name(i));
+	json_array_end(j);
+	json_kv_string(j, "lifecycle_source", quic_source_name(v.lifecycle_src));
+	json_counts(j, &v.c);
+	json_kv_uint(j, "in_progress", p == &none ? 0 : quic_proc_in_progress(p));
+	json_kv_double(j, "handshake_p50_ms", quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5), 3);
+	json_kv_double(j, "handshake_p90_ms", quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9), 3);
+	json_kv_uint(j, "unmatched_short_flows", p->unmatched_short);
+	json_key(j, "by_source");
+	json_object_begin(j);
+	for (int i = 0; i < QSRC_COUNT; i++) {
+		if (!(p->sources & (1u << i)))
+			continue;
+		json_key(j, quic_source_name(i));
+		json_object_begin(j);
+		json_counts(j, &p->src[i]);
+		json_object_end(j);
+	}
+	json_object_end(j);
+	json_key(j, "heatmaps");
+	json_array_begin(j);
+	if (p->hm_ready) {
+		json_heatmap(j, &p->hm_conns);
+		json_heatmap(j, &p->hm_handshake);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+void json_quic_agent(struct json *j, const struct quic_run *q)
+{
+	if (!q)
+		return;
+	json_key(j, "quic");
+	json_object_begin(j);
+	json_kv_bool(j, "wire", q->wire_on);
+	json_kv_string(j, "wire_error", q->wire_on ? "" : (q->wire_error ? q->wire_error : ""));
+	json_kv_string(j, "cgroup", q->cgroup ? q->cgroup : "");
+	json_kv_int(j, "ngtcp2_processes", q->lib_procs);
+	json_kv_bool(j, "kernel_quic", q->kernel_quic);
+	json_kv_uint(j, "udp_sockets_seeded", q->seeded);
+	json_kv_uint(j, "datagrams", q->wire_stats[QW_STAT_DGRAMS]);
+	json_kv_uint(j, "long_header", q->wire_stats[QW_STAT_LONG]);
+	json_kv_uint(j, "short_header", q->wire_stats[QW_STAT_SHORT]);
+	json_kv_uint(j, "not_quic", q->wire_stats[QW_STAT_NOT_QUIC]);
+	json_kv_uint(j, "malformed", q->wire_stats[QW_STAT_MALFORMED]);
+	json_kv_uint(j, "short_no_cid_length", q->wire_stats[QW_STAT_SHORT_NOLEN]);
+	json_kv_uint(j, "ip_not_walked", q->wire_stats[QW_STAT_NOT_UDP_HDR]);
+	json_kv_uint(j, "wire_events", q->wire_stats[QW_STAT_EVENTS]);
+	json_kv_uint(j, "wire_events_lost", q->wire_stats[QW_STAT_RB_LOST]);
+	json_kv_uint(j, "ngtcp2_events", q->lib_stats[QN_STAT_EVENTS]);
+	json_kv_uint(j, "ngtcp2_events_lost", q->lib_stats[QN_STAT_RB_LOST]);
+	json_kv_uint(j, "unowned_events", q->books ? q->books->unowned_events : 0);
+	json_kv_uint(j, "malformed_events", q->books ? q->books->malformed_events : 0);
+	json_object_end(j);
+}
+
+const char *quic_live_cell(const struct quic_run *q, pid_t pid, char *buf, size_t len)
+{
+	const struct quic_proc *p = proc_of(q, pid);
+	struct quic_view v;
+
+	buf[0] = 0;
+	if (!p)
+		return buf;
+	quic_proc_view(p, &v);
+	if (v.c.connections)
+		snprintf(buf, len, " quic %llu/%llu", u(v.c.connections),
+			 u(v.c.handshakes_completed));
+	return buf;
+}
