@@ -3,8 +3,9 @@
  * library knows what the wire cannot show, a handshake that failed inside
  * encrypted packets, the end of a server's connection, and a deliberate
  * migration (which switches connection IDs, so no packet links the two
- * paths). User space attaches these per process, to the libngtcp2 that
- * process maps.
+ * paths). User space attaches these to each libngtcp2 file a traced
+ * process maps (and, following children, to the system's), for every
+ * process; the tgid filter is here.
  *
  *   int ngtcp2_conn_client_new_versioned(ngtcp2_conn **pconn,
  *           const ngtcp2_cid *dcid, const ngtcp2_cid *scid, ...);
@@ -29,10 +30,22 @@ struct ng_cid {
 	__u8 data[QUIC_MAX_CID_LEN];
 };
 
+const volatile bool filter_tgid = true;		/* false: every process */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } lib_events SEC(".maps");
+
+/* Traced processes: user space makes this the tcpstate unit's own map
+ * (bpf_map__reuse_fd), so children it follows are traced here too. The
+ * probes are on the library file, for every process that maps it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} ng_targets SEC(".maps");
 
 /* Calls in flight: thread -> what the return probe needs. */
 struct ng_call {
@@ -63,9 +76,20 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+static __always_inline bool traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return !filter_tgid || bpf_map_lookup_elem(&ng_targets, &tgid);
+}
+
 static __always_inline struct quic_lib_event *reserve(__u8 type, __u64 conn)
 {
-	struct quic_lib_event *e = bpf_ringbuf_reserve(&lib_events, sizeof(*e), 0);
+	struct quic_lib_event *e;
+
+	if (!traced())
+		return NULL;
+	e = bpf_ringbuf_reserve(&lib_events, sizeof(*e), 0);
 
 	if (!e) {
 		stat_inc(QN_STAT_RB_LOST);
@@ -76,6 +100,7 @@ static __always_inline struct quic_lib_event *reserve(__u8 type, __u64 conn)
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->type = type;
 	e->conn = conn;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
 }
 
@@ -90,6 +115,8 @@ static __always_inline int new_enter(void *pconn, const void *dcid, const void *
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ng_call c = { .arg0 = (__u64)pconn };
 
+	if (!traced())
+		return 0;
 	if (dcid)
 		bpf_probe_read_user(&c.dcid, sizeof(c.dcid), dcid);
 	if (scid)
@@ -181,6 +208,8 @@ static __always_inline int migrate_enter(void *conn)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ng_call c = { .arg0 = (__u64)conn };
 
+	if (!traced())
+		return 0;
 	bpf_map_update_elem(&ng_calls, &id, &c, BPF_ANY);
 	return 0;
 }

@@ -54,6 +54,7 @@
 struct quic_sk_owner {
 	__u32 tgid;
 	__u32 flags;		/* QW_OWNER_* */
+	char comm[16];		/* the owner's at the time it was learned */
 };
 
 struct quic_wire_event {
@@ -70,6 +71,7 @@ struct quic_wire_event {
 	__u16 lport;
 	__u16 rport;
 	__u32 udp_len;		/* UDP payload bytes */
+	char comm[16];		/* the owner's, as learned */
 	struct quic_dgram dgram;	/* QW_EV_LONG: all; FIRST_SHORT/PATH_CHANGE: pkt[0] */
 };
 
@@ -96,6 +98,7 @@ struct quic_lib_event {
 	__u8 scid_len;		/* QN_EV_NEW: the connection's own (source) CID */
 	__u8 dcid_len;
 	__s32 rc;		/* return value where there is one */
+	char comm[16];
 	__u8 scid[QUIC_MAX_CID_LEN];
 	__u8 dcid[QUIC_MAX_CID_LEN];
 };

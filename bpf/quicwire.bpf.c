@@ -202,6 +202,7 @@ static __always_inline struct quic_sk_owner *owner_of(struct bpf_sock *sk, __u8 
 			return NULL;
 		fresh.tgid = tgid;
 		fresh.flags = QW_OWNER_SEND;
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 	} else {
 		return NULL;
 	}
@@ -209,8 +210,10 @@ static __always_inline struct quic_sk_owner *owner_of(struct bpf_sock *sk, __u8 
 }
 
 static __always_inline void fill(struct quic_wire_event *e, const struct qw_flow *f,
-				 __u32 tgid, __u64 cookie, __u8 type, __u8 dir)
+				 const struct quic_sk_owner *o, __u64 cookie, __u8 type, __u8 dir)
 {
+	__u32 tgid = o->tgid;
+
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cookie = cookie;
 	e->tgid = tgid;
@@ -222,6 +225,7 @@ static __always_inline void fill(struct quic_wire_event *e, const struct qw_flow
 	e->lport = f->lport;
 	e->rport = f->rport;
 	e->udp_len = f->udp_len;
+	__builtin_memcpy(e->comm, o->comm, sizeof(e->comm));
 }
 
 static __always_inline __u8 learned_len(__u32 tgid, const struct qw_flow *f, __u8 dir)
@@ -278,8 +282,9 @@ static __always_inline bool path_eq(const struct qw_path *a, const struct qw_flo
 /* Short header: one lookup of (process, direction, DCID) on the hot path;
  * an event only for a new DCID or a new 4-tuple. */
 static __noinline void on_short(struct __sk_buff *skb, const struct qw_flow *f,
-				     __u32 tgid, __u64 cookie, __u8 dir)
+				const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
 {
+	__u32 tgid = o->tgid;
 	struct qw_short_key k = { .tgid = tgid, .dir = dir };
 	struct quic_wire_event *e;
 	struct qw_path *seen, path = {};
@@ -322,7 +327,7 @@ static __noinline void on_short(struct __sk_buff *skb, const struct qw_flow *f,
 		stat_inc(QW_STAT_RB_LOST);
 		return;
 	}
-	fill(e, f, tgid, cookie, type, dir);
+	fill(e, f, o, cookie, type, dir);
 	__builtin_memset(&e->dgram, 0, sizeof(e->dgram));
 	e->dgram.len = f->udp_len;
 	e->dgram.count = 1;
@@ -341,8 +346,9 @@ static __always_inline bool known_version(__u32 v)
 }
 
 static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
-				    __u32 tgid, __u64 cookie, __u8 dir)
+			       const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
 {
+	__u32 tgid = o->tgid;
 	struct quic_wire_event *e;
 	struct qw_buf *buf;
 	__u32 zero = 0, n = f->udp_len;
@@ -382,7 +388,7 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 	 * length of the short headers that follow. */
 	if (e->dgram.pkt[0].type != QUIC_PT_VERSION_NEG && e->dgram.pkt[0].type != QUIC_PT_UNKNOWN)
 		learn_len(tgid, f, dir, e->dgram.pkt[0].scid_len);
-	fill(e, f, tgid, cookie, QW_EV_LONG, dir);
+	fill(e, f, o, cookie, QW_EV_LONG, dir);
 	e->dgram.len = f->udp_len;
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(QW_STAT_EVENTS);
@@ -420,10 +426,10 @@ static __always_inline int on_skb(struct __sk_buff *skb, __u8 dir)
 		return 1;
 	if (first & QUIC_FORM_BIT) {
 		stat_inc(QW_STAT_LONG);
-		on_long(skb, &f, o->tgid, cookie, dir);
+		on_long(skb, &f, o, cookie, dir);
 	} else {
 		stat_inc(QW_STAT_SHORT);
-		on_short(skb, &f, o->tgid, cookie, dir);
+		on_short(skb, &f, o, cookie, dir);
 	}
 	return 1;
 }
@@ -457,6 +463,7 @@ int qw_sock_create(struct bpf_sock *ctx)
 	if (o) {
 		o->tgid = tgid;
 		o->flags = QW_OWNER_CREATE;
+		bpf_get_current_comm(o->comm, sizeof(o->comm));
 	}
 	return 1;
 }
@@ -483,6 +490,7 @@ int qw_sock_release(struct bpf_sock *ctx)
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cookie = bpf_get_socket_cookie(ctx);
 	e->tgid = o->tgid;
+	__builtin_memcpy(e->comm, o->comm, sizeof(e->comm));
 	e->type = QW_EV_RELEASE;
 	e->family = ctx->family;
 	bpf_ringbuf_submit(e, 0);

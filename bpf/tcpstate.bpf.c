@@ -21,6 +21,11 @@
 /* Set by user space between open and load. */
 const volatile bool filter_tgid = true;		/* false: every process */
 const volatile __u64 tw_handler_addr = 0;	/* tw_timer_handler, from /proc/kallsyms */
+/* In-kernel QUIC (the out-of-tree IPPROTO_QUIC module) changes its
+ * sockets' states through the same tracepoint, with TCP's numbering; set
+ * when user space found the module. */
+const volatile bool quic_kernel = false;
+#define IPPROTO_QUIC 261
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -191,12 +196,13 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	return 0;
 }
 
-static __always_inline int handle_state(const struct sock *sk, int oldstate, int newstate)
+static __always_inline int handle_state(const struct sock *sk, int oldstate, int newstate,
+					bool quic)
 {
 	__u64 key = (__u64)sk, tw = 0;
 	struct cs_owner *found, o = {};
 	struct cs_tuple t;
-	__u8 flags = 0;
+	__u8 flags = quic ? CS_F_QUIC : 0;
 
 	stat_inc(CS_STAT_STATE_CALLS);
 	sk_read_tuple(sk, &t);
@@ -229,7 +235,7 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 
 	/* Entering TIME_WAIT: adopt the tw socket whose timer just started. */
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
-	    tw_handler_addr) {
+	    tw_handler_addr && !quic) {
 		__u32 zero = 0;
 		struct tw_started *last = bpf_map_lookup_elem(&tw_last, &zero);
 
@@ -262,24 +268,27 @@ unknown:
 	/* Without a filter user space resolves the owner from its snapshot. */
 	if (filter_tgid)
 		return 0;
-	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, 0, 0);
+	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, flags, 0);
 }
 
 SEC("?tp_btf/inet_sock_set_state")
 int BPF_PROG(handle_set_state_btf, const struct sock *sk, const int oldstate, const int newstate)
 {
-	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	__u16 proto = BPF_CORE_READ(sk, sk_protocol);
+
+	if (proto != IPPROTO_TCP && !(quic_kernel && proto == IPPROTO_QUIC))
 		return 0;
-	return handle_state(sk, oldstate, newstate);
+	return handle_state(sk, oldstate, newstate, proto == IPPROTO_QUIC);
 }
 
 /* Fallback where tp_btf does not load (no BTF for tracepoints). */
 SEC("?tracepoint/sock/inet_sock_set_state")
 int handle_set_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 {
-	if (ctx->protocol != IPPROTO_TCP)
+	if (ctx->protocol != IPPROTO_TCP && !(quic_kernel && ctx->protocol == IPPROTO_QUIC))
 		return 0;
-	return handle_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate);
+	return handle_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate,
+			    ctx->protocol == IPPROTO_QUIC);
 }
 
 /* Every send and receive on every socket passes here: a lookup in the

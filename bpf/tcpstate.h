@@ -26,6 +26,7 @@
 /* cs_event.flags */
 #define CS_F_ORPHAN	0x01	/* sk_socket == NULL and SOCK_DEAD: closed by the app, alive in the kernel */
 #define CS_F_NEW_OWNER	0x02	/* the owner was learned at this event */
+#define CS_F_QUIC	0x04	/* an in-kernel QUIC socket (IPPROTO_QUIC), not TCP */
 
 /* Per-CPU counters (stats map index). */
 #define CS_STAT_EVENTS		0	/* events written to the ring buffer */

@@ -136,6 +136,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
 	skel->rodata->tw_handler_addr = tw_addr;
 	skel->rodata->filter_tgid = !o->all;
+	skel->rodata->quic_kernel = o->quic_kernel;
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
 	if (o->max_sockets) {
@@ -241,4 +242,9 @@ int tracer_programs(struct tracer *t, const char **names, bool *attached, int ma
 		n++;
 	}
 	return n;
+}
+
+int tracer_targets_fd(struct tracer *t)
+{
+	return t->skel ? bpf_map__fd(t->skel->maps.targets) : -1;
 }

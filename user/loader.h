@@ -18,6 +18,7 @@ struct tracer_opts {
 	uint32_t max_sockets;	/* owner map entries */
 	bool verbose;		/* libbpf's own messages */
 	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
+	bool quic_kernel;	/* also IPPROTO_QUIC sockets (CS_F_QUIC events) */
 };
 
 struct tcpstate_bpf;
@@ -48,6 +49,8 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
 int tracer_programs(struct tracer *t, const char **names, bool *attached, int max);
 /* The traffic so far of a live traced connection; -ENOENT when none. */
 int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io);
+/* The fd of the tgid filter map, for units that share it; -1 when none. */
+int tracer_targets_fd(struct tracer *t);
 void tracer_close(struct tracer *t);
 
 #endif

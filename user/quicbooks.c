@@ -415,6 +415,8 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	if (!p)
 		return;
 	p->sources |= QSRC_WIRE;
+	if (!p->comm[0] && e->comm[0])
+		memcpy(p->comm, e->comm, sizeof(p->comm) - 1);
 	switch (e->type) {
 	case QW_EV_LONG:
 		wire_long(p, e);
@@ -461,6 +463,8 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
 	if (!p)
 		return;
 	p->sources |= QSRC_NGTCP2;
+	if (!p->comm[0] && e->comm[0])
+		memcpy(p->comm, e->comm, sizeof(p->comm) - 1);
 	q = &p->src[1];
 	switch (e->type) {
 	case QN_EV_NEW:
@@ -555,6 +559,25 @@ void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, ui
 			q->handshakes_failed++;
 		hmap_del(&p->kconns, &sk);
 	}
+}
+
+void quic_books_proc_gone(struct quic_books *b, pid_t pid, uint64_t ts_ns)
+{
+	struct quic_proc *p = hmap_get(&b->procs, &pid);
+	struct qwconn *c;
+	struct qlconn *l;
+
+	if (!p)
+		return;
+	p->gone = true;
+	for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
+		wire_close(p, c, ts_ns);
+	for (size_t i = 0; hmap_next(&p->lconns, &i, NULL, (void **)&l);) {
+		p->src[1].closed++;
+		if (!l->completed)
+			p->src[1].handshakes_failed++;
+	}
+	hmap_clear(&p->lconns);
 }
 
 /* Finished connections go first when a process holds too many. */

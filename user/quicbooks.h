@@ -51,6 +51,8 @@ struct qcid {
 
 struct quic_proc {
 	pid_t pid;
+	char comm[16];			/* from the events: "" until one carries it */
+	bool gone;			/* quic_books_proc_gone() ran */
 	uint32_t sources;		/* QSRC_* that reported for it */
 	struct quic_counts src[QSRC_COUNT];	/* [0] wire, [1] ngtcp2, [2] kernel */
 	/* Wire: client SCID (survives Retry) -> struct qwconn; any CID of a
@@ -89,6 +91,9 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e);
 void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, uint64_t sk,
 			     int oldstate, int newstate);
 
+/* pid exited: what it had open is closed, handshakes under way failed
+ * (a process that exits without ngtcp2_conn_del, say). */
+void quic_books_proc_gone(struct quic_books *b, pid_t pid, uint64_t ts_ns);
 /* Interval end: handshakes past QUIC_HS_TIMEOUT_NS fail, finished
  * connections beyond QUIC_MAX_CONNS go, heatmaps get their column. */
 void quic_books_tick(struct quic_books *b, uint64_t now_ns);
@@ -120,7 +125,8 @@ struct quic_run {
 	const char *cgroup;		/* where it is attached */
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */
-	int lib_procs;			/* processes with the ngtcp2 probes */
+	int lib_procs;			/* targets found mapping libngtcp2 */
+	int lib_files;			/* libngtcp2 files with the probes */
 	uint64_t wire_stats[QW_STAT_MAX];
 	uint64_t lib_stats[QN_STAT_MAX];
 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <glob.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
@@ -110,6 +111,8 @@ int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
 	return err;
 }
 
+static int attach_lib(struct quic_tracer *t, const char *path);
+
 static int attach_wire(struct quic_tracer *t)
 {
 	struct bpf_program *progs[] = {
@@ -147,11 +150,13 @@ static int attach_wire(struct quic_tracer *t)
 }
 
 int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
-		     bool all)
+		     bool all, int targets_fd, bool system_lib)
 {
+	char path[PATH_MAX];
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	t->targets_fd = targets_fd;
 	t->books = books;
 	t->rb = *rb;
 	t->kernel_quic = quic_kernel_present();
@@ -159,6 +164,8 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	if (!t->wire)
 		return -errno;
 	t->wire->rodata->filter_tgid = !all;
+	if (targets_fd >= 0 && (err = bpf_map__reuse_fd(t->wire->maps.qw_targets, targets_fd)))
+		goto fail;
 	err = quicwire_bpf__load(t->wire);
 	if (err) {
 		snprintf(t->wire_error, sizeof(t->wire_error),
@@ -181,6 +188,8 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 		goto fail;
 	}
 	t->rb = *rb;
+	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path))
+		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
 fail:
 	for (int i = 0; i < t->nwire_links; i++)
@@ -204,6 +213,7 @@ struct seed_ctx {
 	int seeds_fd;
 	pid_t pid;
 	uint32_t n;
+	char comm[16];
 };
 
 static int seed_one(const struct sd_sock *s, void *arg)
@@ -214,6 +224,7 @@ static int seed_one(const struct sd_sock *s, void *arg)
 
 	if (!o || o->pid != c->pid)
 		return 0;
+	memcpy(owner.comm, c->comm, sizeof(owner.comm));
 	if (!bpf_map_update_elem(c->seeds_fd, &s->cookie, &owner, BPF_ANY))
 		c->n++;
 	return 0;
@@ -223,8 +234,11 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 {
 	struct inode_map inodes;
 	struct seed_ctx c = { .pid = pid, .seeds_fd = bpf_map__fd(t->wire->maps.qw_seeds) };
+	struct proc_ident id;
 	int err;
 
+	if (!procfs_read_ident(pid, &id))
+		memcpy(c.comm, id.comm, sizeof(c.comm) - 1);
 	inode_map_init(&inodes);
 	err = procfs_scan_pid_sockets(pid, &inodes);
 	if (!err) {
@@ -236,7 +250,55 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 	return err;
 }
 
-static int attach_lib(struct quic_tracer *t, pid_t pid, const char *path)
+int quic_find_system_libngtcp2(char *path, size_t len)
+{
+	static const char *const pats[] = {
+		"/usr/lib/*-linux-gnu/libngtcp2.so.*", "/lib/*-linux-gnu/libngtcp2.so.*",
+		"/usr/lib64/libngtcp2.so.*", "/usr/lib/libngtcp2.so.*",
+		"/usr/local/lib/libngtcp2.so.*",
+	};
+	int err = -ENOENT;
+
+	for (size_t i = 0; err && i < sizeof(pats) / sizeof(pats[0]); i++) {
+		glob_t g;
+
+		if (glob(pats[i], 0, NULL, &g))
+			continue;
+		/* The soname link and the file are one inode: either will do. */
+		if (g.gl_pathc) {
+			snprintf(path, len, "%s", g.gl_pathv[0]);
+			err = 0;
+		}
+		globfree(&g);
+	}
+	return err;
+}
+
+static int lib_load(struct quic_tracer *t)
+{
+	int err;
+
+	if (t->ng)
+		return 0;
+	t->ng = ngtcp2_bpf__open();
+	if (!t->ng)
+		return -errno;
+	t->ng->rodata->filter_tgid = t->wire ? t->wire->rodata->filter_tgid : true;
+	if (t->targets_fd >= 0 && (err = bpf_map__reuse_fd(t->ng->maps.ng_targets, t->targets_fd)))
+		goto fail;
+	err = ngtcp2_bpf__load(t->ng);
+	if (!err)
+		err = ring_buffer__add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
+	if (!err)
+		return 0;
+fail:
+	ngtcp2_bpf__destroy(t->ng);
+	t->ng = NULL;
+	return err;
+}
+
+/* The probes on one library file, once per file whoever maps it. */
+static int attach_lib(struct quic_tracer *t, const char *path)
 {
 	struct bpf_program *progs[QT_LIB_PROBES];
 	static const char *const funcs[QT_LIB_PROBES] = {
@@ -248,22 +310,20 @@ static int attach_lib(struct quic_tracer *t, pid_t pid, const char *path)
 		"ngtcp2_conn_initiate_immediate_migration",
 	};
 	static const bool ret[QT_LIB_PROBES] = { 0, 1, 0, 1, 0, 0, 0, 1, 0, 1 };
-	struct qt_lib_proc *lp;
+	struct qt_lib *lib;
+	struct stat st;
 	int err;
 
-	if (t->nlib >= QT_MAX_LIB_PROCS)
+	if (stat(path, &st))
+		return -errno;
+	for (int i = 0; i < t->nlib; i++)
+		if (t->lib[i].dev == st.st_dev && t->lib[i].ino == st.st_ino)
+			return 0;
+	if (t->nlib >= (int)(sizeof(t->lib) / sizeof(t->lib[0])))
 		return -E2BIG;
-	if (!t->ng) {
-		t->ng = ngtcp2_bpf__open_and_load();
-		if (!t->ng)
-			return -errno;
-		err = ring_buffer__add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
-		if (err) {
-			ngtcp2_bpf__destroy(t->ng);
-			t->ng = NULL;
-			return err;
-		}
-	}
+	err = lib_load(t);
+	if (err)
+		return err;
 	progs[0] = t->ng->progs.ng_client_new;
 	progs[1] = t->ng->progs.ng_client_new_ret;
 	progs[2] = t->ng->progs.ng_server_new;
@@ -275,21 +335,22 @@ static int attach_lib(struct quic_tracer *t, pid_t pid, const char *path)
 	progs[8] = t->ng->progs.ng_migrate_now;
 	progs[9] = t->ng->progs.ng_migrate_now_ret;
 
-	lp = &t->lib[t->nlib];
-	memset(lp, 0, sizeof(*lp));
-	lp->pid = pid;
-	snprintf(lp->path, sizeof(lp->path), "%s", path);
+	lib = &t->lib[t->nlib];
+	memset(lib, 0, sizeof(*lib));
+	lib->dev = st.st_dev;
+	lib->ino = st.st_ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
 	for (int i = 0; i < QT_LIB_PROBES; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = funcs[i], .retprobe = ret[i]);
-		struct bpf_link *l = bpf_program__attach_uprobe_opts(progs[i], pid, path, 0, &o);
+		struct bpf_link *l = bpf_program__attach_uprobe_opts(progs[i], -1, path, 0, &o);
 
 		if (!l) {
-			lp->failed++;
+			lib->failed++;
 			continue;
 		}
-		lp->links[lp->nlinks++] = l;
+		lib->links[lib->nlinks++] = l;
 	}
-	if (!lp->nlinks)
+	if (!lib->nlinks)
 		return -ENOENT;
 	t->nlib++;
 	return 0;
@@ -297,8 +358,8 @@ static int attach_lib(struct quic_tracer *t, pid_t pid, const char *path)
 
 bool quic_tracer_lib_on(const struct quic_tracer *t, pid_t pid)
 {
-	for (int i = 0; i < t->nlib; i++)
-		if (t->lib[i].pid == pid)
+	for (int i = 0; i < t->nlib_pids; i++)
+		if (t->lib_pids[i] == pid)
 			return true;
 	return false;
 }
@@ -315,10 +376,13 @@ int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
 		if (!err)
 			seed_udp(t, pid);
 	}
-	if (!quic_tracer_lib_on(t, pid) && !quic_find_libngtcp2(pid, path, sizeof(path)) &&
-	    attach_lib(t, pid, path))
-		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes in %d (%s); "
-				"QUIC counts come from the wire only\n", pid, path);
+	if (!quic_tracer_lib_on(t, pid) && !quic_find_libngtcp2(pid, path, sizeof(path))) {
+		if (attach_lib(t, path))
+			fprintf(stderr, "connscope: cannot attach the libngtcp2 probes in %d (%s); "
+					"QUIC counts come from the wire only\n", pid, path);
+		else if (t->nlib_pids < QT_MAX_LIB_PROCS)
+			t->lib_pids[t->nlib_pids++] = pid;
+	}
 	return err;
 }
 
@@ -339,6 +403,7 @@ void quic_tracer_close(struct quic_tracer *t)
 		for (int j = 0; j < t->lib[i].nlinks; j++)
 			bpf_link__destroy(t->lib[i].links[j]);
 	t->nlib = 0;
+	t->nlib_pids = 0;
 	for (int i = 0; i < t->nwire_links; i++)
 		bpf_link__destroy(t->wire_links[i]);
 	t->nwire_links = 0;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "quicbooks.h"
 
@@ -19,9 +20,11 @@
 struct quicwire_bpf;
 struct ngtcp2_bpf;
 
-struct qt_lib_proc {
-	pid_t pid;
-	char path[PATH_MAX];		/* the libngtcp2 it maps */
+/* One libngtcp2 file with the probes on it (for every process). */
+struct qt_lib {
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
 	struct bpf_link *links[QT_LIB_PROBES];
 	int nlinks;
 	int failed;			/* probes that would not attach */
@@ -34,8 +37,11 @@ struct quic_tracer {
 	char cgroup[PATH_MAX];		/* the cgroup v2 root the wire unit is on */
 	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
 	struct ring_buffer *rb;		/* the caller's, where the rings are added */
-	struct qt_lib_proc lib[QT_MAX_LIB_PROCS];
+	struct qt_lib lib[8];
 	int nlib;
+	pid_t lib_pids[QT_MAX_LIB_PROCS];	/* targets seen mapping one of them */
+	int nlib_pids;
+	int targets_fd;			/* the tcpstate unit's targets map, or -1 */
 	bool kernel_quic;		/* IPPROTO_QUIC sockets can be made here */
 	uint32_t seeded;		/* UDP sockets of the targets found at start */
 	char wire_error[PATH_MAX + 256];	/* why the wire source is off; "" when on */
@@ -45,8 +51,11 @@ struct quic_tracer {
 /* Loads and attaches the wire unit into *rb (created when NULL) and
  * checks for in-kernel QUIC. A wire unit that cannot attach leaves the
  * tracer usable, with wire_error saying why. 0 or -errno. */
+/* targets_fd: the tcpstate unit's target map, shared so that children it
+ * adds are traced here too (-1: own maps). With system_lib, the probes go
+ * on the system's libngtcp2 too, for children that load it later. */
 int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
-		     bool all);
+		     bool all, int targets_fd, bool system_lib);
 /* Traces pid: the wire filter, its UDP sockets seeded by cookie, and the
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
  * library loaded later): what is already attached stays. */
@@ -62,6 +71,8 @@ void quic_tracer_close(struct quic_tracer *t);
 /* Path of the libngtcp2 pid maps (first match of "libngtcp2.so"), from
  * /proc/PID/maps; 0, or -ENOENT when it maps none. */
 int quic_find_libngtcp2(pid_t pid, char *path, size_t len);
+/* A libngtcp2 in the usual library directories; 0 or -ENOENT. */
+int quic_find_system_libngtcp2(char *path, size_t len);
 /* Mount point of the cgroup v2 hierarchy, from /proc/self/mountinfo. */
 int quic_find_cgroup2(char *path, size_t len);
 /* Whether this kernel makes IPPROTO_QUIC (261) sockets, or has /proc/net/quic. */

@@ -478,9 +478,11 @@ static void proc_section(FILE *out, const struct agg *a, const struct proc_books
 	/* One label column for the socket, reuse and fd maps: their time
 	 * axes line up. */
 	labchars = html_reuse_label_chars(p, html_fd_label_chars(run, p->pid, 4));
+	labchars = html_quic_label_chars(run, p->pid, labchars);
 	labchars = socket_maps(out, p, top, labchars);
 	html_reuse_part(out, a, p, top, labchars);
 	html_fd_part(out, p->pid, run, labchars);
+	html_quic_part(out, p->pid, run, labchars);
 	fputs("</section>\n", out);
 }
 

@@ -67,6 +67,11 @@ void html_fd_summary_cells(FILE *out, const struct run_info *run, pid_t pid);
 /* pid's fd part of its process section, if it has one. */
 void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars);
 
+/* ---- report_html_quic.c: nothing when pid saw no QUIC ---- */
+
+int html_quic_label_chars(const struct run_info *run, pid_t pid, int at_least);
+void html_quic_part(FILE *out, pid_t pid, const struct run_info *run, int labchars);
+
 /* ---- report_html_reuse.c ---- */
 
 struct agg;

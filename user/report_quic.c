@@ -27,49 +27,44 @@ static void render(FILE *out, const struct heatmap *h, const struct tw_report_op
 	format_heatmap_term(out, h, &t);
 }
 
+/* Every line fits 80 columns: the report is read in terminals. */
 void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 		      const struct tw_report_opts *o)
 {
 	const struct quic_proc *p = proc_of(q, pid);
 	struct quic_view v;
-	char srcs[64];
 
 	if (!p || (!p->src[0].connections && !p->src[1].connections && !p->src[2].connections &&
 		   !p->src[0].version_negotiations && !p->unmatched_short))
 		return;
 	quic_proc_view(p, &v);
-	fprintf(out, "  %-13s %llu connections (%llu as client, %llu as server), handshakes "
-		     "%llu completed, %llu failed, %llu in progress [%s]\n", "QUIC",
+	fprintf(out, "  %-13s %llu connections (%llu as client, %llu as server) [%s]\n", "QUIC",
 		u(v.c.connections), u(v.c.as_client), u(v.c.as_server),
-		u(v.c.handshakes_completed), u(v.c.handshakes_failed),
-		u(quic_proc_in_progress(p)),
 		quic_source_name(v.lifecycle_src));
+	fprintf(out, "  %-13s %llu completed, %llu failed, %llu under way", "handshakes",
+		u(v.c.handshakes_completed), u(v.c.handshakes_failed),
+		u(quic_proc_in_progress(p)));
 	if (v.c.handshakes_completed)
-		fprintf(out, "  %-13s p50 %.3g ms, p90 %.3g ms, max %.3g ms (bucket upper bounds) "
-			     "[%s]\n", "QUIC hshake",
+		fprintf(out, "; p50 %.3g ms, p90 %.3g ms",
 			quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5),
-			quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9),
-			quic_hist_quantile_ms(v.c.handshake_us_hist, 1.0),
-			quic_source_name(v.lifecycle_src));
-	fprintf(out, "  %-13s retry %llu, version negotiation %llu [wire]; migrations %llu "
-		     "[wire rebinding %llu%s", "", u(v.c.retries), u(v.c.version_negotiations),
-		u(v.c.migrations), u(p->src[0].migrations),
-		p->sources & QSRC_NGTCP2 ? "" : "]\n");
+			quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9));
+	fputc('\n', out);
+	fprintf(out, "  %-13s Retry %llu, version negotiation %llu [wire]\n", "",
+		u(v.c.retries), u(v.c.version_negotiations));
+	fprintf(out, "  %-13s %llu: rebinding seen on the wire %llu", "migrations",
+		u(v.c.migrations), u(p->src[0].migrations));
 	if (p->sources & QSRC_NGTCP2)
-		fprintf(out, " + ngtcp2 initiated %llu]\n", u(p->src[1].migrations));
-	if ((p->sources & QSRC_NGTCP2) && (p->sources & QSRC_WIRE))
-		fprintf(out, "  %-13s wire: %llu connections, %llu completed, %llu failed; ngtcp2: "
-			     "%llu connections, %llu completed, %llu failed, %llu closed\n", "by source",
-			u(p->src[0].connections), u(p->src[0].handshakes_completed),
-			u(p->src[0].handshakes_failed), u(p->src[1].connections),
-			u(p->src[1].handshakes_completed), u(p->src[1].handshakes_failed),
-			u(p->src[1].closed));
+		fprintf(out, ", initiated in ngtcp2 %llu", u(p->src[1].migrations));
+	fputc('\n', out);
+	for (int i = 0; i < QSRC_COUNT; i++)
+		if (p->sources & (1u << i))
+			fprintf(out, "  %-13s %-6s %llu connections, %llu completed, %llu failed\n",
+				i == 0 || !(p->sources & ((1u << i) - 1)) ? "by source" : "",
+				quic_source_name(i), u(p->src[i].connections),
+				u(p->src[i].handshakes_completed), u(p->src[i].handshakes_failed));
 	if (p->unmatched_short)
-		fprintf(out, "  %-13s %llu short-header flows to connection IDs whose start was not "
-			     "seen (open before the run, or moved to new IDs)\n", "",
+		fprintf(out, "  %-13s %llu short-header flows to IDs not seen starting\n", "",
 			u(p->unmatched_short));
-	fprintf(out, "  %-13s %s\n", "QUIC sources", quic_sources_label(p->sources, srcs,
-									  sizeof(srcs)));
 	if (p->hm_ready) {
 		render(out, &p->hm_conns, o);
 		render(out, &p->hm_handshake, o);
@@ -81,23 +76,25 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 	if (!q)
 		return;
 	if (!q->wire_on)
-		fprintf(out, "QUIC wire: off (%s)\n", q->wire_error && *q->wire_error ?
+		fprintf(out, "QUIC wire: off: %s\n", q->wire_error && *q->wire_error ?
 			q->wire_error : "not attached");
 	else
-		fprintf(out, "QUIC wire: cgroup_skb on %s: %llu datagrams (%llu long, %llu short "
-			     "header), %llu not QUIC, %llu malformed, %llu short without a learned "
-			     "CID length, %llu events lost\n", q->cgroup,
-			u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
+		fprintf(out, "QUIC wire: cgroup_skb on %s: %llu datagrams\n"
+			     "  (%llu long, %llu short header), %llu not QUIC, %llu malformed,\n"
+			     "  %llu short header with no CID length learned, %llu events lost\n",
+			q->cgroup, u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
 			u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
 			u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
 			u(q->wire_stats[QW_STAT_RB_LOST]));
-	fprintf(out, "QUIC ngtcp2: %s", q->lib_procs ? "" : "no traced process maps libngtcp2\n");
-	if (q->lib_procs)
-		fprintf(out, "uprobes in %d process%s, %llu events, %llu lost\n", q->lib_procs,
-			q->lib_procs == 1 ? "" : "es", u(q->lib_stats[QN_STAT_EVENTS]),
+	if (q->lib_files)
+		fprintf(out, "QUIC ngtcp2: uprobes on %d librar%s, %d target%s mapped it; %llu "
+			     "events, %llu lost\n", q->lib_files, q->lib_files == 1 ? "y" : "ies",
+			q->lib_procs, q->lib_procs == 1 ? "" : "s", u(q->lib_stats[QN_STAT_EVENTS]),
 			u(q->lib_stats[QN_STAT_RB_LOST]));
-	fprintf(out, "QUIC in kernel: %s\n", q->kernel_quic ? "present (IPPROTO_QUIC)" :
-		"absent (socket(AF_INET, SOCK_DGRAM, 261) fails, no /proc/net/quic)");
+	else
+		fprintf(out, "QUIC ngtcp2: off (no traced process maps libngtcp2)\n");
+	fprintf(out, "QUIC in kernel: %s\n", q->kernel_quic ? "present (IPPROTO_QUIC followed)" :
+		"absent (no IPPROTO_QUIC sockets, no /proc/net/quic)");
 	if (q->wire_stats[QW_STAT_RB_LOST] || q->lib_stats[QN_STAT_RB_LOST])
 		fprintf(out, "WARNING: QUIC events were lost: QUIC counts are low\n");
 }
@@ -177,6 +174,7 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_kv_string(j, "wire_error", q->wire_on ? "" : (q->wire_error ? q->wire_error : ""));
 	json_kv_string(j, "cgroup", q->cgroup ? q->cgroup : "");
 	json_kv_int(j, "ngtcp2_processes", q->lib_procs);
+	json_kv_int(j, "ngtcp2_libraries", q->lib_files);
 	json_kv_bool(j, "kernel_quic", q->kernel_quic);
 	json_kv_uint(j, "udp_sockets_seeded", q->seeded);
 	json_kv_uint(j, "datagrams", q->wire_stats[QW_STAT_DGRAMS]);
@@ -195,17 +193,21 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_object_end(j);
 }
 
-const char *quic_live_cell(const struct quic_run *q, pid_t pid, char *buf, size_t len)
+
+void format_quic_live(FILE *out, const struct quic_run *q, const char *clock)
 {
-	const struct quic_proc *p = proc_of(q, pid);
+	const struct quic_proc *p;
 	struct quic_view v;
 
-	buf[0] = 0;
-	if (!p)
-		return buf;
-	quic_proc_view(p, &v);
-	if (v.c.connections)
-		snprintf(buf, len, " quic %llu/%llu", u(v.c.connections),
-			 u(v.c.handshakes_completed));
-	return buf;
+	if (!q || !q->books)
+		return;
+	for (size_t i = 0; hmap_next(&q->books->procs, &i, NULL, (void **)&p);) {
+		quic_proc_view(p, &v);
+		if (!v.c.connections && !v.c.version_negotiations)
+			continue;
+		fprintf(out, "%-8s %-7d %-12.12s quic %llu conns, %llu handshakes, %llu failed, "
+			     "%llu open [%s]\n", clock, p->pid, p->comm[0] ? p->comm : "?",
+			u(v.c.connections), u(v.c.handshakes_completed), u(v.c.handshakes_failed),
+			u(quic_proc_in_progress(p)), quic_source_name(v.lifecycle_src));
+	}
 }

@@ -20,7 +20,7 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q);
  * so a consumer finds the object for every process. */
 void json_quic_proc(struct json *j, const struct quic_run *q, pid_t pid);
 void json_quic_agent(struct json *j, const struct quic_run *q);
-/* Live row part: "Q 3/3" (connections / handshakes) or "". */
-const char *quic_live_cell(const struct quic_run *q, pid_t pid, char *buf, size_t len);
+/* Live view: one line per process with QUIC so far (cumulative). */
+void format_quic_live(FILE *out, const struct quic_run *q, const char *clock);
 
 #endif

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# QUIC with real peers: Debian's ngtcp2 example server (gtlsserver) and
+# client (gtlsclient) on loopback, traced by attach. The servers are
+# targets; the clients are children of a traced driver (tests/quic_driver.sh,
+# followed with --children). Every count is exact against what the driver
+# ran, from both sources: the wire (cgroup_skb) and the libngtcp2 uprobes.
+#   plain server:  5 clients in a row, 8 four at a time, 1 NAT rebinding,
+#                  1 with an unknown version (answered by Version
+#                  Negotiation, no connection on the wire)
+#   Retry server:  2 clients (gtlsserver -V)
+#   closed port:   1 client that gets no answer and gives up (refused)
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+for b in gtlsserver gtlsclient openssl; do
+	if ! command -v "$b" >/dev/null; then
+		fail "tools/$b" "$b missing (apt-get install ngtcp2-server ngtcp2-client openssl)"
+		exit 1
+	fi
+done
+TMP=$(lib_tmpdir)
+jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
+
+# A UDP port nothing is bound to (ss: the kernel's own list).
+udp_free_port() {
+	local p
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 20000))
+		[[ -z $(ss -Hlun "sport = :$p") ]] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
+	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 ||
+	{ fail setup/cert "openssl could not make a certificate"; exit 1; }
+mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
+
+PA=$(udp_free_port) PB=$(udp_free_port) PC=$(udp_free_port)
+# The servers log to files (-q still prints to stderr); exec keeps the pid.
+logged() { spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$@"; }
+logged "$TMP/a.log" gtlsserver -q -d "$TMP/www" 127.0.0.1 "$PA" "$TMP/key.pem" "$TMP/cert.pem"
+SA=$BG_PID
+logged "$TMP/b.log" gtlsserver -V -q -d "$TMP/www" 127.0.0.1 "$PB" "$TMP/key.pem" "$TMP/cert.pem"
+SB=$BG_PID
+wait_for "[[ -n \$(ss -Hlun 'sport = :$PA') && -n \$(ss -Hlun 'sport = :$PB') ]]" 10 ||
+	{ fail setup/servers "gtlsserver did not bind $PA and $PB"; exit 1; }
+fix_start drv "$TESTS_DIR/quic_driver.sh"
+fix_expect drv 'ready *' 10 || { fail setup/driver "no ready line"; exit 1; }
+DPID=${FIX_LINE#ready }
+
+cs_attach "$TMP/q.json" "$TMP/q.err" -p "$SA,$SB,$DPID" --children -j -i 0.5 \
+	--report "$TMP/q.html" || { fail attach "$(cat "$TMP/q.err")"; exit 1; }
+
+run() {	# NAME COMMAND [WANT_FAILED]: clients that exited nonzero
+	if fix_cmd drv "$2" 'done *' 120; then
+		[[ -z ${3:-} ]] || assert_eq "${FIX_LINE#done }" "$3" "clients/$1"
+	else
+		fail "clients/$1" "driver gave no answer to: $2"
+	fi
+}
+run sequential "seq 5 $PA" 0
+run parallel "par 8 4 $PA" 0
+run retry "seq 2 $PB" 0
+run rebinding "seq 1 $PA --change-local-addr=100ms --nat-rebinding --delay-stream=400ms" 0
+# gtlsclient exits 0 after Version Negotiation without a common version.
+run version_negotiation "seq 1 $PA -v 0x1a2a3a4a" 0
+# No server on PC: the client gives up after 1 s (and exits 0 even so).
+run refused "seq 1 $PC --handshake-timeout=1s"
+cs_stop
+assert_eq "$?" 0 attach/exit_status
+J=$TMP/q.json
+
+srv() { jqn ".processes[] | select(.pid == $1) | .quic$2" "$J"; }
+# Plain server: 5 + 8 + 1 rebinding; the unknown version opens nothing.
+assert_eq "$(srv "$SA" '.sources | join(",")')" "wire,ngtcp2" server/sources
+assert_eq "$(srv "$SA" .by_source.wire.connections)" 14 server/wire/connections
+assert_eq "$(srv "$SA" .by_source.wire.handshakes_completed)" 14 server/wire/handshakes
+assert_eq "$(srv "$SA" .by_source.ngtcp2.connections)" 14 server/ngtcp2/connections
+assert_eq "$(srv "$SA" .by_source.ngtcp2.handshakes_completed)" 14 server/ngtcp2/handshakes
+assert_eq "$(srv "$SA" .handshakes_failed)" 0 server/failed
+assert_eq "$(srv "$SA" .as_server)" 14 server/as_server
+assert_eq "$(srv "$SA" .version_negotiations)" 1 server/version_negotiations
+assert_eq "$(srv "$SA" .migrations)" 1 server/migrations
+assert_eq "$(srv "$SA" .retries)" 0 server/no_retry
+# Retry server: both connections got one Retry and completed.
+assert_eq "$(srv "$SB" .connections)" 2 retry_server/connections
+assert_eq "$(srv "$SB" .handshakes_completed)" 2 retry_server/handshakes
+assert_eq "$(srv "$SB" .retries)" 2 retry_server/retries
+
+# Clients: one process each, charged to its own pid and comm.
+C='[.processes[] | select(.comm == "gtlsclient")]'
+sum() { jqn "$C | map(.quic$1) | add" "$J"; }
+assert_eq "$(jqn "$C | length" "$J")" 18 clients/processes
+assert_eq "$(jqn "$C | map(select(.quic.by_source.wire.connections > 1)) | length" "$J")" 0 \
+	clients/one_connection_each
+assert_eq "$(sum .by_source.wire.connections)" 17 clients/wire/connections
+assert_eq "$(sum .by_source.ngtcp2.connections)" 18 clients/ngtcp2/connections
+assert_eq "$(sum .by_source.wire.handshakes_completed)" 16 clients/wire/handshakes
+assert_eq "$(sum .by_source.ngtcp2.handshakes_completed)" 16 clients/ngtcp2/handshakes
+assert_eq "$(sum .as_client)" 18 clients/as_client
+assert_eq "$(sum .retries)" 2 clients/retries
+assert_eq "$(sum .version_negotiations)" 1 clients/version_negotiations
+assert_eq "$(sum .by_source.wire.migrations)" 1 clients/rebinding
+# The refused client: a failed handshake and no completed one, both ways.
+R="$C | map(select(.quic.by_source.wire.handshakes_failed == 1))"
+assert_eq "$(jqn "$R | length" "$J")" 1 refused/one_process
+assert_eq "$(jqn "$R | .[0].quic.by_source.wire.handshakes_completed" "$J")" 0 refused/wire_none
+assert_eq "$(jqn "$R | .[0].quic.by_source.ngtcp2.handshakes_failed" "$J")" 1 refused/ngtcp2
+assert_eq "$(jqn "$R | .[0].quic.by_source.ngtcp2.handshakes_completed" "$J")" 0 \
+	refused/ngtcp2_none
+
+# The agent's own books: attached on the cgroup v2 root, nothing lost.
+assert_eq "$(jqn .agent.quic.wire "$J")" true agent/wire_on
+assert_eq "$(jqn '.agent.quic.cgroup | length > 0' "$J")" true agent/cgroup
+assert_eq "$(jqn .agent.quic.wire_events_lost "$J")" 0 agent/wire_lost
+assert_eq "$(jqn .agent.quic.ngtcp2_events_lost "$J")" 0 agent/ngtcp2_lost
+assert_eq "$(jqn '.agent.quic.malformed_events' "$J")" 0 agent/malformed
+assert_eq "$(jqn '.agent.quic.datagrams > 0' "$J")" true agent/datagrams
+
+# Heatmaps: the connections map's "opened" row adds up to the connections.
+assert_eq "$(srv "$SA" '.heatmaps[] | select(.kind == "quic_connections") |
+	(.rows | index("opened")) as $i | .cells[$i] | add')" 14 heatmap/opened
+assert_eq "$(srv "$SA" '.heatmaps[] | select(.kind == "quic_handshake") | [.cells[] | add] |
+	add')" 14 heatmap/handshakes
+# The HTML report has the server's QUIC part with the same figure.
+if grep -q "id=\"quic-$SA\"" "$TMP/q.html"; then
+	ok html/quic_part
+else
+	fail html/quic_part "no QUIC part for $SA in the report"
+fi
+assert_eq "$(awk -v id="id=\"quic-$SA\"" 'index($0, id) { on = 1 }
+	on && match($0, /data-k="quic_connections">[0-9]+/) {
+		print substr($0, RSTART + 26, RLENGTH - 26); exit }' "$TMP/q.html")" 14 html/connections
+
+# --no-quic: no QUIC programs, no quic object.
+cs_attach "$TMP/n.json" "$TMP/n.err" -p "$SA" --no-quic -j || fail noquic/attach "$(cat "$TMP/n.err")"
+cs_stop
+assert_eq "$(jqn '.processes[0].quic == null and .agent.quic == null' "$TMP/n.json")" true \
+	noquic/absent
+fix_send drv quit
