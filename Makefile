@@ -29,7 +29,7 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 # Debian 12 packages: what the build needs, and what the tests drive.
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
 TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus \
-	      ngtcp2-server ngtcp2-client openssl
+	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
@@ -48,6 +48,8 @@ ifneq ($(wildcard tests/fixtures/unwindfix.c),)
 FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_fp \
 		$(OUTPUT)/fixtures/unwindfix_stripped
 endif
+# libFuzzer targets (clang's runtime, libclang-rt-14-dev): tests/fuzz/*.c.
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 # The leaking fixture the same two ways.
 ifneq ($(wildcard tests/fixtures/leakfix.c),)
 FIXTURE_BINS += $(OUTPUT)/fixtures/leakfix_nofp $(OUTPUT)/fixtures/leakfix_fp
@@ -109,6 +111,12 @@ $(OUTPUT)/fixtures/unwindfix_stripped: $(OUTPUT)/fixtures/unwindfix_nofp
 	$(call msg,STRIP,$@)
 	$(Q)strip --strip-all -o $@ $<
 
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c bpf/quic_parse.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-Ibpf $< -o $@
+
 $(OUTPUT)/fixtures/leakfix_nofp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@
@@ -144,7 +152,7 @@ demo: deps
 unit: $(UNIT_BINS)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS)
 	$(Q)tests/run.sh
 
 vmlinux:

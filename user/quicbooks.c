@@ -310,6 +310,11 @@ static struct qwconn *wire_open(struct quic_proc *p, const struct qcid *ccid,
 	return c;
 }
 
+static bool client_to_server(const struct qwconn *c, uint8_t dir)
+{
+	return (dir == QW_DIR_EGRESS) == (c->role == QN_ROLE_CLIENT);
+}
+
 static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 {
 	bool egress = e->dir == QW_DIR_EGRESS;
@@ -378,6 +383,16 @@ static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 				q->version_negotiations++;
 			}
 			break;
+		case QUIC_PT_1RTT:
+			/* Coalesced after a long header (the client's last
+			 * Handshake packet and its first 1-RTT packet share a
+			 * datagram); the DCID length is the one BPF learned. */
+			if (k->flags & QUIC_PF_DCID_UNKNOWN)
+				break;
+			c = wconn_by_cid(p, &d);
+			if (c && client_to_server(c, e->dir))
+				wire_complete(p, c, e->ts_ns);
+			break;
 		case QUIC_PT_UNKNOWN:
 			/* A version we cannot read past the CIDs: an attempt
 			 * that Version Negotiation may answer. */
@@ -394,11 +409,6 @@ static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 			break;
 		}
 	}
-}
-
-static bool client_to_server(const struct qwconn *c, uint8_t dir)
-{
-	return (dir == QW_DIR_EGRESS) == (c->role == QN_ROLE_CLIENT);
 }
 
 void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
