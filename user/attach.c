@@ -19,6 +19,8 @@
 #include "exporter.h"
 #include "snapshot.h"
 #include "fdsession.h"
+#include "quictracer.h"
+#include "report_quic.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -36,10 +38,56 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Processes seen only through QUIC (a client --children followed that
+ * never spoke TCP) get books too, so every report lists them. */
+static void quic_join_books(struct agg *a, const struct quic_books *qb)
+{
+	const struct quic_proc *q;
+
+	for (size_t i = 0; hmap_next(&qb->procs, &i, NULL, (void **)&q);) {
+		struct proc_books *p;
+
+		if (agg_find_proc(a, q->pid))
+			continue;
+		p = agg_proc(a, q->pid);
+		if (!p)
+			return;
+		memcpy(p->comm, q->comm, sizeof(p->comm));
+		p->exited = procfs_pid_gone(q->pid);
+	}
+}
+
+/* Ends the QUIC connections of processes that are gone. */
+static void quic_reap(struct quic_books *qb, uint64_t now)
+{
+	const struct quic_proc *q;
+	pid_t gone[256];
+	size_t n = 0;
+
+	for (size_t i = 0; n < 256 && hmap_next(&qb->procs, &i, NULL, (void **)&q);)
+		if (!q->gone && procfs_pid_gone(q->pid))
+			gone[n++] = q->pid;
+	for (size_t i = 0; i < n; i++)
+		quic_books_proc_gone(qb, gone[i], now);
+}
+
+/* In-kernel QUIC sockets come on the TCP unit's ring (the same
+ * tracepoint); their books are the QUIC ones. Set while a run has them. */
+static struct quic_books *kernel_quic_books;
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
-	if (size >= sizeof(struct cs_event))
-		agg_event(ctx, data);
+	const struct cs_event *e = data;
+
+	if (size < sizeof(struct cs_event))
+		return 0;
+	if (e->flags & CS_F_QUIC) {
+		if (kernel_quic_books && e->type == CS_EV_STATE)
+			quic_books_kernel_state(kernel_quic_books, e->owner.tgid, e->ts_ns, e->sk,
+						e->oldstate, e->newstate);
+		return 0;
+	}
+	agg_event(ctx, data);
 	return 0;
 }
 
@@ -56,11 +104,11 @@ static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
 }
 
 static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
-		     struct limits_view *limits)
+		     struct limits_view *limits, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
 	size_t n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
-	int err = snapshot_take(snap, pids, n);
+	int err = snapshot_take(snap, all ? NULL : pids, n);
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
 	 * socket that closed) must be in the books before it is compared. */
@@ -155,7 +203,7 @@ static int terminal_width(void)
 /* On a terminal the live view is redrawn in place each interval: the last
  * interval's table and every target's heatmaps so far. */
 static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, const char *clock,
-			double elapsed_s, const struct fd_session *fds)
+			double elapsed_s, const struct fd_session *fds, const struct quic_run *q)
 {
 	const struct proc_books *procs[256];
 	size_t n = report_procs(a, procs, 256);
@@ -164,6 +212,7 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 	printf("connscope attach  %.0f s  (Ctrl-C for the report)\n\n", elapsed_s);
 	format_live_header(stdout);
 	format_live_rows(stdout, a, clock, fds);
+	format_quic_live(stdout, q, clock);
 	for (size_t i = 0; i < n; i++) {
 		if (!procs[i]->target || !procs[i]->hm_ready)
 			continue;
@@ -198,7 +247,7 @@ static void publish_metrics(struct exporter *exp, const struct agg *a, struct ru
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	format_prom_attach(f, a, run, st);
+	exporter_format(exp, f, a, run, st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(f, "# HELP connscope_snapshot_render_seconds Time to render this snapshot\n"
 		   "# TYPE connscope_snapshot_render_seconds gauge\n"
@@ -230,6 +279,11 @@ int attach_run(const struct attach_opts *o)
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
 	bool warned = false, live_tty, fs_on = false;
 	struct fd_session fs = {};
+	struct quic_tracer qt = {};
+	struct quic_books qb = {};
+	struct quic_run qrun = {};
+	struct tracer_opts topts;
+	bool quic_on = false;
 	struct agg agg;
 	struct exporter *exp = NULL;
 	FILE *html = NULL, *prom = NULL;
@@ -252,7 +306,8 @@ int attach_run(const struct attach_opts *o)
 	if (ret)
 		return ret;
 	ret = 1;
-	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port)))
+	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
+						   &o->exporter_limits)))
 		return 1;
 	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp)))) {
 		exporter_stop(exp);
@@ -284,7 +339,13 @@ int attach_run(const struct attach_opts *o)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (tracer_open(&tracer, &o->tracer, handle_event, &agg))
+	topts = o->tracer;
+	if (!o->no_quic && quic_kernel_present()) {
+		topts.quic_kernel = true;
+		quic_books_init(&qb, t0, tick_ns);
+		kernel_quic_books = &qb;
+	}
+	if (tracer_open(&tracer, &topts, handle_event, &agg))
 		goto cleanup;
 	for (size_t i = 0; i < o->npids; i++) {
 		err = tracer_add_target(&tracer, o->pids[i]);
@@ -310,15 +371,35 @@ int attach_run(const struct attach_opts *o)
 		else
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
 	}
+	/* QUIC: the wire unit on the cgroup root, ngtcp2 probes where the
+	 * library is mapped. Like fds, a failure costs that part only. */
+	if (!o->no_quic) {
+		if (!kernel_quic_books)
+			quic_books_init(&qb, t0, tick_ns);
+		qrun.books = &qb;
+		quic_on = true;
+		if (quic_tracer_open(&qt, &tracer.rb, &qb, o->tracer.all,
+				     tracer_targets_fd(&tracer), o->tracer.follow_children))
+			fprintf(stderr, "connscope: QUIC on the wire is off for this run: %s\n",
+				qt.wire_error);
+		for (size_t i = 0; i < o->npids; i++)
+			quic_tracer_add_target(&qt, o->pids[i]);
+	}
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
-	if (snapshot_take(&snap, o->pids, o->npids))
+	if (snapshot_take(&snap, o->tracer.all ? NULL : o->pids, o->npids))
 		goto cleanup;
 	ring_buffer__consume(tracer.rb);
+	if (o->tracer.all)
+		exporter_adopt_owners(&agg, &snap.owners);
 	seed_from_snapshot(&agg, &tracer, &snap);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 
-	fprintf(stderr, "connscope: tracing %zu process%s (", o->npids, o->npids == 1 ? "" : "es");
+	if (o->tracer.all)
+		fprintf(stderr, "connscope: tracing every process (--all");
+	else
+		fprintf(stderr, "connscope: tracing %zu process%s (", o->npids,
+			o->npids == 1 ? "" : "es");
 	for (size_t i = 0; i < o->npids; i++)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
@@ -383,14 +464,18 @@ int attach_run(const struct attach_opts *o)
 			run.end_reason = "duration";
 			break;
 		}
-		if (!ntargets_alive) {
+		if (!ntargets_alive && !o->tracer.all) {
 			run.end_reason = "target exited";
 			break;
 		}
 		if (now >= next_tick) {
-			if (reconcile(&agg, &snap, tracer.rb, &limits))
+			if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
 				goto cleanup;
 			agg_tick(&agg, now);
+			if (quic_on) {
+				quic_reap(&qb, now);
+				quic_books_tick(&qb, now);
+			}
 			if (fs_on) {
 				fd_session_tick(&fs, tracer.rb, false);
 				fd_session_analyze(&fs, false);
@@ -402,10 +487,12 @@ int attach_run(const struct attach_opts *o)
 				warned = true;
 			if (live_tty) {
 				clock_label(clock, sizeof(clock));
-				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, fs_on ? &fs : NULL);
+				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, fs_on ? &fs : NULL,
+					    quic_on ? &qrun : NULL);
 			} else if (!o->json && !o->quiet_live) {
 				clock_label(clock, sizeof(clock));
 				format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
+				format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 				fflush(stdout);
 			}
 			next_tick += tick_ns;
@@ -415,9 +502,24 @@ int attach_run(const struct attach_opts *o)
 	}
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
-	if (reconcile(&agg, &snap, tracer.rb, &limits))
+	if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
 		goto cleanup;
 	agg_tick(&agg, now_ns());
+	if (quic_on) {
+		quic_reap(&qb, now_ns());
+		quic_books_tick(&qb, now_ns());
+		qrun.books = &qb;
+		qrun.wire_on = quic_tracer_wire_on(&qt);
+		qrun.wire_error = qt.wire_error;
+		qrun.cgroup = qt.cgroup;
+		qrun.kernel_quic = qt.kernel_quic;
+		qrun.seeded = qt.seeded;
+		qrun.lib_procs = qt.nlib_pids;
+		qrun.lib_files = qt.nlib;
+		quic_tracer_stats(&qt, qrun.wire_stats, qrun.lib_stats);
+		run.quic = &qrun;
+		quic_join_books(&agg, &qb);
+	}
 	if (fs_on) {
 		fd_session_tick(&fs, tracer.rb, true);
 		fd_session_analyze(&fs, true);
@@ -436,6 +538,7 @@ int attach_run(const struct attach_opts *o)
 	if (!o->json && !o->quiet_live && !live_tty) {
 		clock_label(clock, sizeof(clock));
 		format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
+		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}
 
 	run.hook = tracer.method;
@@ -476,6 +579,10 @@ int attach_run(const struct attach_opts *o)
 cleanup:
 	exporter_stop(exp);
 	fd_session_close(&fs);
+	quic_tracer_close(&qt);
+	if (quic_on || kernel_quic_books)
+		quic_books_free(&qb);
+	kernel_quic_books = NULL;
 	if (html) {
 		fclose(html);
 		unlink(html_tmp);
@@ -509,6 +616,7 @@ static void attach_usage(FILE *out)
 		"      --report FILE      also write a self-contained HTML report\n"
 		"      --prom FILE        also write the end state as Prometheus metrics\n"
 		"      --no-fd            do not trace fds (no fd section, no fd programs)\n"
+		"      --no-quic          do not trace QUIC (no cgroup_skb, no ngtcp2 probes)\n"
 		"      --leak-age S       fds open longer than S are leak suspects (default 10)\n"
 		"      --top N            endpoints per process in the report (default 10)\n"
 		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
@@ -537,6 +645,7 @@ int cmd_attach(int argc, char **argv)
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
+		{ "no-quic", no_argument, NULL, 'Q' },
 		{ "prom", required_argument, NULL, 'm' },
 		{ "leak-age", required_argument, NULL, 'L' },
 		{ "top", required_argument, NULL, 'O' },
@@ -594,6 +703,9 @@ int cmd_attach(int argc, char **argv)
 		case 'F':
 			o.no_fd = true;
 			break;
+		case 'Q':
+			o.no_quic = true;
+			break;
 		case 'm':
 			o.prom_file = optarg;
 			break;
@@ -635,10 +747,15 @@ int cmd_attach(int argc, char **argv)
 static void exporter_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: connscope exporter -p PID[,PID...] [--listen ADDR:PORT] [-i SECONDS]\n"
+		"usage: connscope exporter -p PID[,PID...]|--all [--listen ADDR:PORT]\n"
+		"                          [-i SECONDS] [--top-processes N] [--max-series N]\n"
 		"                          [--children] [--no-fd] [-v]\n"
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"      --all              every process (fds from /proc, top processes only)\n"
+		"      --top-processes N  with --all: processes with series of their own, the\n"
+		"                         rest are pid=\"other\" (default 20)\n"
+		"      --max-series N     series per scrape at most (default 10000)\n"
 		"      --listen A:P       where to serve /metrics (default 127.0.0.1:%d; a\n"
 		"                         non-loopback address only when named here)\n"
 		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"
@@ -659,6 +776,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "no-fd", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		EXPORTER_LONGOPTS,
 		{},
 	};
 	struct attach_opts o = { .interval_s = 1, .exporter = true, .quiet_live = true,
@@ -688,8 +806,10 @@ int cmd_exporter(int argc, char **argv)
 			exporter_usage(stdout);
 			return 0;
 		default:
-			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
-					   &o.interval_s);
+			r = exporter_opt(c, optarg, &o);
+			if (!r)
+				r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+						   &o.interval_s);
 			if (r < 0)
 				return EXIT_USAGE;
 			if (!r)
@@ -697,10 +817,7 @@ int cmd_exporter(int argc, char **argv)
 			break;
 		}
 	}
-	if (cli_no_more_args("exporter", argc, argv))
-		return EXIT_USAGE;
-	if (cli_need_pids("exporter", o.npids,
-			  "which processes? give -p PID (e.g. -p $(pgrep -d, nginx))"))
+	if (cli_no_more_args("exporter", argc, argv) || exporter_check_opts(&o))
 		return EXIT_USAGE;
 	return attach_run(&o);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "cli.h"
+#include "exporter.h"
 #include "loader.h"
 
 struct attach_opts {
@@ -22,8 +23,10 @@ struct attach_opts {
 	bool exporter;			/* serve /metrics until SIGINT/SIGTERM, no report */
 	char listen_addr[64];
 	uint16_t listen_port;
+	struct exporter_limits exporter_limits;	/* --all, --top-processes, --max-series */
 	bool no_color;		/* ASCII heatmaps even on a terminal */
 	bool no_fd;		/* no fd tracking */
+	bool no_quic;		/* no QUIC sources */
 	double leak_age_s;	/* fd leak suspects: open longer than this */
 	int top;		/* endpoints per process (default 10) */
 	double warn_share;	/* limits warning threshold (default 0.8) */

@@ -5,8 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <microhttpd.h>
+#include "attach.h"
 #include "exporter.h"
+#include "fdinv.h"
+#include "procfs.h"
+#include "prom.h"
 
 struct exporter {
 	struct MHD_Daemon *daemon;
@@ -14,6 +19,9 @@ struct exporter {
 	char *text;
 	size_t len;
 	uint64_t scrapes;
+	/* The tracing loop's alone: */
+	struct exporter_limits lim;
+	struct prom_state state;	/* who has series of their own, across snapshots */
 };
 
 static const char index_page[] =
@@ -88,8 +96,10 @@ bad:
 	return -1;
 }
 
-struct exporter *exporter_start(const char *addr, uint16_t port)
+struct exporter *exporter_start(const char *addr, uint16_t port, const struct exporter_limits *lim)
 {
+	struct prom_limits plim = { .top_processes = lim->top_processes,
+				    .max_series = lim->max_series };
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
@@ -113,12 +123,15 @@ struct exporter *exporter_start(const char *addr, uint16_t port)
 	if (!e)
 		return NULL;
 	pthread_mutex_init(&e->lock, NULL);
+	e->lim = *lim;
+	prom_state_init(&e->state, &plim);
 	e->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, e, MHD_OPTION_SOCK_ADDR,
 				     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)10, MHD_OPTION_END);
 	if (!e->daemon) {
 		fprintf(stderr, "connscope: cannot listen on %s:%u (in use? try another "
 				"--listen port)\n", addr, port);
+		prom_state_free(&e->state);
 		pthread_mutex_destroy(&e->lock);
 		free(e);
 		return NULL;
@@ -156,7 +169,132 @@ void exporter_stop(struct exporter *e)
 	if (!e)
 		return;
 	MHD_stop_daemon(e->daemon);
+	prom_state_free(&e->state);
 	pthread_mutex_destroy(&e->lock);
 	free(e->text);
 	free(e);
+}
+
+static bool member_gone(const struct proc_books *p, void *ctx)
+{
+	return p->exited || procfs_pid_gone(p->pid);
+}
+
+static void fds_of_session(pid_t pid, struct prom_fd *out, void *ctx)
+{
+	prom_fd_from_session(ctx, pid, out);
+}
+
+/* --all has no fd tracing: the fd gauges of the processes with series of
+ * their own come from /proc, one readlink per fd (a getxattr per socket),
+ * no /proc/PID/net tables: their TCP states are in the tcp_sockets family. */
+static void fds_of_proc(pid_t pid, struct prom_fd *out, void *ctx)
+{
+	struct fdinv_opts o = { .flags = FDINV_NO_NET_TABLES };
+	struct fd_inventory inv;
+	struct fd_limits lim;
+
+	memset(out, 0, sizeof(*out));
+	if (fdinv_scan(pid, &inv, &o))
+		return;
+	out->valid = true;
+	out->open = inv.total;
+	memcpy(out->by_type, inv.by_type, sizeof(out->by_type));
+	out->max = fdinv_limits(pid, &lim) ? UINT64_MAX : lim.soft;
+	fdinv_free(&inv);
+}
+
+void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
+		     const struct run_info *run, const struct sockstat *st)
+{
+	struct timespec now;
+	struct prom_update_in in = {
+		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES,
+		/* With -p the loop marks exits and series stay: no slots to free. */
+		.gone = e->lim.top_processes ? member_gone : NULL,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	in.now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	if (run->fds) {
+		in.fds = fds_of_session;
+		in.ctx = (void *)run->fds;
+	} else if (e->lim.proc_fds) {
+		in.fds = fds_of_proc;
+	}
+	prom_state_update(&e->state, a, &in);
+	format_prom_state(out, &e->state, a, run, st, true);
+}
+
+void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
+{
+	for (uint32_t i = 0; i < owners->cap; i++) {
+		const struct inode_owner *o = &owners->slots[i];
+		struct proc_books *p;
+		struct proc_ident id;
+
+		if (!o->inode || agg_find_proc(a, o->pid) || procfs_read_ident(o->pid, &id))
+			continue;
+		p = agg_proc(a, o->pid);
+		if (!p)
+			return;
+		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+	}
+}
+
+int exporter_opt(int c, const char *arg, struct attach_opts *o)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case 'A':
+		o->tracer.all = true;
+		return 1;
+	case 'P':
+		if (cli_parse_u64("--top-processes", arg, 1, EXPORTER_MAX_TOP_PROCESSES, &v))
+			return -1;
+		o->exporter_limits.top_processes = v;
+		return 1;
+	case 'S':
+		if (cli_parse_u64("--max-series", arg, EXPORTER_MIN_MAX_SERIES,
+				  EXPORTER_MAX_MAX_SERIES, &v))
+			return -1;
+		o->exporter_limits.max_series = v;
+		return 1;
+	}
+	return 0;
+}
+
+int exporter_check_opts(struct attach_opts *o)
+{
+	struct exporter_limits *l = &o->exporter_limits;
+	const char *bad = NULL;
+
+	if (o->tracer.all && o->npids)
+		bad = "-p and --all both given: trace the listed processes (-p PID) or every "
+		      "process (--all), not both";
+	else if (!o->tracer.all && !o->npids)
+		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), or --all for "
+		      "every process";
+	else if (!o->tracer.all && l->top_processes)
+		bad = "--top-processes needs --all (with -p every listed process has series of "
+		      "its own)";
+	else if (o->tracer.all && o->tracer.follow_children)
+		bad = "--children with --all: every process is traced already; drop --children";
+	if (bad) {
+		fprintf(stderr, "connscope exporter: %s\n", bad);
+		return EXIT_USAGE;
+	}
+	if (!l->max_series)
+		l->max_series = EXPORTER_DEFAULT_MAX_SERIES;
+	if (o->tracer.all) {
+		if (!l->top_processes)
+			l->top_processes = EXPORTER_DEFAULT_TOP_PROCESSES;
+		/* No fd syscall tracing of the whole host: /proc for the top
+		 * processes instead, unless --no-fd. */
+		l->proc_fds = !o->no_fd;
+		o->no_fd = true;
+	}
+	return 0;
 }

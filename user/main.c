@@ -19,7 +19,7 @@ static void usage(FILE *out)
 		"  summary [-p PID] [-j]          `ss -s` block + TCP sockets per process\n"
 		"  attach -p PID [-d S] [-i S] [-j]  trace processes' connections live\n"
 		"  fdleak -p PID [-d S] [-j]      fds by type, growth, the sites that leak\n"
-		"  exporter -p PID [--listen A:P] serve the metrics for Prometheus\n"
+		"  exporter -p PID|--all [--listen A:P]  serve the metrics for Prometheus\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version                        print the version\n"
 		"`connscope COMMAND --help` for the options of each command.\n");

@@ -114,204 +114,217 @@ void format_prom_summary(FILE *out, const struct summary *sum)
 			tcp_state_name(tcp_state_order[k]), sum->unattributed.state[tcp_state_order[k]]);
 }
 
+/* The labels of a view: pid="other",comm="other" for the aggregate. */
+static void view_labels(FILE *out, const struct prom_view *v)
+{
+	if (v->pid)
+		proc_labels(out, v->pid, v->comm);
+	else
+		fputs("{pid=\"other\",comm=\"other\"", out);
+}
+
+static void view_sample(FILE *out, const char *name, const struct prom_view *v,
+			const char *extra_label, const char *extra_value, unsigned long long val)
+{
+	fputs(name, out);
+	view_labels(out, v);
+	if (extra_label) {
+		fprintf(out, ",%s=\"", extra_label);
+		label_value(out, extra_value);
+		fputc('"', out);
+	}
+	fprintf(out, "} %llu\n", val);
+}
+
 /* A log2 histogram as cumulative buckets. Bucket b holds values up to
- * 2^(b+1) - 1 units; scale turns units into the metric's base unit. */
-static void histogram(FILE *out, const char *name, const struct proc_books *p,
+ * 2^(b+1) - 1 units; scale turns units into the metric's base unit. Every
+ * bucket, always: processes must share one bucket set for sum by (le) and
+ * histogram_quantile to add up (PROM_HIST_SERIES series). */
+static void histogram(FILE *out, const char *name, const struct prom_view *v,
 		      const uint64_t *hist, double scale, double sum)
 {
 	uint64_t cum = 0, total = 0;
-	/* Every bucket, always: processes must share one bucket set for
-	 * sum by (le) and histogram_quantile to add up. */
-	int last = REUSE_HIST_BUCKETS - 1;
 
 	for (int b = 0; b < REUSE_HIST_BUCKETS; b++)
 		total += hist[b];
-	for (int b = 0; b <= last; b++) {
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
 		cum += hist[b];
 		fprintf(out, "%s_bucket", name);
-		proc_labels(out, p->pid, p->comm);
+		view_labels(out, v);
 		fprintf(out, ",le=\"%g\"} %llu\n", (double)((2ULL << b) - 1) * scale,
 			(unsigned long long)cum);
 	}
 	fprintf(out, "%s_bucket", name);
-	proc_labels(out, p->pid, p->comm);
+	view_labels(out, v);
 	fprintf(out, ",le=\"+Inf\"} %llu\n", (unsigned long long)total);
 	fprintf(out, "%s_sum", name);
-	proc_labels(out, p->pid, p->comm);
+	view_labels(out, v);
 	fprintf(out, "} %g\n", sum);
 	fprintf(out, "%s_count", name);
-	proc_labels(out, p->pid, p->comm);
+	view_labels(out, v);
 	fprintf(out, "} %llu\n", (unsigned long long)total);
 }
 
-#define MAX_PROM_PROCS 1024
-#define PROM_TOP_ENDPOINTS 10
-
-struct ep_val {
-	struct endpoint_key key;
-	uint64_t v;
-};
-
-static int by_val(const void *a, const void *b)
-{
-	const struct ep_val *x = a, *y = b;
-
-	return x->v < y->v ? 1 : x->v > y->v ? -1 : memcmp(&x->key, &y->key, sizeof(x->key));
-}
-
-/* One series per endpoint of p, top PROM_TOP_ENDPOINTS by value. */
-static void endpoint_series(FILE *out, const struct proc_books *p, bool tw)
+/* Endpoints of a view: its own ones (sticky, see prom_state.h), then
+ * "other". */
+static void endpoint_series(FILE *out, const struct prom_view *v, bool tw)
 {
 	const char *name = tw ? "connscope_process_endpoint_time_wait_sockets"
 			      : "connscope_process_endpoint_connections_total";
-	struct ep_val *v = calloc(p->endpoints.count ? p->endpoints.count : 1, sizeof(*v));
-	const struct endpoint_key *k;
-	struct endpoint_stats *es;
-	uint64_t other = 0;
-	size_t n = 0;
 	char label[64];
 
-	if (!v)
-		return;
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);) {
-		uint64_t val = tw ? es->tw_live : es->opened + es->accepted;
-
-		if (val || (tw ? es->tw_entered : 0))
-			v[n++] = (struct ep_val){ .key = *k, .v = val };
+	for (size_t i = 0; i < v->neps; i++) {
+		endpoint_format(label, sizeof(label), &v->eps[i].key);
+		view_sample(out, name, v, "endpoint", label,
+			    tw ? v->eps[i].tw_live : v->eps[i].conns);
 	}
-	qsort(v, n, sizeof(*v), by_val);
-	for (size_t i = 0; i < n; i++) {
-		if (i >= PROM_TOP_ENDPOINTS) {
-			other += v[i].v;
-			continue;
-		}
-		endpoint_format(label, sizeof(label), &v[i].key);
-		proc_sample(out, name, p->pid, p->comm, "endpoint", label, v[i].v);
-	}
-	if (n > PROM_TOP_ENDPOINTS)
-		proc_sample(out, name, p->pid, p->comm, "endpoint", "other", other);
-	free(v);
+	if (v->ep_other)
+		view_sample(out, name, v, "endpoint", "other",
+			    tw ? v->ep_other_tw : v->ep_other_conns);
 }
 
-void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
-			const struct sockstat *st)
+void prom_fd_from_session(const struct fd_session *fds, pid_t pid, struct prom_fd *out)
 {
-	const struct proc_books *procs[MAX_PROM_PROCS];
-	size_t n = report_procs(a, procs, MAX_PROM_PROCS);
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} counters[] = {
-		{ "connscope_process_connections_opened_total", "Outgoing connections (connect)",
-		  offsetof(struct proc_counters, opened) },
-		{ "connscope_process_connections_accepted_total", "Connections accepted",
-		  offsetof(struct proc_counters, accepted) },
-		{ "connscope_process_connections_closed_total", "Connections that reached CLOSE",
-		  offsetof(struct proc_counters, closed) },
-		{ "connscope_process_connect_failed_total", "Connects that never established",
-		  offsetof(struct proc_counters, connect_failed) },
-		{ "connscope_process_resets_total", "Connections ended by a reset",
-		  offsetof(struct proc_counters, resets) },
-		{ "connscope_process_time_wait_entered_total", "Connections that entered TIME_WAIT",
-		  offsetof(struct proc_counters, tw_entered) },
-		{ "connscope_process_time_wait_expired_total", "TIME_WAIT sockets that ran 60 s",
-		  offsetof(struct proc_counters, tw_expired) },
-		{ "connscope_process_time_wait_ended_early_total", "TIME_WAIT sockets ended early "
-		  "(reuse, RST, ss -K)", offsetof(struct proc_counters, tw_killed) },
-	};
+	const struct fdleak_proc *fp = fd_session_proc(fds, pid);
 
-	if (st)
-		format_prom_sockstat(out, st);
+	memset(out, 0, sizeof(*out));
+	if (!fp)
+		return;
+	out->valid = true;
+	out->open = fp->inv.total;
+	out->max = fp->lim.soft;
+	memcpy(out->by_type, fp->inv.by_type, sizeof(out->by_type));
+	/* Leak suspects need the fd tracing's sites. */
+	out->has_suspects = true;
+	for (size_t k = 0; k < fp->nsus; k++)
+		out->suspects += fp->sus[k].old;
+}
+
+/* connscope_series_limit ... connscope_processes_other */
+#define PROM_EXPORTER_SELF_SERIES 5
+
+size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
+{
+	/* sockstat 10, unattributed by state, tracked, events, lost, owner
+	 * map full, mismatch, one per program, build_info */
+	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + 1 +
+	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
+}
+
+static const struct {
+	const char *name, *help;
+	size_t off;
+} counters[] = {
+	{ "connscope_process_connections_opened_total", "Outgoing connections (connect)",
+	  offsetof(struct proc_counters, opened) },
+	{ "connscope_process_connections_accepted_total", "Connections accepted",
+	  offsetof(struct proc_counters, accepted) },
+	{ "connscope_process_connections_closed_total", "Connections that reached CLOSE",
+	  offsetof(struct proc_counters, closed) },
+	{ "connscope_process_connect_failed_total", "Connects that never established",
+	  offsetof(struct proc_counters, connect_failed) },
+	{ "connscope_process_resets_total", "Connections ended by a reset",
+	  offsetof(struct proc_counters, resets) },
+	{ "connscope_process_time_wait_entered_total", "Connections that entered TIME_WAIT",
+	  offsetof(struct proc_counters, tw_entered) },
+	{ "connscope_process_time_wait_expired_total", "TIME_WAIT sockets that ran 60 s",
+	  offsetof(struct proc_counters, tw_expired) },
+	{ "connscope_process_time_wait_ended_early_total", "TIME_WAIT sockets ended early "
+	  "(reuse, RST, ss -K)", offsetof(struct proc_counters, tw_killed) },
+};
+
+static void process_families(FILE *out, const struct prom_view *v, size_t n)
+{
+	bool any_fd = false, any_max = false, any_sus = false;
+
 	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		family(out, counters[c].name, "counter", counters[c].help);
 		for (size_t i = 0; i < n; i++)
-			proc_sample(out, counters[c].name, procs[i]->pid, procs[i]->comm, NULL, NULL,
-				    *(const uint64_t *)((const char *)&procs[i]->total +
-							counters[c].off));
+			view_sample(out, counters[c].name, &v[i], NULL, NULL,
+				    *(const uint64_t *)((const char *)&v[i].total + counters[c].off));
 	}
 	family(out, "connscope_process_tcp_sockets", "gauge", "TCP sockets of the process by "
-	       "state at the end (sock_diag + /proc/PID/fd; TIME_WAIT and orphans by 4-tuple)");
+	       "state at the last reconcile (sock_diag + /proc/PID/fd; TIME_WAIT and orphans "
+	       "by 4-tuple)");
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
-			proc_sample(out, "connscope_process_tcp_sockets", procs[i]->pid,
-				    procs[i]->comm, "state", tcp_state_name(tcp_state_order[k]),
-				    procs[i]->truth.state[tcp_state_order[k]]);
+			view_sample(out, "connscope_process_tcp_sockets", &v[i], "state",
+				    tcp_state_name(tcp_state_order[k]), v[i].state[tcp_state_order[k]]);
 	family(out, "connscope_process_tcp_orphans", "gauge",
 	       "Sockets the process closed that the kernel still holds");
 	for (size_t i = 0; i < n; i++)
-		proc_sample(out, "connscope_process_tcp_orphans", procs[i]->pid, procs[i]->comm,
-			    NULL, NULL, procs[i]->truth.orphan);
+		view_sample(out, "connscope_process_tcp_orphans", &v[i], NULL, NULL, v[i].orphan);
 	family(out, "connscope_process_requests_total", "counter",
 	       "Request/response exchanges on the process's connections");
 	for (size_t i = 0; i < n; i++)
-		proc_sample(out, "connscope_process_requests_total", procs[i]->pid, procs[i]->comm,
-			    NULL, NULL, procs[i]->requests);
+		view_sample(out, "connscope_process_requests_total", &v[i], NULL, NULL, v[i].requests);
 	family(out, "connscope_process_connection_lifetime_seconds", "histogram",
 	       "Lifetime of closed connections, first SYN or accept to CLOSE");
 	for (size_t i = 0; i < n; i++)
-		histogram(out, "connscope_process_connection_lifetime_seconds", procs[i],
-			  procs[i]->lifetime_ms_hist, 1e-3, procs[i]->lifetime_ns_sum / 1e9);
+		histogram(out, "connscope_process_connection_lifetime_seconds", &v[i],
+			  v[i].lifetime_ms_hist, 1e-3, v[i].lifetime_ns_sum / 1e9);
 	family(out, "connscope_process_requests_per_connection", "histogram",
 	       "Request/response exchanges per closed connection");
 	for (size_t i = 0; i < n; i++)
-		histogram(out, "connscope_process_requests_per_connection", procs[i],
-			  procs[i]->rpc_hist, 1, procs[i]->rpc_sum);
+		histogram(out, "connscope_process_requests_per_connection", &v[i], v[i].rpc_hist, 1,
+			  v[i].rpc_sum);
 	family(out, "connscope_process_handshake_seconds", "histogram",
 	       "SYN_SENT to ESTABLISHED time of outgoing connections");
 	for (size_t i = 0; i < n; i++)
-		histogram(out, "connscope_process_handshake_seconds", procs[i],
-			  procs[i]->handshake_us_hist, 1e-6, procs[i]->handshake_ns_sum / 1e9);
-	if (run->fds) {
-		family(out, "connscope_process_open_fds", "gauge", "Open fds (/proc/PID/fd)");
-		for (size_t i = 0; i < n; i++) {
-			const struct fdleak_proc *fp = fd_session_proc(run->fds, procs[i]->pid);
-
-			if (fp)
-				proc_sample(out, "connscope_process_open_fds", procs[i]->pid,
-					    procs[i]->comm, NULL, NULL, fp->inv.total);
-		}
-		family(out, "connscope_process_max_fds", "gauge", "RLIMIT_NOFILE soft limit");
-		for (size_t i = 0; i < n; i++) {
-			const struct fdleak_proc *fp = fd_session_proc(run->fds, procs[i]->pid);
-
-			if (fp && fp->lim.soft != UINT64_MAX)
-				proc_sample(out, "connscope_process_max_fds", procs[i]->pid,
-					    procs[i]->comm, NULL, NULL, fp->lim.soft);
-		}
-		family(out, "connscope_process_fds", "gauge", "Open fds by type");
-		for (size_t i = 0; i < n; i++) {
-			const struct fdleak_proc *fp = fd_session_proc(run->fds, procs[i]->pid);
-
-			for (int t = 0; fp && t < FDT_MAX; t++)
-				proc_sample(out, "connscope_process_fds", procs[i]->pid,
-					    procs[i]->comm, "type", fdinv_type_name(t),
-					    fp->inv.by_type[t]);
-		}
+		histogram(out, "connscope_process_handshake_seconds", &v[i], v[i].handshake_us_hist,
+			  1e-6, v[i].handshake_ns_sum / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		any_fd |= v[i].fd.valid;
+		any_max |= v[i].fd.valid && v[i].fd.max != UINT64_MAX;
+		any_sus |= v[i].fd.valid && v[i].fd.has_suspects;
 	}
-	/* Endpoints: the top 10 per process by connections, the rest as
-	 * "other", so the series stay bounded. */
+	if (any_fd) {
+		family(out, "connscope_process_open_fds", "gauge", "Open fds (/proc/PID/fd)");
+		for (size_t i = 0; i < n; i++)
+			if (v[i].fd.valid)
+				view_sample(out, "connscope_process_open_fds", &v[i], NULL, NULL,
+					    v[i].fd.open);
+	}
+	if (any_max) {
+		family(out, "connscope_process_max_fds", "gauge", "RLIMIT_NOFILE soft limit");
+		for (size_t i = 0; i < n; i++)
+			if (v[i].fd.valid && v[i].fd.max != UINT64_MAX)
+				view_sample(out, "connscope_process_max_fds", &v[i], NULL, NULL,
+					    v[i].fd.max);
+	}
+	if (any_fd) {
+		family(out, "connscope_process_fds", "gauge", "Open fds by type");
+		for (size_t i = 0; i < n; i++)
+			for (int t = 0; v[i].fd.valid && t < FDT_MAX; t++)
+				view_sample(out, "connscope_process_fds", &v[i], "type",
+					    fdinv_type_name(t), v[i].fd.by_type[t]);
+	}
+	/* Endpoints: the first 10 of each process keep their series, the rest
+	 * are "other", so the series stay bounded and counters monotonic. */
 	family(out, "connscope_process_endpoint_connections_total", "counter",
-	       "Connections opened to or accepted on an endpoint (top 10 + other)");
+	       "Connections opened to or accepted on an endpoint (first 10 + other)");
 	for (size_t i = 0; i < n; i++)
-		endpoint_series(out, procs[i], false);
+		endpoint_series(out, &v[i], false);
 	family(out, "connscope_process_endpoint_time_wait_sockets", "gauge",
-	       "TIME_WAIT sockets by endpoint at the last reconcile (top 10 + other)");
+	       "TIME_WAIT sockets by endpoint at the last reconcile (first 10 + other)");
 	for (size_t i = 0; i < n; i++)
-		endpoint_series(out, procs[i], true);
-	if (run->fds) {
+		endpoint_series(out, &v[i], true);
+	if (any_sus) {
 		family(out, "connscope_process_fd_leak_suspects", "gauge",
 		       "Open fds older than the leak age, made at a known code site");
-		for (size_t i = 0; i < n; i++) {
-			const struct fdleak_proc *fp = fd_session_proc(run->fds, procs[i]->pid);
-			unsigned long long old = 0;
-
-			for (size_t k = 0; fp && k < fp->nsus; k++)
-				old += fp->sus[k].old;
-			if (fp)
-				proc_sample(out, "connscope_process_fd_leak_suspects", procs[i]->pid,
-					    procs[i]->comm, NULL, NULL, old);
-		}
+		for (size_t i = 0; i < n; i++)
+			if (v[i].fd.valid && v[i].fd.has_suspects)
+				view_sample(out, "connscope_process_fd_leak_suspects", &v[i], NULL,
+					    NULL, v[i].fd.suspects);
 	}
+}
+
+void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *a,
+		       const struct run_info *run, const struct sockstat *st, bool exporter)
+{
+	if (st)
+		format_prom_sockstat(out, st);
+	process_families(out, s->views, s->nviews);
 	family(out, "connscope_unattributed_tcp_sockets", "gauge",
 	       "TCP sockets with no owning file the books could charge, by state");
 	for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
@@ -344,4 +357,43 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "connscope_build_info{version=\"%s\",hook=\"", CONNSCOPE_VERSION);
 	label_value(out, run->hook ? run->hook : "");
 	fprintf(out, "\"} 1\n");
+	if (!exporter)
+		return;
+	/* PROM_EXPORTER_SELF_SERIES of them. */
+	family(out, "connscope_series_limit", "gauge",
+	       "Most series one scrape may hold (--max-series; 0: no limit)");
+	fprintf(out, "connscope_series_limit %u\n", s->lim.max_series);
+	family(out, "connscope_snapshot_series", "gauge", "Series in this snapshot");
+	fprintf(out, "connscope_snapshot_series %zu\n", s->series);
+	family(out, "connscope_snapshot_series_dropped", "gauge",
+	       "Series this snapshot left out to stay within --max-series");
+	fprintf(out, "connscope_snapshot_series_dropped %zu\n", s->dropped);
+	family(out, "connscope_series_dropped_total", "counter",
+	       "Series left out to stay within --max-series, summed over every snapshot");
+	fprintf(out, "connscope_series_dropped_total %llu\n", (unsigned long long)s->dropped_total);
+	family(out, "connscope_processes_other", "gauge",
+	       "Processes summed into pid=\"other\" (no free --top-processes slot when they "
+	       "first showed activity)");
+	fprintf(out, "connscope_processes_other %zu\n", prom_state_others(s));
+}
+
+static void fds_of_session(pid_t pid, struct prom_fd *out, void *ctx)
+{
+	prom_fd_from_session(ctx, pid, out);
+}
+
+void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
+			const struct sockstat *st)
+{
+	/* One snapshot: every process, no cap, endpoints ranked once. */
+	struct prom_limits lim = { 0 };
+	struct prom_update_in in = { .now_ns = a->now_ns,
+				     .fds = run->fds ? fds_of_session : NULL,
+				     .ctx = (void *)run->fds };
+	struct prom_state s;
+
+	prom_state_init(&s, &lim);
+	prom_state_update(&s, a, &in);
+	format_prom_state(out, &s, a, run, st, false);
+	prom_state_free(&s);
 }

@@ -100,6 +100,7 @@ nomem:
 
 void summary_free(struct summary *sum)
 {
+	udp_view_free(&sum->udp);
 	free(sum->procs);
 	sum->procs = NULL;
 }
@@ -183,6 +184,8 @@ void format_summary_text(FILE *out, const struct summary *sum, bool header)
 			     "  not yet accepted) or an owner not visible from here; `connscope\n"
 			     "  attach` during the workload charges them to processes\n",
 			sum->unattributed.total);
+	if (sum->has_udp)
+		format_udp_view_text(out, &sum->udp, sum->udp_all ? 10 : 0, header);
 }
 
 static void json_tcp_states(struct json *j, const struct summary_proc *p)
@@ -251,6 +254,8 @@ void format_summary_json(FILE *out, const struct summary *sum)
 	json_kv_string(&j, "reason", "no owning file (TIME_WAIT, orphaned, accept queue) or "
 				     "an owner not visible from here");
 	json_object_end(&j);
+	if (sum->has_udp)
+		json_udp_view(&j, &sum->udp);
 	json_key(&j, "sources");
 	json_object_begin(&j);
 	json_kv_string(&j, "summary", "/proc/net/sockstat, /proc/net/sockstat6, /proc/net/snmp");
@@ -330,6 +335,9 @@ int cmd_summary(int argc, char **argv)
 		fprintf(stderr, "connscope: out of memory building the summary\n");
 		goto out;
 	}
+	/* A failed UDP dump costs that part only. */
+	sum.has_udp = !udp_view_build(&sum.udp, &snap.owners, pids, npids);
+	sum.udp_all = !npids;
 	if (json && prom) {
 		fprintf(stderr, "connscope summary: -j and --prom are two output formats: pick one\n");
 		ret = EXIT_USAGE;

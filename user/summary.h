@@ -11,6 +11,7 @@
 #include "procfs.h"
 #include "snapshot.h"
 #include "tcpstates.h"
+#include "summary_quic.h"
 
 struct summary_proc {
 	pid_t pid;
@@ -26,6 +27,9 @@ struct summary {
 	struct summary_proc *procs;	/* sorted: most sockets first */
 	size_t nprocs;
 	struct summary_proc unattributed;	/* pid 0 */
+	struct udp_view udp;		/* UDP sockets and QUIC libraries */
+	bool has_udp;
+	bool udp_all;			/* every process, not -p: a top 10 in text */
 };
 
 /* The processes of pids (all that hold TCP sockets when npids == 0). */

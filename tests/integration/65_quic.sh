@@ -53,6 +53,19 @@ fix_start drv "$TESTS_DIR/quic_driver.sh"
 fix_expect drv 'ready *' 10 || { fail setup/driver "no ready line"; exit 1; }
 DPID=${FIX_LINE#ready }
 
+# summary: the servers' UDP sockets (as ss -p counts them) and their library.
+"$CONNSCOPE" summary -p "$SA" -j >"$TMP/s.json" 2>"$TMP/s.err" || fail summary/run "$(cat "$TMP/s.err")"
+assert_eq "$(jqn ".udp.processes[] | select(.pid == $SA) | .udp_sockets" "$TMP/s.json")" \
+	"$(ss -Huanp | grep -c "pid=$SA,")" summary/udp_sockets
+assert_eq "$(jqn ".udp.processes[] | select(.pid == $SA) | .quic_library | startswith(\"libngtcp2.so\")" \
+	"$TMP/s.json")" true summary/quic_library
+"$CONNSCOPE" summary -p "$SA" >"$TMP/s.txt" 2>&1
+if grep -Eq "^$SA +gtlsserver +[0-9]+  libngtcp2\.so" "$TMP/s.txt"; then
+	ok summary/text_row
+else
+	fail summary/text_row "$(tail -5 "$TMP/s.txt")"
+fi
+
 cs_attach "$TMP/q.json" "$TMP/q.err" -p "$SA,$SB,$DPID" --children -j -i 0.5 \
 	--report "$TMP/q.html" || { fail attach "$(cat "$TMP/q.err")"; exit 1; }
 

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # connscope exporter: GET /metrics (promtool-clean, exact counts), GET /,
 # 404 elsewhere, bad --listen; and a real Prometheus scraping it on
-# loopback sees the same numbers through its query API.
+# loopback sees the same numbers through its query API. Then --all: the
+# workload's exact counts by pid, one --top-processes slot and "other",
+# counters that never go down, and the --max-series cap.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -129,10 +131,122 @@ fi
 
 kill -TERM "$EXP"; wait "$EXP"
 assert_eq "$?" 0 exporter/clean_exit
+
+# ---- exporter --all ----
+# Every process is traced, the workload found by its pid. Three exporters
+# side by side: A with slots for everyone (the exact counts), B with one
+# slot (taken by the server, which holds the most sockets when B starts;
+# the client is summed into pid="other"), C with a series cap that leaves
+# processes out, whole, and says so.
+NA=7
+aport=$(free_port)
+fx_start asrv server -p "$aport" && fx_start acli client -p "$aport"
+# More sockets than any other process here holds (ss sees what B's first
+# snapshot ranks by), so that the server is the busiest when B starts.
+busiest=$(ss -Htanp | grep -o 'pid=[0-9]*' | sort | uniq -c | sort -rn | awk 'NR == 1 {print $1}')
+HOLD=$((${busiest:-0} + 50))
+((HOLD < 100)) && HOLD=100
+((HOLD > 900)) && HOLD=900	# the fixtures' fd limit
+assert_eq "$(fx_cmd acli "open $HOLD")" "opened $HOLD" all/held_open
+wait_for "[[ \$(fx_cmd asrv stats) == 'stats accepted $HOLD '* ]]" 10
+declare -A APORT APID
+for x in A B C; do
+	APORT[$x]=$(free_port)
+	case $x in
+	A) extra=(--top-processes 4096) ;;
+	B) extra=(--top-processes 1) ;;
+	C) extra=(--top-processes 4096 --max-series 250) ;;
+	esac
+	spawn_bg "$CONNSCOPE" exporter --all "${extra[@]}" --listen "127.0.0.1:${APORT[$x]}" -i 0.3 \
+		>"$TMP/all$x.out" 2>"$TMP/all$x.err"
+	APID[$x]=$BG_PID
+done
+for x in A B C; do
+	wait_for "grep -q 'exporter serving' '$TMP/all$x.err' || ! kill -0 ${APID[$x]}" 30
+	grep -q '^connscope: tracing every process' "$TMP/all$x.err" ||
+		fail "all/start_$x" "$(head -c 300 "$TMP/all$x.err")"
+done
+# mval X NAME PID: the value of NAME{pid="PID",...} in exporter X's scrape.
+mval() {
+	http_get "${APORT[$1]}" /metrics | awk -v m="$2" -v p="{pid=\"$3\"," \
+		'index($0, m p) == 1 {print $NF}' | head -1
+}
+http_get "${APORT[B]}" /metrics >"$TMP/allB.before"
+assert_eq "$(fx_cmd acli "churn $NA")" "churned $NA" all/churned
+wait_for "[ \"\$(mval A connscope_process_connections_opened_total $FX_PID_acli)\" = $NA ]" 20
+assert_eq "$(mval A connscope_process_connections_opened_total "$FX_PID_acli")" "$NA" all/client_opened
+wait_for "[ \"\$(mval A connscope_process_connections_accepted_total $FX_PID_asrv)\" = $NA ]" 10
+assert_eq "$(mval A connscope_process_connections_accepted_total "$FX_PID_asrv")" "$NA" all/server_accepted
+assert_eq "$(mval A connscope_process_tcp_sockets "$FX_PID_asrv" | head -1)" "$HOLD" all/server_held_sockets_seeded
+http_get "${APORT[A]}" /metrics >"$TMP/allA.prom"
+promtool check metrics <"$TMP/allA.prom" >"$TMP/lintA.txt" 2>&1
+assert_eq "$?:$(head -c 300 "$TMP/lintA.txt")" 0: all/promtool_silent
+assert_eq "$(grep -c "^connscope_process_open_fds{pid=\"$FX_PID_acli\"," "$TMP/allA.prom")" 1 all/fds_from_proc
+assert_eq "$(grep -c '^# TYPE connscope_process_fd_leak_suspects' "$TMP/allA.prom")" 0 all/no_leak_sites_without_fd_tracing
+
+# B: one slot, the server's (unless a busier process turned up meanwhile).
+wait_for "[ \"\$(mval B connscope_process_connections_accepted_total $FX_PID_asrv)\" = $NA ]" 10
+http_get "${APORT[B]}" /metrics >"$TMP/allB.after"
+members=$(awk -F'[{},"]' '/^connscope_process_connections_opened_total\{pid="[0-9]+"/ {print $3 " " $6}' "$TMP/allB.after")
+assert_eq "$(grep -c . <<<"$members")" 1 "top1/one_slot ($members)"
+if [[ ${members%% *} == "$FX_PID_asrv" ]]; then
+	assert_eq "$(mval B connscope_process_connections_accepted_total "$FX_PID_asrv")" "$NA" top1/server_has_the_slot
+else
+	skip top1/server_has_the_slot "a process busier than the server took the one slot ($members): not a quiet machine"
+fi
+assert_eq "$(grep -c "{pid=\"$FX_PID_acli\"," "$TMP/allB.after")" 0 top1/client_has_no_series
+other=$(awk '/^connscope_process_connections_opened_total\{pid="other",comm="other"\}/ {print $NF}' "$TMP/allB.after")
+assert_eq "$((${other:-0} >= NA))" 1 "top1/client_counted_in_other ($other)"
+assert_eq "$(awk '/^connscope_processes_other / {print ($2 >= 1)}' "$TMP/allB.after")" 1 top1/processes_other
+# No counter series (histograms included) lower after the churn than before.
+counters_down() {
+	awk 'FNR == 1 {f++}
+	     $1 == "#" && $2 == "TYPE" && ($4 == "counter" || $4 == "histogram") {c[$3] = 1; next}
+	     /^#/ {next}
+	     {k = $0; sub(/ [^ ]*$/, "", k); n = k; sub(/\{.*/, "", n); b = n; sub(/_(bucket|sum|count)$/, "", b)
+	      if (!(n in c) && !(b in c)) next
+	      if (f == 1) v[k] = $NF; else if ((k in v) && $NF + 0 < v[k] + 0) print k, v[k], "->", $NF}' "$@"
+}
+assert_eq "$(counters_down "$TMP/allB.before" "$TMP/allB.after" | head -3)" "" top1/no_counter_went_down
+
+# C: the cap. Whole processes (every bucket of every histogram), the cap
+# held, and the drop reported.
+wait_for "[ \"\$(http_get ${APORT[C]} /metrics | awk '/^connscope_series_dropped_total / {print (\$2 > 0)}')\" = 1 ]" 10
+http_get "${APORT[C]}" /metrics >"$TMP/allC.prom"
+lines=$(grep -vc '^#' "$TMP/allC.prom")
+assert_eq "$(awk '/^connscope_snapshot_series / {print $2}' "$TMP/allC.prom")" "$lines" cap/series_gauge_is_the_line_count
+assert_eq "$((lines <= 250))" 1 "cap/held ($lines lines)"
+assert_eq "$(awk '/^connscope_series_limit / {print $2}' "$TMP/allC.prom")" 250 cap/limit_reported
+assert_eq "$(awk '/^connscope_snapshot_series_dropped / {print ($2 > 0)}' "$TMP/allC.prom")" 1 cap/dropped_reported
+assert_eq "$(awk '/^connscope_series_dropped_total / {print ($2 > 0)}' "$TMP/allC.prom")" 1 cap/dropped_total_reported
+assert_eq "$(awk -F'[{,]' '/^connscope_process_connection_lifetime_seconds_/ {n[$2]++}
+	END {for (p in n) if (n[p] != 35) print p, n[p]}' "$TMP/allC.prom")" "" cap/histograms_whole
+assert_eq "$(grep -c '^connscope_process_connections_opened_total{' "$TMP/allC.prom")" 1 cap/one_process_fits
+promtool check metrics <"$TMP/allC.prom" >"$TMP/lintC.txt" 2>&1
+assert_eq "$?:$(head -c 300 "$TMP/lintC.txt")" 0: cap/promtool_silent
+for x in A B C; do
+	kill -TERM "${APID[$x]}"; wait "${APID[$x]}"
+	assert_eq "$?" 0 "all/clean_exit_$x"
+done
+fx_stop acli; fx_stop asrv
 # Bad input.
 "$CONNSCOPE" exporter -p 1 --listen nonsense >/dev/null 2>"$TMP/bad.err"
 assert_eq "$?" 2 bad/listen_status
 assert_eq "$(grep -c "expected ADDR:PORT" "$TMP/bad.err")" 1 bad/listen_message
+# bad_usage NAME MESSAGE ARGS...: exit 2 and the one line MESSAGE.
+bad_usage() {
+	local name=$1 want=$2
+	shift 2
+	"$CONNSCOPE" exporter "$@" >/dev/null 2>"$TMP/bad.err"
+	assert_eq "$?:$(cat "$TMP/bad.err")" "2:$want" "bad/$name"
+}
+bad_usage all_and_pids "connscope exporter: -p and --all both given: trace the listed processes (-p PID) or every process (--all), not both" --all -p 1
+bad_usage no_target "connscope exporter: which processes? give -p PID (e.g. -p \$(pgrep -d, nginx)), or --all for every process"
+bad_usage max_series_0 "connscope: --max-series '0': expected an integer between 100 and 10000000" --all --max-series 0
+bad_usage max_series_garbage "connscope: --max-series '12x': expected an integer between 100 and 10000000" --all --max-series 12x
+bad_usage top_processes_0 "connscope: --top-processes '0': expected an integer between 1 and 10000" --all --top-processes 0
+bad_usage top_without_all "connscope exporter: --top-processes needs --all (with -p every listed process has series of its own)" -p 1 --top-processes 5
+bad_usage all_children "connscope exporter: --children with --all: every process is traced already; drop --children" --all --children
 "$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$port" >/dev/null 2>"$TMP/inuse.err"
 assert_eq "$?" 1 bad/in_use_status
 assert_eq "$(cat "$TMP/inuse.err")" "connscope: cannot listen on 127.0.0.1:$port (in use? try another --listen port)" bad/in_use_one_message

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Which processes and endpoints get series of their own in the metrics,
+ * kept from one snapshot to the next so that no counter ever goes down.
+ *
+ * Membership is sticky. A process joins when it first shows activity and
+ * a slot is free (with -p every process of the books has one); when more
+ * newcomers than free slots show up at once, the most active win. The rest
+ * are summed into pid="other" for good, so "other" only grows: a process
+ * never leaves "other", and a member never moves into it. A member that
+ * exits keeps its series (their final values) for PROM_GONE_KEEP_NS, then
+ * its slot is free for a newcomer (with --all only). Endpoints of a
+ * process work the same way: the first PROM_TOP_ENDPOINTS keep their own
+ * series, later ones are endpoint="other" for good.
+ *
+ * Then the cap: at most max_series series in one snapshot. Processes are
+ * written whole (every family, every bucket) in the order they joined, then
+ * "other"; the first one that does not fit and everything after it are
+ * left out and counted.
+ *
+ * Pure state: the caller says which processes are gone and what their fds
+ * are, so the unit tests drive it with made-up books. */
+#ifndef CONNSCOPE_PROM_STATE_H
+#define CONNSCOPE_PROM_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "aggregate.h"
+#include "fdinv.h"
+
+#define PROM_TOP_ENDPOINTS 10
+#define PROM_GONE_KEEP_NS (60ULL * 1000000000ULL)
+/* Series of one histogram: every log2 bucket, +Inf, _sum and _count. */
+#define PROM_HIST_SERIES (REUSE_HIST_BUCKETS + 3)
+
+struct prom_limits {
+	uint32_t top_processes;	/* processes with series of their own; 0: all (-p) */
+	uint32_t max_series;	/* series in one snapshot; 0: no cap */
+};
+
+/* A process's fds, for the fd families. */
+struct prom_fd {
+	bool valid;		/* false: no fd series for this process */
+	uint64_t open;
+	uint64_t max;		/* soft RLIMIT_NOFILE; UINT64_MAX: unlimited (no series) */
+	uint64_t by_type[FDT_MAX];
+	bool has_suspects;	/* fd tracking with stacks: the leak suspect gauge */
+	uint64_t suspects;
+};
+
+struct prom_ep {
+	struct endpoint_key key;
+	uint64_t conns;		/* opened + accepted, never below the last one shown */
+	uint32_t tw_live;
+};
+
+/* What one process, or "other" (pid 0), shows in a snapshot. */
+struct prom_view {
+	pid_t pid;		/* 0: the "other" aggregate */
+	char comm[16];
+	struct proc_counters total;
+	uint64_t requests;
+	uint32_t state[CS_TCP_MAX_STATES];
+	uint32_t orphan;
+	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
+	uint64_t rpc_hist[REUSE_HIST_BUCKETS];
+	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
+	uint64_t lifetime_ns_sum, rpc_sum, handshake_ns_sum;
+	struct prom_ep eps[PROM_TOP_ENDPOINTS];
+	size_t neps;
+	bool ep_other;		/* an endpoint="other" series */
+	uint64_t ep_other_conns;
+	uint32_t ep_other_tw;
+	struct prom_fd fd;
+	size_t series;		/* how many this view writes */
+};
+
+/* A process with series of its own. */
+struct prom_member {
+	pid_t pid;
+	uint64_t start_ns;
+	uint64_t seq;		/* join order */
+	bool gone;		/* seen exited ... */
+	uint64_t gone_ns;	/* ... at this time */
+	struct prom_ep eps[PROM_TOP_ENDPOINTS];	/* its endpoints, last shown */
+	size_t neps;
+	bool ep_other;
+	uint64_t ep_other_conns;
+};
+
+struct prom_state {
+	struct prom_limits lim;
+	struct hmap members;	/* pid_t -> struct prom_member */
+	struct hmap others;	/* pid_t -> uint8_t: summed into "other" for good */
+	struct hmap retired;	/* pid_t -> uint64_t start_ns: members whose slot was freed */
+	uint64_t next_seq;
+	bool have_other;
+	struct prom_view other;	/* last shown: its counters never go below it */
+	/* The last snapshot: */
+	struct prom_view *views;	/* written: members in join order, then "other" */
+	size_t nviews, views_cap;
+	size_t series;		/* written, the fixed part included */
+	size_t dropped;		/* left out by the cap */
+	uint64_t dropped_total;	/* over every snapshot */
+	uint64_t snapshots;
+};
+
+struct prom_update_in {
+	uint64_t now_ns;	/* any monotonic clock; for the exited members' grace */
+	size_t fixed_series;	/* written whatever the cap: host, agent */
+	/* Has p exited? NULL: p->exited. Asked of members only. */
+	bool (*gone)(const struct proc_books *p, void *ctx);
+	/* A member's fds into *out (left invalid: none). NULL: no fd series. */
+	void (*fds)(pid_t pid, struct prom_fd *out, void *ctx);
+	void *ctx;
+};
+
+void prom_state_init(struct prom_state *s, const struct prom_limits *lim);
+/* One snapshot of the books: membership, values, the cap. The views stay
+ * valid until the next update. */
+void prom_state_update(struct prom_state *s, const struct agg *a, const struct prom_update_in *in);
+void prom_state_free(struct prom_state *s);
+
+/* What "activity" ranks newcomers by: connections opened + accepted +
+ * closed, plus the TCP sockets the process held at the last reconcile. */
+uint64_t prom_activity(const struct proc_books *p);
+
+/* Processes summed into "other" so far. */
+static inline size_t prom_state_others(const struct prom_state *s)
+{
+	return s->others.count;
+}
+
+#endif
