@@ -57,6 +57,21 @@ static void quic_join_books(struct agg *a, const struct quic_books *qb)
 	}
 }
 
+/* The run's QUIC facts for the renderers, and books for QUIC-only
+ * processes: each interval (the exporter renders then) and at the end. */
+static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
+{
+	q->wire_on = quic_tracer_wire_on(t);
+	q->wire_error = t->wire_error;
+	q->cgroup = t->cgroup;
+	q->kernel_quic = t->kernel_quic;
+	q->seeded = t->seeded;
+	q->lib_procs = t->nlib_pids;
+	q->lib_files = t->nlib;
+	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
+	quic_join_books(a, q->books);
+}
+
 /* Ends the QUIC connections of processes that are gone. */
 static void quic_reap(struct quic_books *qb, uint64_t now)
 {
@@ -384,6 +399,8 @@ int attach_run(const struct attach_opts *o)
 				qt.wire_error);
 		for (size_t i = 0; i < o->npids; i++)
 			quic_tracer_add_target(&qt, o->pids[i]);
+		quic_refresh(&qrun, &qt, &agg);
+		run.quic = &qrun;
 	}
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
@@ -475,6 +492,7 @@ int attach_run(const struct attach_opts *o)
 			if (quic_on) {
 				quic_reap(&qb, now);
 				quic_books_tick(&qb, now);
+				quic_refresh(&qrun, &qt, &agg);
 			}
 			if (fs_on) {
 				fd_session_tick(&fs, tracer.rb, false);
@@ -508,17 +526,7 @@ int attach_run(const struct attach_opts *o)
 	if (quic_on) {
 		quic_reap(&qb, now_ns());
 		quic_books_tick(&qb, now_ns());
-		qrun.books = &qb;
-		qrun.wire_on = quic_tracer_wire_on(&qt);
-		qrun.wire_error = qt.wire_error;
-		qrun.cgroup = qt.cgroup;
-		qrun.kernel_quic = qt.kernel_quic;
-		qrun.seeded = qt.seeded;
-		qrun.lib_procs = qt.nlib_pids;
-		qrun.lib_files = qt.nlib;
-		quic_tracer_stats(&qt, qrun.wire_stats, qrun.lib_stats);
-		run.quic = &qrun;
-		quic_join_books(&agg, &qb);
+		quic_refresh(&qrun, &qt, &agg);
 	}
 	if (fs_on) {
 		fd_session_tick(&fs, tracer.rb, true);

@@ -212,6 +212,7 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES,
 		/* With -p the loop marks exits and series stay: no slots to free. */
 		.gone = e->lim.top_processes ? member_gone : NULL,
+		.quic = run->quic,
 	};
 
 	clock_gettime(CLOCK_MONOTONIC, &now);

@@ -208,6 +208,7 @@ size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, 
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
 	 * map full, mismatch, one per program, build_info */
 	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + 1 +
+	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
 
@@ -232,6 +233,51 @@ static const struct {
 	{ "connscope_process_time_wait_ended_early_total", "TIME_WAIT sockets ended early "
 	  "(reuse, RST, ss -K)", offsetof(struct proc_counters, tw_killed) },
 };
+
+/* QUIC per process (PROM_QUIC_SERIES each): the figures of the report,
+ * source = where the lifecycle ones come from (ngtcp2, kernel or wire). */
+static void quic_families(FILE *out, const struct prom_view *v, size_t n)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} q[] = {
+		{ "connscope_process_quic_connections_total",
+		  "QUIC connections opened or accepted", offsetof(struct prom_quic, connections) },
+		{ "connscope_process_quic_handshakes_completed_total", "QUIC handshakes completed",
+		  offsetof(struct prom_quic, completed) },
+		{ "connscope_process_quic_handshakes_failed_total",
+		  "QUIC handshakes that failed (refused, timed out, abandoned)",
+		  offsetof(struct prom_quic, failed) },
+		{ "connscope_process_quic_retries_total", "QUIC connections that got a Retry (wire)",
+		  offsetof(struct prom_quic, retries) },
+		{ "connscope_process_quic_version_negotiations_total",
+		  "QUIC Version Negotiation packets met (wire)",
+		  offsetof(struct prom_quic, version_negotiations) },
+		{ "connscope_process_quic_migrations_total",
+		  "QUIC path changes: NAT rebinding (wire) plus initiated migrations (ngtcp2)",
+		  offsetof(struct prom_quic, migrations) },
+	};
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++)
+		any |= v[i].quic.valid;
+	if (!any)
+		return;
+	for (size_t c = 0; c < sizeof(q) / sizeof(q[0]); c++) {
+		family(out, q[c].name, "counter", q[c].help);
+		for (size_t i = 0; i < n; i++)
+			if (v[i].quic.valid)
+				view_sample(out, q[c].name, &v[i], "source", v[i].quic.source,
+					    *(const uint64_t *)((const char *)&v[i].quic + q[c].off));
+	}
+	family(out, "connscope_process_quic_handshake_seconds", "histogram",
+	       "First Initial to handshake completion of QUIC connections");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].quic.valid)
+			histogram(out, "connscope_process_quic_handshake_seconds", &v[i],
+				  v[i].quic.handshake_us_hist, 1e-6, v[i].quic.handshake_ns_sum / 1e9);
+}
 
 static void process_families(FILE *out, const struct prom_view *v, size_t n)
 {
@@ -273,6 +319,7 @@ static void process_families(FILE *out, const struct prom_view *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		histogram(out, "connscope_process_handshake_seconds", &v[i], v[i].handshake_us_hist,
 			  1e-6, v[i].handshake_ns_sum / 1e9);
+	quic_families(out, v, n);
 	for (size_t i = 0; i < n; i++) {
 		any_fd |= v[i].fd.valid;
 		any_max |= v[i].fd.valid && v[i].fd.max != UINT64_MAX;
@@ -353,6 +400,29 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	for (int i = 0; i < run->nprogs; i++)
 		fprintf(out, "connscope_program_attached{program=\"%s\"} %d\n", run->progs[i].name,
 			run->progs[i].attached);
+	if (run->quic) {
+		/* PROM_QUIC_AGENT_SERIES of them. */
+		const struct quic_run *q = run->quic;
+
+		family(out, "connscope_quic_source_attached", "gauge",
+		       "1 when the QUIC source runs: wire (cgroup_skb), ngtcp2 (uprobes on a "
+		       "library a traced process maps), kernel (IPPROTO_QUIC found)");
+		fprintf(out, "connscope_quic_source_attached{source=\"wire\"} %d\n", q->wire_on);
+		fprintf(out, "connscope_quic_source_attached{source=\"ngtcp2\"} %d\n",
+			q->lib_files > 0);
+		fprintf(out, "connscope_quic_source_attached{source=\"kernel\"} %d\n",
+			q->kernel_quic);
+		family(out, "connscope_quic_datagrams_total", "counter",
+		       "UDP datagrams of traced sockets the wire source saw");
+		fprintf(out, "connscope_quic_datagrams_total %llu\n",
+			(unsigned long long)q->wire_stats[QW_STAT_DGRAMS]);
+		family(out, "connscope_quic_events_lost_total", "counter",
+		       "QUIC events lost: ring buffer reservations that failed");
+		fprintf(out, "connscope_quic_events_lost_total{source=\"wire\"} %llu\n",
+			(unsigned long long)q->wire_stats[QW_STAT_RB_LOST]);
+		fprintf(out, "connscope_quic_events_lost_total{source=\"ngtcp2\"} %llu\n",
+			(unsigned long long)q->lib_stats[QN_STAT_RB_LOST]);
+	}
 	family(out, "connscope_build_info", "gauge", "connscope version and the hooks in use");
 	fprintf(out, "connscope_build_info{version=\"%s\",hook=\"", CONNSCOPE_VERSION);
 	label_value(out, run->hook ? run->hook : "");
@@ -389,7 +459,7 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 	struct prom_limits lim = { 0 };
 	struct prom_update_in in = { .now_ns = a->now_ns,
 				     .fds = run->fds ? fds_of_session : NULL,
-				     .ctx = (void *)run->fds };
+				     .ctx = (void *)run->fds, .quic = run->quic };
 	struct prom_state s;
 
 	prom_state_init(&s, &lim);

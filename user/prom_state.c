@@ -316,6 +316,31 @@ static void other_view(struct prom_state *s, const struct agg *a, struct prom_vi
 	s->have_other = true;
 }
 
+_Static_assert(QUIC_HIST_BUCKETS == REUSE_HIST_BUCKETS, "one histogram writer");
+
+static void view_quic(struct prom_quic *q, const struct quic_run *run, pid_t pid)
+{
+	const struct quic_proc *p = run && run->books ? quic_books_proc(run->books, pid) : NULL;
+	struct quic_view v;
+
+	memset(q, 0, sizeof(*q));
+	if (!p)
+		return;
+	quic_proc_view(p, &v);
+	if (!v.c.connections && !v.c.version_negotiations)
+		return;
+	q->valid = true;
+	q->source = quic_source_name(v.lifecycle_src);
+	q->connections = v.c.connections;
+	q->completed = v.c.handshakes_completed;
+	q->failed = v.c.handshakes_failed;
+	q->retries = v.c.retries;
+	q->version_negotiations = v.c.version_negotiations;
+	q->migrations = v.c.migrations;
+	memcpy(q->handshake_us_hist, v.c.handshake_us_hist, sizeof(q->handshake_us_hist));
+	q->handshake_ns_sum = v.c.handshake_ns_sum;
+}
+
 /* The series a view writes; prom.c writes exactly these (test_prom
  * counts the lines). */
 static size_t view_series(const struct prom_view *v)
@@ -325,6 +350,8 @@ static size_t view_series(const struct prom_view *v)
 
 	if (v->fd.valid)
 		n += 1 + (v->fd.max != UINT64_MAX) + FDT_MAX + v->fd.has_suspects;
+	if (v->quic.valid)
+		n += PROM_QUIC_SERIES;
 	return n;
 }
 
@@ -361,6 +388,7 @@ void prom_state_update(struct prom_state *s, const struct agg *a, const struct p
 		member_endpoints(ms[i], p, &s->views[n]);
 		if (in->fds)
 			in->fds(p->pid, &s->views[n].fd, in->ctx);
+		view_quic(&s->views[n].quic, in->quic, p->pid);
 		n++;
 	}
 	free(ms);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include "aggregate.h"
 #include "fdinv.h"
+#include "quicbooks.h"
 
 #define PROM_TOP_ENDPOINTS 10
 #define PROM_GONE_KEEP_NS (60ULL * 1000000000ULL)
@@ -55,6 +56,17 @@ struct prom_ep {
 };
 
 /* What one process, or "other" (pid 0), shows in a snapshot. */
+/* A process's QUIC figures (quic_proc_view()); invalid: none to write. */
+struct prom_quic {
+	bool valid;
+	const char *source;	/* where the lifecycle figures come from */
+	uint64_t connections, completed, failed, retries, version_negotiations, migrations;
+	uint64_t handshake_us_hist[QUIC_HIST_BUCKETS];
+	uint64_t handshake_ns_sum;
+};
+#define PROM_QUIC_SERIES (6 + PROM_HIST_SERIES)
+#define PROM_QUIC_AGENT_SERIES 6	/* sources attached 3, datagrams, lost 2 */
+
 struct prom_view {
 	pid_t pid;		/* 0: the "other" aggregate */
 	char comm[16];
@@ -72,6 +84,7 @@ struct prom_view {
 	uint64_t ep_other_conns;
 	uint32_t ep_other_tw;
 	struct prom_fd fd;
+	struct prom_quic quic;	/* members only, never "other" */
 	size_t series;		/* how many this view writes */
 };
 
@@ -113,6 +126,7 @@ struct prom_update_in {
 	/* A member's fds into *out (left invalid: none). NULL: no fd series. */
 	void (*fds)(pid_t pid, struct prom_fd *out, void *ctx);
 	void *ctx;
+	const struct quic_run *quic;	/* NULL: no QUIC series */
 };
 
 void prom_state_init(struct prom_state *s, const struct prom_limits *lim);

@@ -67,7 +67,7 @@ else
 fi
 
 cs_attach "$TMP/q.json" "$TMP/q.err" -p "$SA,$SB,$DPID" --children -j -i 0.5 \
-	--report "$TMP/q.html" || { fail attach "$(cat "$TMP/q.err")"; exit 1; }
+	--report "$TMP/q.html" --prom "$TMP/q.prom" || { fail attach "$(cat "$TMP/q.err")"; exit 1; }
 
 run() {	# NAME COMMAND [WANT_FAILED]: clients that exited nonzero
 	if fix_cmd drv "$2" 'done *' 120; then
@@ -149,6 +149,21 @@ fi
 assert_eq "$(awk -v id="id=\"quic-$SA\"" 'index($0, id) { on = 1 }
 	on && match($0, /data-k="quic_connections">[0-9]+/) {
 		print substr($0, RSTART + 26, RLENGTH - 26); exit }' "$TMP/q.html")" 14 html/connections
+
+# Prometheus: the same figures, with their source; promtool finds nothing.
+prom() { awk -v m="$1" -v p="pid=\"$2\"" 'index($0, m "{") == 1 && index($0, p) { print $NF }' "$TMP/q.prom"; }
+assert_eq "$(prom connscope_process_quic_connections_total "$SA")" 14 prom/connections
+assert_eq "$(grep -c "^connscope_process_quic_connections_total{pid=\"$SA\".*source=\"ngtcp2\"" \
+	"$TMP/q.prom")" 1 prom/source_label
+assert_eq "$(prom connscope_process_quic_retries_total "$SB")" 2 prom/retries
+assert_eq "$(prom connscope_process_quic_handshake_seconds_count "$SA")" 14 prom/handshake_count
+assert_eq "$(grep -c '^connscope_quic_source_attached{source="wire"} 1$' "$TMP/q.prom")" 1 \
+	prom/wire_attached
+if command -v promtool >/dev/null; then
+	assert_eq "$(promtool check metrics <"$TMP/q.prom" 2>&1)" "" prom/promtool_silent
+else
+	fail prom/promtool "promtool missing (apt-get install prometheus)"
+fi
 
 # --no-quic: no QUIC programs, no quic object.
 cs_attach "$TMP/n.json" "$TMP/n.err" -p "$SA" --no-quic -j || fail noquic/attach "$(cat "$TMP/n.err")"
