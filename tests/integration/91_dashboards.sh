@@ -59,7 +59,31 @@ else
 	fail metrics/exporter "did not start: $(head -c 300 "$TMP/exp.err")"
 	: >"$TMP/exp.prom"
 fi
-PROMS=("$TMP/x.prom" "$TMP/sum.prom" "$TMP/exp.prom")
+# QUIC families exist for processes with QUIC traffic: an attach of
+# Debian's ngtcp2 example server while one client fetches a page.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
+	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 || fail quic/cert openssl
+mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
+for ((i = 0; i < 100; i++)); do
+	qport=$((20000 + RANDOM % 20000))
+	[[ -z $(ss -Hlun "sport = :$qport") ]] && break
+done
+spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$TMP/gtls.log" \
+	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$qport" "$TMP/key.pem" "$TMP/cert.pem"
+GS=$BG_PID
+wait_for "[[ -n \$(ss -Hlun 'sport = :$qport') ]]" 10 || fail quic/server "gtlsserver did not bind"
+if cs_attach "$TMP/q.out" "$TMP/q.err" -p "$GS" --prom "$TMP/q.prom"; then
+	gtlsclient -q --exit-on-all-streams-close 127.0.0.1 "$qport" \
+		"https://127.0.0.1:$qport/index.html" >/dev/null 2>&1 </dev/null
+	cs_stop
+	assert_eq "$(grep -c "^connscope_process_quic_handshakes_completed_total{pid=\"$GS\"" "$TMP/q.prom")" \
+		1 metrics/quic
+else
+	fail metrics/quic_attach "$(cat "$TMP/q.err")"
+	: >"$TMP/q.prom"
+fi
+PROMS=("$TMP/x.prom" "$TMP/sum.prom" "$TMP/exp.prom" "$TMP/q.prom")
 
 # Family names from "# TYPE name type"; a histogram's samples are
 # name_bucket, name_sum and name_count.

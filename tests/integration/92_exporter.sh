@@ -32,8 +32,28 @@ http_status() {
 
 port=$(free_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
+# A QUIC server too (Debian's ngtcp2 example), for the QUIC families and
+# the dashboards' QUIC panels.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
+	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 || fail quic/cert openssl
+mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
+for ((i = 0; i < 100; i++)); do
+	qport=$((20000 + RANDOM % 20000))
+	[[ -z $(ss -Hlun "sport = :$qport") ]] && break
+done
+spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$TMP/gtls.log" \
+	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$qport" "$TMP/key.pem" "$TMP/cert.pem"
+GS=$BG_PID
+wait_for "[[ -n \$(ss -Hlun 'sport = :$qport') ]]" 10 || fail quic/server "gtlsserver did not bind $qport"
+quic_clients() {
+	for ((i = 0; i < $1; i++)); do
+		gtlsclient -q --exit-on-all-streams-close 127.0.0.1 "$qport" \
+			"https://127.0.0.1:$qport/index.html" >/dev/null 2>&1 </dev/null
+	done
+}
 eport=$(free_port)
-spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
+spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli,$GS" --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
 EXP=$BG_PID
 wait_for "grep -q 'exporter serving http://127.0.0.1:$eport/metrics' '$TMP/exp.err'" 30 ||
 	fail exporter/start "$(cat "$TMP/exp.err")"
@@ -41,6 +61,11 @@ assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
 metric() { http_get "$eport" /metrics | awk -v m="$1" -v p="pid=\"$FX_PID_cli\"" 'index($0, m "{") == 1 && index($0, p) {print $NF}' | head -1; }
 wait_for "[ \"\$(metric connscope_process_time_wait_entered_total)\" = $N ]" 20
 assert_eq "$(metric connscope_process_connections_opened_total)" "$N" metrics/opened
+quic_clients 3
+qmetric() { http_get "$eport" /metrics | awk -v m="$1" -v p="pid=\"$GS\"" 'index($0, m "{") == 1 && index($0, p) {print $NF}' | head -1; }
+wait_for "[ \"\$(qmetric connscope_process_quic_handshakes_completed_total)\" = 3 ]" 20
+assert_eq "$(qmetric connscope_process_quic_connections_total)" 3 metrics/quic_connections
+assert_eq "$(qmetric connscope_process_quic_handshakes_completed_total)" 3 metrics/quic_handshakes
 assert_eq "$(metric connscope_process_time_wait_entered_total)" "$N" metrics/time_wait_entered
 http_get "$eport" /metrics >"$TMP/scrape.prom"
 promtool check metrics <"$TMP/scrape.prom" >"$TMP/lint.txt" 2>&1
@@ -99,13 +124,20 @@ YML
 	# this workload, returns at least one series. More churn while
 	# Prometheus scrapes, so that rates are not 0; rate windows of 1m.
 	assert_eq "$(fx_cmd cli "churn 20")" "churned 20" churned_while_scraped
+	quic_clients 3
 	wait_for "[ \"\$(promq)\" = $((N + 20)) ]" 30
 	assert_eq "$(promq)" "$((N + 20))" prometheus/query_opened_after_more
+	# The QUIC panels' variables point at the QUIC server.
 	dash_exprs() {
+		local pid comm
 		jq -r '.. | objects | select(has("expr")) | .expr' "$REPO_ROOT"/dashboards/*.json |
-			sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__interval/1m/g; s/\\\$__range/1m/g" \
-			    -e "s/\\\${pid[^}]*}/$FX_PID_cli/g; s/\\\$pid/$FX_PID_cli/g" \
-			    -e "s/\\\${comm[^}]*}/tcpfix/g; s/\\\$comm/tcpfix/g" | sort -u
+			sort -u | while IFS= read -r e; do
+				pid=$FX_PID_cli comm=tcpfix
+				[[ $e == *quic* ]] && pid=$GS comm=gtlsserver
+				sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__interval/1m/g; s/\\\$__range/1m/g" \
+				    -e "s/\\\${pid[^}]*}/$pid/g; s/\\\$pid/$pid/g" \
+				    -e "s/\\\${comm[^}]*}/$comm/g; s/\\\$comm/$comm/g" <<<"$e"
+			done
 	}
 	series_of() {
 		local enc
