@@ -57,7 +57,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test unit vmlinux install clean
+.PHONY: all deps test-deps demo test unit vmlinux install clean bench
 
 all: $(OUTPUT)/connscope connscope
 
@@ -164,5 +164,30 @@ install: $(OUTPUT)/connscope
 
 clean:
 	rm -rf $(OUTPUT) connscope
+
+# Benchmarks, not part of `make test`: tests/bench/run.sh runs every
+# comparison side by side, prints the ratio table and writes
+# .output/bench.json. hyperfine, perf, valgrind (callgrind) and libbpf-tools
+# (tcpstates, tcplife) are the tools it measures with or against.
+BENCH_PKGS := hyperfine libbpf-tools linux-perf valgrind time lsof iproute2 jq procps
+BENCH_BINS := $(OUTPUT)/bench/loadgen $(OUTPUT)/bench/aggbench
+
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bench/loadgen: tests/bench/loadgen.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(OUTPUT)/bench/aggbench: tests/bench/aggbench.c $(LIB_OBJS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+bench:
+	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(TEST_PKGS) $(BENCH_PKGS)"
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)tests/bench/run.sh
+
+-include $(wildcard $(OUTPUT)/bench/*.d)
 
 -include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)

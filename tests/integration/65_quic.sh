@@ -6,6 +6,7 @@
 # followed with --children). Every count is exact against what the driver
 # ran, from both sources: the wire (cgroup_skb) and the libngtcp2 uprobes.
 #   plain server:  5 clients in a row, 8 four at a time, 1 NAT rebinding,
+#                  1 deliberate migration (ngtcp2_conn_initiate_migration),
 #                  1 with an unknown version (answered by Version
 #                  Negotiation, no connection on the wire)
 #   Retry server:  2 clients (gtlsserver -V)
@@ -80,6 +81,8 @@ run sequential "seq 5 $PA" 0
 run parallel "par 8 4 $PA" 0
 run retry "seq 2 $PB" 0
 run rebinding "seq 1 $PA --change-local-addr=100ms --nat-rebinding --delay-stream=400ms" 0
+# A deliberate migration: new connection IDs, so only the library sees it.
+run migration "seq 1 $PA --change-local-addr=100ms --delay-stream=400ms" 0
 # gtlsclient exits 0 after Version Negotiation without a common version.
 run version_negotiation "seq 1 $PA -v 0x1a2a3a4a" 0
 # No server on PC: the client gives up after 1 s (and exits 0 even so).
@@ -89,14 +92,15 @@ assert_eq "$?" 0 attach/exit_status
 J=$TMP/q.json
 
 srv() { jqn ".processes[] | select(.pid == $1) | .quic$2" "$J"; }
-# Plain server: 5 + 8 + 1 rebinding; the unknown version opens nothing.
+# Plain server: 5 + 8 + 1 rebinding + 1 migration; the unknown version
+# opens nothing.
 assert_eq "$(srv "$SA" '.sources | join(",")')" "wire,ngtcp2" server/sources
-assert_eq "$(srv "$SA" .by_source.wire.connections)" 14 server/wire/connections
-assert_eq "$(srv "$SA" .by_source.wire.handshakes_completed)" 14 server/wire/handshakes
-assert_eq "$(srv "$SA" .by_source.ngtcp2.connections)" 14 server/ngtcp2/connections
-assert_eq "$(srv "$SA" .by_source.ngtcp2.handshakes_completed)" 14 server/ngtcp2/handshakes
+assert_eq "$(srv "$SA" .by_source.wire.connections)" 15 server/wire/connections
+assert_eq "$(srv "$SA" .by_source.wire.handshakes_completed)" 15 server/wire/handshakes
+assert_eq "$(srv "$SA" .by_source.ngtcp2.connections)" 15 server/ngtcp2/connections
+assert_eq "$(srv "$SA" .by_source.ngtcp2.handshakes_completed)" 15 server/ngtcp2/handshakes
 assert_eq "$(srv "$SA" .handshakes_failed)" 0 server/failed
-assert_eq "$(srv "$SA" .as_server)" 14 server/as_server
+assert_eq "$(srv "$SA" .as_server)" 15 server/as_server
 assert_eq "$(srv "$SA" .version_negotiations)" 1 server/version_negotiations
 assert_eq "$(srv "$SA" .migrations)" 1 server/migrations
 assert_eq "$(srv "$SA" .retries)" 0 server/no_retry
@@ -108,17 +112,19 @@ assert_eq "$(srv "$SB" .retries)" 2 retry_server/retries
 # Clients: one process each, charged to its own pid and comm.
 C='[.processes[] | select(.comm == "gtlsclient")]'
 sum() { jqn "$C | map(.quic$1) | add" "$J"; }
-assert_eq "$(jqn "$C | length" "$J")" 18 clients/processes
+assert_eq "$(jqn "$C | length" "$J")" 19 clients/processes
 assert_eq "$(jqn "$C | map(select(.quic.by_source.wire.connections > 1)) | length" "$J")" 0 \
 	clients/one_connection_each
-assert_eq "$(sum .by_source.wire.connections)" 17 clients/wire/connections
-assert_eq "$(sum .by_source.ngtcp2.connections)" 18 clients/ngtcp2/connections
-assert_eq "$(sum .by_source.wire.handshakes_completed)" 16 clients/wire/handshakes
-assert_eq "$(sum .by_source.ngtcp2.handshakes_completed)" 16 clients/ngtcp2/handshakes
-assert_eq "$(sum .as_client)" 18 clients/as_client
+assert_eq "$(sum .by_source.wire.connections)" 18 clients/wire/connections
+assert_eq "$(sum .by_source.ngtcp2.connections)" 19 clients/ngtcp2/connections
+assert_eq "$(sum .by_source.wire.handshakes_completed)" 17 clients/wire/handshakes
+assert_eq "$(sum .by_source.ngtcp2.handshakes_completed)" 17 clients/ngtcp2/handshakes
+assert_eq "$(sum .as_client)" 19 clients/as_client
 assert_eq "$(sum .retries)" 2 clients/retries
 assert_eq "$(sum .version_negotiations)" 1 clients/version_negotiations
 assert_eq "$(sum .by_source.wire.migrations)" 1 clients/rebinding
+assert_eq "$(sum .by_source.ngtcp2.migrations)" 1 clients/initiated_migration
+assert_eq "$(sum .migrations)" 2 clients/migrations
 # The refused client: a failed handshake and no completed one, both ways.
 R="$C | map(select(.quic.by_source.wire.handshakes_failed == 1))"
 assert_eq "$(jqn "$R | length" "$J")" 1 refused/one_process
@@ -137,9 +143,9 @@ assert_eq "$(jqn '.agent.quic.datagrams > 0' "$J")" true agent/datagrams
 
 # Heatmaps: the connections map's "opened" row adds up to the connections.
 assert_eq "$(srv "$SA" '.heatmaps[] | select(.kind == "quic_connections") |
-	(.rows | index("opened")) as $i | .cells[$i] | add')" 14 heatmap/opened
+	(.rows | index("opened")) as $i | .cells[$i] | add')" 15 heatmap/opened
 assert_eq "$(srv "$SA" '.heatmaps[] | select(.kind == "quic_handshake") | [.cells[] | add] |
-	add')" 14 heatmap/handshakes
+	add')" 15 heatmap/handshakes
 # The HTML report has the server's QUIC part with the same figure.
 if grep -q "id=\"quic-$SA\"" "$TMP/q.html"; then
 	ok html/quic_part
@@ -148,15 +154,15 @@ else
 fi
 assert_eq "$(awk -v id="id=\"quic-$SA\"" 'index($0, id) { on = 1 }
 	on && match($0, /data-k="quic_connections">[0-9]+/) {
-		print substr($0, RSTART + 26, RLENGTH - 26); exit }' "$TMP/q.html")" 14 html/connections
+		print substr($0, RSTART + 26, RLENGTH - 26); exit }' "$TMP/q.html")" 15 html/connections
 
 # Prometheus: the same figures, with their source; promtool finds nothing.
 prom() { awk -v m="$1" -v p="pid=\"$2\"" 'index($0, m "{") == 1 && index($0, p) { print $NF }' "$TMP/q.prom"; }
-assert_eq "$(prom connscope_process_quic_connections_total "$SA")" 14 prom/connections
+assert_eq "$(prom connscope_process_quic_connections_total "$SA")" 15 prom/connections
 assert_eq "$(grep -c "^connscope_process_quic_connections_total{pid=\"$SA\".*source=\"ngtcp2\"" \
 	"$TMP/q.prom")" 1 prom/source_label
 assert_eq "$(prom connscope_process_quic_retries_total "$SB")" 2 prom/retries
-assert_eq "$(prom connscope_process_quic_handshake_seconds_count "$SA")" 14 prom/handshake_count
+assert_eq "$(prom connscope_process_quic_handshake_seconds_count "$SA")" 15 prom/handshake_count
 assert_eq "$(grep -c '^connscope_quic_source_attached{source="wire"} 1$' "$TMP/q.prom")" 1 \
 	prom/wire_attached
 if command -v promtool >/dev/null; then

@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* aggbench: the user-space side of connscope measured on its own, linked
+ * with the project's objects (LIB_OBJS).
+ *
+ *	aggbench record -p PID[,PID...] -o FILE
+ *		the tcpstate BPF unit attached as `connscope attach` attaches it,
+ *		every ring-buffer record written to FILE (until SIGINT/SIGTERM)
+ *	aggbench synth -o FILE [--procs P] [--live SOCKETS] [--steady EVENTS]
+ *		a synthetic stream: SOCKETS tracked sockets opened first (the
+ *		prefill), then connection churn among P processes that keeps
+ *		SOCKETS live: a connection pair closed and one opened per step
+ *	aggbench replay FILE [--loops K] [--cpu N]
+ *		the prefill fed untimed, then the rest fed K times to
+ *		agg_event() on one pinned core: events/s, ns/event, RSS
+ *	aggbench mem -n SOCKETS [--procs P]
+ *		SOCKETS live connections fed into the books: RSS before/after
+ *	aggbench fdinv PID
+ *		one fd inventory (fdinv_scan, as every fdleak/attach interval)
+ *
+ * Results are one line of key=value pairs on stdout. Event files: a
+ * struct evfile_hdr, then struct cs_event records as read from the ring. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "aggregate.h"
+#include "fdinv.h"
+#include "loader.h"
+
+#define EVFILE_MAGIC "CSEVT1\0"
+
+struct evfile_hdr {
+	char magic[8];
+	uint64_t prefill;	/* records to feed before timing */
+	uint64_t count;		/* records in the file */
+	uint64_t rec_size;	/* sizeof(struct cs_event) when written */
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "aggbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static long status_kib(const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = atol(line + n + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static unsigned long long num(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "aggbench: '%s': expected a number\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static void write_events(const char *path, const struct cs_event *ev, uint64_t n,
+			 uint64_t prefill)
+{
+	struct evfile_hdr h = { .prefill = prefill, .count = n, .rec_size = sizeof(*ev) };
+	FILE *f = fopen(path, "w");
+
+	memcpy(h.magic, EVFILE_MAGIC, sizeof(h.magic));
+	if (!f || fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    (n && fwrite(ev, sizeof(*ev), n, f) != n) || fclose(f))
+		die(path);
+}
+
+static struct cs_event *read_events(const char *path, struct evfile_hdr *h)
+{
+	FILE *f = fopen(path, "r");
+	struct cs_event *ev;
+
+	if (!f || fread(h, sizeof(*h), 1, f) != 1)
+		die(path);
+	if (memcmp(h->magic, EVFILE_MAGIC, sizeof(h->magic)) || h->rec_size != sizeof(*ev)) {
+		fprintf(stderr, "aggbench: %s: not an event file of this build\n", path);
+		exit(1);
+	}
+	ev = malloc((h->count ? h->count : 1) * sizeof(*ev));
+	if (!ev || (h->count && fread(ev, sizeof(*ev), h->count, f) != h->count))
+		die(path);
+	fclose(f);
+	return ev;
+}
+
+/* ---- record ---- */
+
+struct recbuf {
+	struct cs_event *ev;
+	uint64_t n, cap;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static int rec_event(void *ctx, void *data, size_t size)
+{
+	struct recbuf *r = ctx;
+
+	if (size < sizeof(struct cs_event))
+		return 0;
+	if (r->n == r->cap) {
+		uint64_t cap = r->cap ? r->cap * 2 : 65536;
+		struct cs_event *ev = realloc(r->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		r->ev = ev;
+		r->cap = cap;
+	}
+	memcpy(&r->ev[r->n++], data, sizeof(struct cs_event));
+	return 0;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	struct tracer_opts to = {};
+	struct tracer t = {};
+	struct recbuf r = {};
+	uint64_t stats[CS_STAT_MAX] = {};
+	const char *out = NULL;
+	char *pids = NULL, *tok, *save;
+	int c;
+
+	while ((c = getopt(argc, argv, "p:o:")) != -1) {
+		if (c == 'p')
+			pids = optarg;
+		else if (c == 'o')
+			out = optarg;
+		else
+			return 2;
+	}
+	if (!pids || !out)
+		return 2;
+	if (tracer_preflight(&to) || tracer_open(&t, &to, rec_event, &r))
+		return 1;
+	for (tok = strtok_r(pids, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (tracer_add_target(&t, (pid_t)num(tok)))
+			die("tracer_add_target");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr, "aggbench: recording\n");
+	while (!stop) {
+		int err = ring_buffer__poll(t.rb, 100);
+
+		if (err < 0 && err != -EINTR)
+			break;
+	}
+	ring_buffer__consume(t.rb);
+	tracer_stats(&t, stats);
+	tracer_close(&t);
+	write_events(out, r.ev, r.n, 0);
+	printf("recorded events=%llu lost=%llu\n", (unsigned long long)r.n,
+	       (unsigned long long)stats[CS_STAT_RB_LOST]);
+	free(r.ev);
+	return 0;
+}
+
+/* ---- synthetic streams ---- */
+
+struct gen {
+	struct cs_event *ev;
+	uint64_t n, cap;
+	uint64_t ts;
+	int procs;
+};
+
+struct pair {
+	uint64_t id;		/* connection number: sk, ports, addresses derive from it */
+	int client, server;	/* process index */
+};
+
+static struct cs_event *gen_next(struct gen *g)
+{
+	if (g->n == g->cap) {
+		uint64_t cap = g->cap ? g->cap * 2 : 1 << 20;
+		struct cs_event *ev = realloc(g->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			die("synth: out of memory");
+		g->ev = ev;
+		g->cap = cap;
+	}
+	g->ts += 1000;	/* 1 us apart: 1 M events/s of simulated time */
+	memset(&g->ev[g->n], 0, sizeof(g->ev[0]));
+	g->ev[g->n].ts_ns = g->ts;
+	return &g->ev[g->n++];
+}
+
+static void owner_of(struct cs_owner *o, int proc, uint32_t flags)
+{
+	o->tgid = 10000 + proc;
+	o->flags = flags;
+	o->start_ns = 1000000ULL * (proc + 1);
+	snprintf(o->comm, sizeof(o->comm), "synth%d", proc);
+}
+
+/* Client 127.(1 + id / 60000 % 250).0.1:(1024 + id % 60000) ->
+ * 127.0.0.1:(8000 + server): unique while fewer than 15 M live. */
+static void pair_tuple(struct cs_tuple *t, const struct pair *p, bool server_side)
+{
+	uint8_t cli[4] = { 127, 1 + (uint8_t)(p->id / 60000 % 250), (uint8_t)(p->id / 15000000), 1 };
+	uint8_t srv[4] = { 127, 0, 0, 1 };
+	uint16_t cport = 1024 + p->id % 60000, sport = 8000 + p->server;
+
+	memset(t, 0, sizeof(*t));
+	t->family = AF_INET;
+	memcpy(t->saddr, server_side ? srv : cli, 4);
+	memcpy(t->daddr, server_side ? cli : srv, 4);
+	t->sport = server_side ? sport : cport;
+	t->dport = server_side ? cport : sport;
+}
+
+static uint64_t sk_of(const struct pair *p, bool server_side)
+{
+	/* Kernel-like addresses: slab objects 0x800 apart. */
+	return 0xffff888100000000ULL + (p->id * 2 + server_side) * 0x800;
+}
+
+static uint64_t tw_of(const struct pair *p)
+{
+	return 0xffff889000000000ULL + p->id * 0x100;
+}
+
+static void emit_state(struct gen *g, const struct pair *p, bool server_side, int old, int new,
+		       uint8_t flags, uint32_t oflags)
+{
+	struct cs_event *e = gen_next(g);
+
+	e->type = CS_EV_STATE;
+	e->sk = sk_of(p, server_side);
+	owner_of(&e->owner, server_side ? p->server : p->client, oflags);
+	pair_tuple(&e->tuple, p, server_side);
+	if (!server_side && old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT)
+		e->tuple.sport = 0;	/* the port is picked after SYN_SENT */
+	e->cur_tgid = e->owner.tgid;
+	e->oldstate = old;
+	e->newstate = new;
+	e->flags = flags;
+	e->sk_shutdown = new == CS_TCP_CLOSE ? 3 : 0;
+	if (new == CS_TCP_CLOSE) {
+		e->io.bytes_sent = server_side ? 256 : 64;
+		e->io.bytes_recv = server_side ? 64 : 256;
+		e->io.turns = 2;
+		e->io.last_dir = server_side ? CS_DIR_SEND : CS_DIR_RECV;
+	}
+}
+
+static void emit_open(struct gen *g, const struct pair *p)
+{
+	struct cs_event *e;
+
+	emit_state(g, p, false, CS_TCP_CLOSE, CS_TCP_SYN_SENT, CS_F_NEW_OWNER, CS_OWNER_CONNECT);
+	emit_state(g, p, true, CS_TCP_LISTEN, CS_TCP_SYN_RECV, CS_F_NEW_OWNER, CS_OWNER_LISTENER);
+	emit_state(g, p, false, CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, 0, CS_OWNER_CONNECT);
+	emit_state(g, p, true, CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED, 0, CS_OWNER_LISTENER);
+	e = gen_next(g);
+	e->type = CS_EV_ACCEPT;
+	e->sk = sk_of(p, true);
+	owner_of(&e->owner, p->server, CS_OWNER_ACCEPT);
+	pair_tuple(&e->tuple, p, true);
+	e->oldstate = e->newstate = CS_TCP_ESTABLISHED;
+	e->flags = CS_F_NEW_OWNER;
+}
+
+/* The client closes first: it ends in TIME_WAIT, the server in LAST_ACK. */
+static void emit_close(struct gen *g, const struct pair *p)
+{
+	emit_state(g, p, false, CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1, 0, CS_OWNER_CONNECT);
+	emit_state(g, p, true, CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT, 0, CS_OWNER_ACCEPT);
+	emit_state(g, p, false, CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, CS_F_ORPHAN, CS_OWNER_CONNECT);
+	emit_state(g, p, true, CS_TCP_CLOSE_WAIT, CS_TCP_LAST_ACK, 0, CS_OWNER_ACCEPT);
+	emit_state(g, p, false, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE, CS_F_ORPHAN, CS_OWNER_CONNECT);
+	g->ev[g->n - 1].tw = tw_of(p);
+	emit_state(g, p, true, CS_TCP_LAST_ACK, CS_TCP_CLOSE, CS_F_ORPHAN, CS_OWNER_ACCEPT);
+}
+
+/* The TIME_WAIT's timer ran out: cancel, then expire. */
+static void emit_tw_end(struct gen *g, const struct pair *p)
+{
+	for (int k = 0; k < 2; k++) {
+		struct cs_event *e = gen_next(g);
+
+		e->type = k ? CS_EV_TW_EXPIRE : CS_EV_TW_CANCEL;
+		e->sk = e->tw = tw_of(p);
+		owner_of(&e->owner, p->client, CS_OWNER_CONNECT);
+		pair_tuple(&e->tuple, p, false);
+		e->oldstate = e->newstate = CS_TCP_TIME_WAIT;
+	}
+}
+
+static void pair_make(struct pair *p, uint64_t id, int procs)
+{
+	p->id = id;
+	p->client = (int)(id % procs);
+	/* With several processes the peer is another one: cross-process. */
+	p->server = procs > 1 ? (int)((id + 1) % procs) : 0;
+}
+
+/* TIME_WAIT sockets alive at once in the synthetic stream (their 60 s). */
+#define SYNTH_TW_WINDOW 4096
+
+static int cmd_synth(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "procs", required_argument, NULL, 'P' },
+		{ "live", required_argument, NULL, 'L' },
+		{ "steady", required_argument, NULL, 'S' },
+		{},
+	};
+	uint64_t live = 1000, steady = 1000000, pairs, next_id = 0, prefill;
+	struct gen g = {};
+	struct pair *ring, *tw;
+	const char *out = NULL;
+	int c;
+
+	g.procs = 1;
+	while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'P': g.procs = (int)num(optarg); break;
+		case 'L': live = num(optarg); break;
+		case 'S': steady = num(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!out || g.procs < 1 || g.procs > 4096 || live < 2)
+		return 2;
+	pairs = live / 2;	/* a loopback connection is two tracked sockets */
+	ring = calloc(pairs, sizeof(*ring));
+	tw = calloc(SYNTH_TW_WINDOW, sizeof(*tw));
+	if (!ring || !tw)
+		die("synth");
+	for (uint64_t i = 0; i < pairs; i++) {
+		pair_make(&ring[i], next_id++, g.procs);
+		emit_open(&g, &ring[i]);
+	}
+	prefill = g.n;
+	/* Steady churn: the oldest connection closes, a new one opens, and
+	 * the TIME_WAIT of SYNTH_TW_WINDOW closes ago expires. */
+	for (uint64_t step = 0; g.n - prefill < steady; step++) {
+		struct pair *p = &ring[step % pairs], *t = &tw[step % SYNTH_TW_WINDOW];
+
+		emit_close(&g, p);
+		if (step >= SYNTH_TW_WINDOW)
+			emit_tw_end(&g, t);
+		*t = *p;
+		pair_make(p, next_id++, g.procs);
+		emit_open(&g, p);
+	}
+	write_events(out, g.ev, g.n, prefill);
+	printf("synth events=%llu prefill=%llu procs=%d live=%llu\n", (unsigned long long)g.n,
+	       (unsigned long long)prefill, g.procs, (unsigned long long)pairs * 2);
+	free(g.ev);
+	free(ring);
+	free(tw);
+	return 0;
+}
+
+/* ---- replay ---- */
+
+/* The timed part on its own, so callgrind can count it alone
+ * (--toggle-collect=feed_timed). */
+__attribute__((noinline)) void feed_timed(struct agg *a, const struct cs_event *ev, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		agg_event(a, &ev[i]);
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "loops", required_argument, NULL, 'l' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{},
+	};
+	uint64_t loops = 1, wall = 0, cpu_ns = 0, span, n;
+	long rss0, cpu = -1;
+	struct evfile_hdr h;
+	struct cs_event *ev;
+	struct agg a;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'l')
+			loops = num(optarg);
+		else if (c == 'c')
+			cpu = (long)num(optarg);
+		else
+			return 2;
+	}
+	if (optind != argc - 1 || !loops)
+		return 2;
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity");
+	}
+	ev = read_events(argv[optind], &h);
+	n = h.count - h.prefill;
+	if (!n) {
+		fprintf(stderr, "aggbench: %s: no events past the prefill\n", argv[optind]);
+		return 1;
+	}
+	rss0 = status_kib("VmRSS");
+	agg_init(&a, h.count ? ev[0].ts_ns : 0);
+	for (uint64_t i = 0; i < h.prefill; i++)
+		agg_event(&a, &ev[i]);
+	span = ev[h.count - 1].ts_ns - ev[h.prefill].ts_ns + 1000000;
+	for (uint64_t l = 0; l < loops; l++) {
+		uint64_t t0, c0;
+
+		/* Each pass a little later, so time only moves forward. */
+		if (l)
+			for (uint64_t i = h.prefill; i < h.count; i++)
+				ev[i].ts_ns += span;
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		feed_timed(&a, ev + h.prefill, n);
+		cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		wall += clock_ns(CLOCK_MONOTONIC) - t0;
+	}
+	printf("replay events=%llu seconds=%.6f cpu_seconds=%.6f events_per_s=%.0f "
+	       "ns_per_event=%.1f prefill=%llu conns=%zu procs=%zu tw=%zu rss_kib=%ld "
+	       "rss_growth_kib=%ld\n",
+	       (unsigned long long)(n * loops), wall / 1e9, cpu_ns / 1e9, n * loops / (wall / 1e9),
+	       (double)wall / (n * loops), (unsigned long long)h.prefill, a.conns.count,
+	       a.procs.count, a.tw.count, status_kib("VmRSS"), status_kib("VmRSS") - rss0);
+	agg_free(&a);
+	free(ev);
+	return 0;
+}
+
+/* ---- mem ---- */
+
+static int cmd_mem(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "procs", required_argument, NULL, 'P' },
+		{},
+	};
+	uint64_t sockets = 1000;
+	struct gen g = { .procs = 4 };
+	long rss0, rss1, hwm;
+	struct agg a;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
+		if (c == 'n')
+			sockets = num(optarg);
+		else if (c == 'P')
+			g.procs = (int)num(optarg);
+		else
+			return 2;
+	}
+	rss0 = status_kib("VmRSS");
+	agg_init(&a, 0);
+	/* Opens fed in batches: the event buffer itself stays small. */
+	for (uint64_t id = 0; id < sockets / 2;) {
+		g.n = 0;
+		for (uint64_t k = 0; k < 4096 && id < sockets / 2; k++, id++) {
+			struct pair p;
+
+			pair_make(&p, id, g.procs);
+			emit_open(&g, &p);
+		}
+		feed_timed(&a, g.ev, g.n);
+	}
+	free(g.ev);
+	g.ev = NULL;
+	rss1 = status_kib("VmRSS");
+	hwm = status_kib("VmHWM");
+	printf("mem sockets=%llu conns=%zu rss_before_kib=%ld rss_after_kib=%ld books_kib=%ld "
+	       "bytes_per_socket=%.1f hwm_kib=%ld\n", (unsigned long long)sockets, a.conns.count,
+	       rss0, rss1, rss1 - rss0, (rss1 - rss0) * 1024.0 / (sockets ? sockets : 1), hwm);
+	agg_free(&a);
+	return 0;
+}
+
+/* ---- fdinv ---- */
+
+static int cmd_fdinv(int argc, char **argv)
+{
+	struct fdinv_opts o = { .flags = FDINV_RECORDS };
+	struct fd_inventory inv;
+	uint64_t t0;
+	int err;
+
+	if (argc != 2)
+		return 2;
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	err = fdinv_scan((pid_t)num(argv[1]), &inv, &o);
+	if (err) {
+		fprintf(stderr, "aggbench: fd inventory of %s: %s\n", argv[1], strerror(-err));
+		return 1;
+	}
+	printf("fdinv fds=%llu tcp=%llu seconds=%.6f\n", (unsigned long long)inv.total,
+	       (unsigned long long)inv.by_type[FDT_TCP],
+	       (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	fdinv_free(&inv);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	int rc = 2;
+
+	if (!strcmp(cmd, "record"))
+		rc = cmd_record(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "synth"))
+		rc = cmd_synth(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "replay"))
+		rc = cmd_replay(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "mem"))
+		rc = cmd_mem(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "fdinv"))
+		rc = cmd_fdinv(argc - 1, argv + 1);
+	if (rc == 2)
+		fprintf(stderr, "usage: aggbench record -p PIDS -o FILE | synth -o FILE [--procs P] "
+				"[--live N] [--steady N] | replay FILE [--loops K] [--cpu N] | "
+				"mem -n N [--procs P] | fdinv PID\n");
+	return rc;
+}

@@ -1,0 +1,727 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# make bench: every comparison of issue #8 side by side in one run, each
+# repeated, as ratios (min/median/max) with the target beside each figure;
+# the table on stdout and .output/bench.json.
+#
+#	tests/bench/run.sh [ONLY]	ONLY: a list of comparison numbers (e.g. "1 3")
+#	BENCH_REPS=N			repetitions per comparison (default 8)
+#
+# Every workload runs on loopback inside a network namespace made here
+# (named csbench-PID-N) and deleted at exit; sysctls are set only inside
+# them. Processes started here are ended here. Needs root. Timings are
+# measured, never asserted: a missed target is printed, not a failure.
+set -u
+export LC_ALL=C
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT_DIR=$REPO_ROOT/.output
+B=$OUT_DIR/bench
+CS=$OUT_DIR/connscope
+JSON_OUT=$OUT_DIR/bench.json
+REPS=${BENCH_REPS:-8}
+ONLY=${1:-1 2 3 4 5 6}
+SMALL_REPS=$(( REPS < 3 ? REPS : 3 ))	# the scaling points: fewer repetitions
+
+# Workload sizes: fixed counts, small enough that the run fits 15 minutes
+# on 2 cores, large enough that a run lasts over a second.
+CHURN_N=20000		# connections per churn run (one each request)
+KA_N=320 KA_R=200	# keep-alive: 320 connections x 200 requests
+MAX_N=40000		# the highest-rate run: 2 client/server pairs
+TW_STEPS="10000 25000 50000"	# TIME_WAIT population for the snapshot runs
+
+if ((EUID != 0)); then
+	echo "bench: needs root (BPF, network namespaces)" >&2
+	exit 1
+fi
+for bin in "$CS" "$B/loadgen" "$B/aggbench"; do
+	[[ -x $bin ]] || { echo "bench: $bin missing: run make bench" >&2; exit 1; }
+done
+for tool in hyperfine jq ss lsof valgrind tcplife tcpstates bpftool /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool missing: run make bench" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-bench.XXXXXX") || exit 1
+ROWS=$WORK/rows.jsonl
+NOTES=$WORK/notes.txt
+: >"$ROWS"
+: >"$NOTES"
+BG=()
+NETNS=()
+NS_SEQ=0
+MOUNTED_TRACEFS=
+T_START=$(date +%s.%N)
+
+# ---- cleanup: what we started and made, nothing else ----
+
+# PID and its descendants (time(1) and perf(1) run the real process as a
+# child), deepest first.
+tree_pids() {
+	local c
+
+	for c in $(pgrep -P "$1"); do
+		tree_pids "$c"
+	done
+	echo "$1"
+}
+
+cleanup() {
+	local p ns all=()
+
+	set +u
+	for p in "${BG[@]}"; do
+		all+=($(tree_pids "$p"))
+	done
+	# SIGINT first: a BPF tracer detaches cleanly on it.
+	((${#all[@]})) && kill -INT "${all[@]}" 2>/dev/null
+	sleep 0.5
+	((${#all[@]})) && kill -KILL "${all[@]}" 2>/dev/null
+	for p in "${BG[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	for ns in "${NETNS[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	[[ -n $MOUNTED_TRACEFS ]] && umount /sys/kernel/tracing 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+say() {
+	printf 'bench: %s\n' "$*" >&2
+}
+
+note() {
+	printf '%s\n' "$*" >>"$NOTES"
+	say "note: $*"
+}
+
+now_us() {
+	local t=$EPOCHREALTIME
+
+	echo $((10#${t//[!0-9]/}))
+}
+
+# wait_for CMD SECONDS: poll CMD every 20 ms.
+wait_for() {
+	local end=$(($(now_us) + $2 * 1000000))
+
+	until eval "$1"; do
+		(($(now_us) >= end)) && return 1
+		sleep 0.02
+	done
+}
+
+bg_forget() {
+	local i
+
+	for i in "${!BG[@]}"; do
+		[[ ${BG[i]} == "$1" ]] && unset 'BG[i]'
+	done
+}
+
+# ns_new: a fresh namespace with lo up and the whole port range; its name in NS.
+ns_new() {
+	NS=csbench-$$-$((NS_SEQ++))
+	ip netns add "$NS" || return 1
+	NETNS+=("$NS")
+	ip -n "$NS" link set lo up
+	ip netns exec "$NS" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+}
+
+ns_del() {
+	local i
+
+	ip netns del "$1" 2>/dev/null
+	for i in "${!NETNS[@]}"; do
+		[[ ${NETNS[i]} == "$1" ]] && unset 'NETNS[i]'
+	done
+}
+
+# lg_start NS OUT [perf] ARGS...: loadgen in NS, stdout to OUT, stdin a fifo
+# held open as LG_FD. LG_PID (the process we started), LG_PIDS (the
+# workload's client and server pids, comma-separated).
+lg_start() {
+	local ns=$1 out=$2 fifo=$WORK/lg.in.$NS_SEQ.$RANDOM pre=()
+
+	shift 2
+	if [[ $1 == perf ]]; then
+		shift
+		$HAVE_PERF && pre=(perf stat -x, -e task-clock -o "$out.perf")
+	fi
+	mkfifo "$fifo" || return 1
+	ip netns exec "$ns" "${pre[@]}" "$B/loadgen" "$@" <"$fifo" >"$out" 2>>"$WORK/loadgen.err" &
+	LG_PID=$!
+	BG+=("$LG_PID")
+	exec {LG_FD}>"$fifo"
+	rm -f "$fifo"
+	if ! wait_for "grep -q '^pids ' '$out'" 20; then
+		say "loadgen did not start: $(tail -n 3 "$WORK/loadgen.err")"
+		return 1
+	fi
+	LG_PIDS=$(sed -n 's/^pids //p' "$out")
+}
+
+lg_go() {
+	echo go >&"$LG_FD"
+}
+
+lg_end() {
+	local rc
+
+	exec {LG_FD}>&-
+	wait "$LG_PID"
+	rc=$?
+	bg_forget "$LG_PID"
+	return $rc
+}
+
+# kv FILE KEY: the value of KEY=VALUE in FILE's "result"/"replay"/... line.
+kv() {
+	grep -o "\b$2=[^ ]*" "$1" | head -n 1 | cut -d= -f2
+}
+
+# stop_proc PID: SIGINT (a tracer's clean exit), then TERM, then KILL.
+stop_proc() {
+	kill -INT "$1" 2>/dev/null
+	wait_for "! kill -0 $1 2>/dev/null" 5 || kill -TERM "$1" 2>/dev/null
+	wait_for "! kill -0 $1 2>/dev/null" 5 || kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	bg_forget "$1"
+}
+
+proc_cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# The tracer attached: a perf_event fd (tracepoint attach) in PID, then a moment.
+wait_perf_event() {
+	wait_for "ls -l /proc/$1/fd 2>/dev/null | grep -q perf_event" 20 || return 1
+	sleep 0.3
+}
+
+# Map memory of a process's BPF maps: "bytes maps owners_entries" from
+# bpftool's bytes_memlock for the map ids in its fdinfo.
+bpf_map_memory() {
+	local ids
+
+	ids=$(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -un |
+		paste -sd, -)
+	[[ -z $ids ]] && { echo "0 0 0"; return; }
+	bpftool map show -j 2>/dev/null | jq -r --arg ids "$ids" '
+		($ids | split(",") | map(tonumber)) as $want
+		| [ .[] | select(.id as $i | $want | index($i)) ]
+		| "\(map(.bytes_memlock // 0) | add) \(length) \(map(select(.name == "owners") | .max_entries) | add // 0)"'
+}
+
+# ---- results ----
+
+# row ID FIGURE UNIT OP TARGET VALUES...: one table row. OP is ">=", "<=",
+# ">" or "-" (no target: information); the median is what meets it.
+row() {
+	local id=$1 fig=$2 unit=$3 op=$4 target=$5
+
+	shift 5
+	vals=$(printf '%s\n' "$@" | awk '/^-?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/' | paste -sd, -)
+	[[ -z $vals ]] && { say "no values for: $fig"; vals=null; }
+	jq -nc --arg id "$id" --arg fig "$fig" --arg unit "$unit" --arg op "$op" \
+		--arg target "$target" --argjson vals "[$vals]" '
+		($vals | map(select(. != null)) | sort) as $v
+		| ($v | length) as $n
+		| (if $n == 0 then null elif $n % 2 == 1 then $v[($n - 1) / 2]
+		   else ($v[$n / 2 - 1] + $v[$n / 2]) / 2 end) as $med
+		| { comparison: ($id | tonumber), figure: $fig, unit: $unit, values: $vals,
+		    min: $v[0], median: $med, max: $v[-1],
+		    target: (if $op == "-" then null else { op: $op, value: ($target | tonumber) } end),
+		    met: (if $op == "-" or $med == null then null
+			  elif $op == ">=" then $med >= ($target | tonumber)
+			  elif $op == ">" then $med > ($target | tonumber)
+			  else $med <= ($target | tonumber) end) }' >>"$ROWS"
+}
+
+# ratios A B: element-wise A[i]/B[i] of two space-separated lists.
+ratios() {
+	paste -d' ' <(tr ' ' '\n' <<<"$1" | sed '/^$/d') <(tr ' ' '\n' <<<"$2" | sed '/^$/d') |
+		awk '$2 > 0 { printf "%.6g ", $1 / $2 }'
+}
+
+# hf_times FILE NAME: hyperfine's per-run times (s) of the named command.
+hf_times() {
+	jq -r --arg n "$2" '.results[] | select(.command == $n) | .times | map(tostring) | join(" ")' "$1"
+}
+
+median_of() {
+	tr ' ' '\n' <<<"$*" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+want() {
+	[[ " $ONLY " == *" $1 "* ]]
+}
+
+# ---- preparation ----
+
+if [[ ! -e /sys/kernel/tracing/events ]]; then
+	mount -t tracefs nodev /sys/kernel/tracing && MOUNTED_TRACEFS=1
+fi
+HAVE_PERF=false
+perf stat -x, -e task-clock -o /dev/null true >/dev/null 2>&1 && HAVE_PERF=true
+$HAVE_PERF || note "perf stat does not work here: no workload CPU figures"
+perf stat -x, -e instructions -o "$WORK/perf.hw" true >/dev/null 2>&1
+grep -q 'not supported' "$WORK/perf.hw" 2>/dev/null &&
+	note "perf: no hardware counters on this machine (a VM): task-clock only; instruction counts come from callgrind"
+
+CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+say "machine: $(nproc) cores, ${CPU_MODEL:-unknown CPU}, Linux $(uname -r); $REPS repetitions"
+
+# ---- 1 and 2: churn and keep-alive, none / connscope / tcplife / tcpstates ----
+
+# one_run CFG KIND: a fresh namespace, the tool attached (or not), one
+# loadgen run (KIND: churn, ka, max, churn8). Prints "throughput events
+# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds".
+one_run() {
+	local cfg=$1 kind=$2 out=$WORK/run.out tool= child= ticks0=0 args thr ev=0 lost=0
+	local acpu=0 arss=0 wcpu=0
+
+	case $kind in
+	churn) args=(run -n "$CHURN_N" -c 32 -r 1) ;;
+	ka) args=(run -n "$KA_N" -c 32 -r "$KA_R") ;;
+	max) args=(run -P 2 -n "$MAX_N" -c 32 -r 1) ;;
+	churn8) args=(run -P 4 -n "$CHURN_N" -c 8 -r 1) ;;
+	esac
+	ns_new || return 1
+	rm -f "$out" "$out.perf" "$WORK/att.json" "$WORK/att.err" "$WORK/time.out"
+	lg_start "$NS" "$out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
+	case $cfg in
+	connscope)
+		ip netns exec "$NS" /usr/bin/time -o "$WORK/time.out" -f '%U %S %M' \
+			"$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j >"$WORK/att.json" 2>"$WORK/att.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
+		child=$(pgrep -P "$tool" -x connscope | head -n 1)
+		[[ -n $child ]] && ticks0=$(proc_cpu_ticks "$child")
+		;;
+	record)
+		"$B/aggbench" record -p "$LG_PIDS" -o "$WORK/recorded.ev" >"$WORK/rec.out" \
+			2>"$WORK/att.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_for "grep -q 'aggbench: recording' '$WORK/att.err'" 30
+		;;
+	tcplife | tcpstates)
+		"$cfg" >/dev/null 2>"$WORK/tool.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_perf_event "$tool" || say "$cfg did not attach: $(head -n 3 "$WORK/tool.err")"
+		;;
+	esac
+	lg_go
+	lg_end || say "loadgen $cfg $kind: $(tail -n 2 "$WORK/loadgen.err")"
+	case $cfg in
+	connscope)
+		# It ends by itself once every target has exited.
+		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
+		wait "$tool"
+		bg_forget "$tool"
+		ev=$(jq -r '.agent.events // 0' "$WORK/att.json" 2>/dev/null)
+		lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json" 2>/dev/null)
+		# GNU time puts "Command exited with non-zero status" first.
+		read -r u s arss < <(tail -n 1 "$WORK/time.out" 2>/dev/null)
+		acpu=$(awk -v u="${u:-0}" -v s="${s:-0}" -v t="$ticks0" -v hz="$(getconf CLK_TCK)" \
+			'BEGIN { printf "%.3f", u + s - t / hz }')
+		;;
+	record | tcplife | tcpstates)
+		stop_proc "$tool"
+		;;
+	esac
+	ns_del "$NS"
+	if [[ $kind == ka ]]; then thr=$(kv "$out" reqs_per_s); else thr=$(kv "$out" conns_per_s); fi
+	[[ -f $out.perf ]] && wcpu=$(awk -F, '$3 == "task-clock" { print $1 }' "$out.perf")
+	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds)"
+}
+
+declare -A THR WCPU
+EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS=""
+if want 1 || want 2; then
+	cfgs=(none connscope tcplife tcpstates)
+	for kind in churn ka; do
+		want 1 || [[ $kind == churn ]] || continue
+		say "1: $kind workload, $REPS rounds of ${cfgs[*]} (order rotated)"
+		for ((r = 0; r < REPS; r++)); do
+			for ((k = 0; k < ${#cfgs[@]}; k++)); do
+				cfg=${cfgs[(k + r) % ${#cfgs[@]}]}
+				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs <"$WORK/one.res"
+				THR[$kind.$cfg]+="$thr "
+				WCPU[$kind.$cfg]+="$(awk -v c="$wcpu" -v n="${conns:-1}" -v r="$([[ $kind == ka ]] && echo "$KA_R" || echo 1)" 'BEGIN { printf "%.4f", c * 1000 / (n * r) }') "
+				[[ $cfg == connscope && $kind == ka ]] && LOST_KA=$((LOST_KA + lost))
+				if [[ $cfg == connscope && $kind == churn ]]; then
+					EV_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
+					LOST_TOTAL=$((LOST_TOTAL + lost))
+					ACPU_US+="$(awk -v c="$acpu" -v e="$ev" 'BEGIN { printf "%.3f", e ? c * 1e6 / e : 0 }') "
+					ARSS+="$arss "
+				fi
+			done
+			say "  round $((r + 1)): $kind $(for c in "${cfgs[@]}"; do v=(${THR[$kind.$c]}); printf '%s %s  ' "$c" "${v[-1]}"; done)"
+		done
+	done
+fi
+
+if want 1; then
+	for kind in churn ka; do
+		name=$([[ $kind == churn ]] && echo "churn conns/s" || echo "keep-alive req/s")
+		none=${THR[$kind.none]}
+		cs=$(ratios "${THR[$kind.connscope]}" "$none")
+		tl=$(ratios "${THR[$kind.tcplife]}" "$none")
+		ts=$(ratios "${THR[$kind.tcpstates]}" "$none")
+		row 1 "$name, unattached" "/s" - 0 $none
+		row 1 "$name, connscope / none" "ratio" ">=" 0.97 $cs
+		row 1 "$name, tcplife / none" "ratio" - 0 $tl
+		row 1 "$name, tcpstates / none" "ratio" - 0 $ts
+		if [[ $kind == churn ]]; then
+			# Slowdown (1 - ratio) against tcplife's, from the medians:
+			# per round it is noise over noise. Undefined when tcplife
+			# showed no slowdown at all.
+			mcs=$(median_of $cs) mtl=$(median_of $tl)
+			sd=$(awk -v c="$mcs" -v t="$mtl" 'BEGIN { if (1 - t >= 0.01) printf "%.4g", (1 - c) / (1 - t) }')
+			[[ -z $sd ]] && note "churn: tcplife showed no slowdown (median ratio $mtl), so the slowdown-against-tcplife target cannot be evaluated in this run"
+			row 1 "churn slowdown, connscope / tcplife" "ratio" "<=" 0.2 $sd
+		fi
+		if $HAVE_PERF; then
+			row 1 "$([[ $kind == churn ]] && echo "churn CPU/conn" || echo "keep-alive CPU/req"), connscope / none" "ratio" - 0 \
+				$(ratios "${WCPU[$kind.connscope]}" "${WCPU[$kind.none]}")
+		fi
+	done
+fi
+
+# ---- 2: event throughput ----
+
+if want 2; then
+	say "2: highest-rate churn (2 pairs, $MAX_N connections) attached, $SMALL_REPS runs"
+	MAX_RATES="" MAX_LOST=0
+	for ((r = 0; r < SMALL_REPS; r++)); do
+		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs <"$WORK/one.res"
+		MAX_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
+		MAX_LOST=$((MAX_LOST + lost))
+	done
+	row 2 "events/s attached, churn (1 pair)" "/s" - 0 $EV_RATES
+	row 2 "events/s attached, max rate (2 pairs)" "/s" - 0 $MAX_RATES
+	row 2 "events lost, churn runs (all)" "events" "<=" 0 "$LOST_TOTAL"
+	row 2 "events lost, max-rate runs (all)" "events" "<=" 0 "$MAX_LOST"
+	want 1 && row 2 "events lost, keep-alive runs (all)" "events" "<=" 0 "$LOST_KA"
+	row 2 "agent CPU per event (attach)" "us" - 0 $ACPU_US
+
+	say "2: recording a churn run, replaying it into the aggregator"
+	one_run record churn >/dev/null
+	if [[ -s $WORK/recorded.ev ]]; then
+		RATES="" NS_EV=""
+		for ((r = 0; r < REPS; r++)); do
+			"$B/aggbench" replay "$WORK/recorded.ev" --loops 10 --cpu 1 >"$WORK/replay.out"
+			RATES+="$(kv "$WORK/replay.out" events_per_s) "
+		done
+		row 2 "replay events/s, one core (recorded)" "/s" ">=" 2000000 $RATES
+		valgrind --tool=callgrind --toggle-collect=feed_timed \
+			--callgrind-out-file="$WORK/callgrind.out" \
+			"$B/aggbench" replay "$WORK/recorded.ev" --loops 1 >"$WORK/cg.replay" 2>"$WORK/cg.err"
+		ir=$(awk '/^summary:/ { print $2 }' "$WORK/callgrind.out")
+		nev=$(kv "$WORK/cg.replay" events)
+		row 2 "instructions/event (callgrind)" "instr" - 0 \
+			"$(awk -v i="${ir:-0}" -v n="${nev:-1}" 'BEGIN { printf "%.1f", i / n }')"
+		note "recorded churn stream: $(sed -n 's/^recorded //p' "$WORK/rec.out"), $(kv "$WORK/cg.replay" events) events; the replay feeds agg_event() as attach's ring-buffer callback does"
+	else
+		say "recording failed: $(head -n 3 "$WORK/att.err")"
+	fi
+fi
+
+# ---- 3 (and 6): snapshot cost with TIME_WAIT on loopback ----
+
+if want 3 || want 6; then
+	say "3: TIME_WAIT snapshots ($TW_STEPS) in a private namespace"
+	ns_new
+	SNS=$NS
+	# No early reuse: the population is what was made.
+	ip netns exec "$SNS" sysctl -qw net.ipv4.tcp_tw_reuse=0
+	lg_start "$SNS" "$WORK/hold.out" hold -n 50 || exit 1
+	HOLD_FD=$LG_FD HOLD_PID=$LG_PID
+	lg_go
+	wait_for "grep -q '^held' '$WORK/hold.out'" 20
+	TARGET=${LG_PIDS%%,*}
+	made=0 SNAP_PER_SOCK=""
+	for step in $TW_STEPS; do
+		lg_start "$SNS" "$WORK/tw.out" run -n $((step - made)) -c 32 -r 1 || break
+		lg_go
+		lg_end
+		made=$step
+		tw=$(ip netns exec "$SNS" awk '/^TCP:/ { for (i = 1; i < NF; i++) if ($i == "tw") print $(i + 1) }' /proc/net/sockstat)
+		cmds=("$CS summary -p $TARGET" "ss -tan state time-wait")
+		((step == ${TW_STEPS##* })) && cmds+=("$CS summary" "ss -s" "ss -tanp")
+		ip netns exec "$SNS" hyperfine -N --style none --warmup 2 --runs "$REPS" \
+			--export-json "$WORK/hf.tw.$step.json" "${cmds[@]}" >/dev/null 2>"$WORK/hf.err" ||
+			say "hyperfine: $(tail -n 2 "$WORK/hf.err")"
+		sp=$(hf_times "$WORK/hf.tw.$step.json" "$CS summary -p $TARGET")
+		ssw=$(hf_times "$WORK/hf.tw.$step.json" "ss -tan state time-wait")
+		SNAP_PER_SOCK+="$step:$(median_of $sp) "
+		want 6 && row 6 "summary -p ms, $tw TIME_WAIT" "ms" - 0 \
+			$(tr ' ' '\n' <<<"$sp" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+		say "  $tw TIME_WAIT: summary -p $(median_of $sp) s, ss -tan state time-wait $(median_of $ssw) s"
+	done
+	f=$WORK/hf.tw.${TW_STEPS##* }.json
+	if want 3 && [[ -s $f ]]; then
+		note "snapshot: $tw TIME_WAIT sockets in the namespace at the last step (sockstat tw)"
+		s=$(hf_times "$f" "$CS summary")
+		sp=$(hf_times "$f" "$CS summary -p $TARGET")
+		row 3 "summary -p ms ($tw TIME_WAIT)" "ms" - 0 \
+			$(tr ' ' '\n' <<<"$sp" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+		row 3 "ss -tan state time-wait ms" "ms" - 0 \
+			$(tr ' ' '\n' <<<"$(hf_times "$f" "ss -tan state time-wait")" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+		row 3 "summary / ss -s" "ratio" - 0 $(ratios "$s" "$(hf_times "$f" "ss -s")")
+		row 3 "summary / ss -tan state time-wait" "ratio" - 0 \
+			$(ratios "$s" "$(hf_times "$f" "ss -tan state time-wait")")
+		row 3 "summary -p / ss -tanp" "ratio" - 0 $(ratios "$sp" "$(hf_times "$f" "ss -tanp")")
+		row 3 "summary -p / ss -tan state time-wait" "ratio" "<=" 0.2 \
+			$(ratios "$sp" "$(hf_times "$f" "ss -tan state time-wait")")
+	fi
+	if want 6; then
+		# Linear: the cost per socket at the largest population over the smallest's.
+		first=${TW_STEPS%% *} last=${TW_STEPS##* }
+		row 6 "cost/socket, ${last} vs ${first} TIME_WAIT" "ratio" "<=" 1.5 \
+			"$(tr ' ' '\n' <<<"$SNAP_PER_SOCK" | awk -F: -v a="$first" -v b="$last" '
+				$1 == a { x = $2 / $1 } $1 == b { y = $2 / $1 } END { printf "%.3f", y / x }')"
+	fi
+	# EOF ends the holder, and it its children.
+	exec {HOLD_FD}>&-
+	wait_for "! kill -0 $HOLD_PID 2>/dev/null" 5 || kill "$HOLD_PID" 2>/dev/null
+	wait "$HOLD_PID" 2>/dev/null
+	bg_forget "$HOLD_PID"
+	ns_del "$SNS"
+fi
+
+# ---- 4 (and 6): fd inventory ----
+
+if want 4 || want 6; then
+	hard=$(ulimit -Hn)
+	if (ulimit -Hn 100100) 2>/dev/null; then
+		NFD=100000
+		RAISE="ulimit -Hn 100100 -Sn 100100;"
+	else
+		NFD=$((hard - 100))
+		RAISE=
+		note "fd inventory: $NFD fds, not 100k: the hard RLIMIT_NOFILE is $hard and raising it failed (no CAP_SYS_RESOURCE in this machine's capability set; fs.nr_open is $(cat /proc/sys/fs/nr_open))"
+	fi
+	say "4: fd inventory of a process with 5000, 10000 and $NFD fds"
+	ns_new
+	FNS=$NS
+	FD_PER=""
+	for n in 5000 10000 "$NFD"; do
+		mkfifo "$WORK/fd.in"
+		ip netns exec "$FNS" bash -c "$RAISE exec '$B/loadgen' fds -n $n" <"$WORK/fd.in" \
+			>"$WORK/fd.out" 2>>"$WORK/loadgen.err" &
+		fp=$!
+		BG+=("$fp")
+		exec {ffd}>"$WORK/fd.in"
+		rm -f "$WORK/fd.in"
+		wait_for "grep -q '^held' '$WORK/fd.out'" 60 || { say "fd holder failed"; break; }
+		pid=$(sed -n 's/^pids //p' "$WORK/fd.out")
+		cmds=("$B/aggbench fdinv $pid" "lsof -p $pid")
+		if [[ $n == "$NFD" ]]; then
+			cmds+=("ls /proc/$pid/fd | wc -l" "$CS fdleak -p $pid -d 0.1 -j" "$CS summary -p $pid")
+		fi
+		ip netns exec "$FNS" hyperfine --style none --warmup 1 --runs "$REPS" \
+			--export-json "$WORK/hf.fd.$n.json" "${cmds[@]}" >/dev/null 2>"$WORK/hf.err" ||
+			say "hyperfine: $(tail -n 2 "$WORK/hf.err")"
+		inv=$(hf_times "$WORK/hf.fd.$n.json" "$B/aggbench fdinv $pid")
+		FD_PER+="$n:$(median_of $inv) "
+		want 6 && row 6 "fd inventory ms, $n fds" "ms" - 0 \
+			$(tr ' ' '\n' <<<"$inv" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+		if want 4 && [[ $n == "$NFD" ]]; then
+			f=$WORK/hf.fd.$n.json
+			held=$(sed -n 's/^held //p' "$WORK/fd.out")
+			row 4 "fd inventory ms ($held fds)" "ms" - 0 \
+				$(tr ' ' '\n' <<<"$inv" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+			row 4 "lsof -p ms" "ms" - 0 \
+				$(tr ' ' '\n' <<<"$(hf_times "$f" "lsof -p $pid")" | awk 'NF { printf "%.3f ", $1 * 1000 }')
+			row 4 "fd inventory / lsof -p" "ratio" "<=" 0.1 \
+				$(ratios "$inv" "$(hf_times "$f" "lsof -p $pid")")
+			row 4 "fd inventory / ls /proc/PID/fd|wc" "ratio" - 0 \
+				$(ratios "$inv" "$(hf_times "$f" "ls /proc/$pid/fd | wc -l")")
+			row 4 "fdleak -d 0.1 (BPF load) / lsof" "ratio" - 0 \
+				$(ratios "$(hf_times "$f" "$CS fdleak -p $pid -d 0.1 -j")" "$(hf_times "$f" "lsof -p $pid")")
+			row 4 "summary -p / lsof -p" "ratio" - 0 \
+				$(ratios "$(hf_times "$f" "$CS summary -p $pid")" "$(hf_times "$f" "lsof -p $pid")")
+		fi
+		exec {ffd}>&-
+		wait "$fp" 2>/dev/null
+		bg_forget "$fp"
+	done
+	if want 6; then
+		row 6 "fd cost/fd, $NFD vs 5000 fds" "ratio" "<=" 1.5 \
+			"$(tr ' ' '\n' <<<"$FD_PER" | awk -F: -v b="$NFD" '
+				$1 == 5000 { x = $2 / $1 } $1 == b { y = $2 / $1 } END { printf "%.3f", y / x }')"
+	fi
+	ns_del "$FNS"
+fi
+
+# ---- 5: memory ----
+
+# mem_run CONNS PAIRS MAX_SOCKETS: attach (all features) to a hold workload
+# made after attaching; prints "rss_kib hwm_kib map_bytes maps events lost
+# owner_map_full".
+mem_run() {
+	local conns=$1 pairs=$2 maxs=$3 ap rss hwm mm
+
+	ns_new
+	rm -f "$WORK/mem.json" "$WORK/mem.err"
+	lg_start "$NS" "$WORK/mem.out" hold -P "$pairs" -n "$conns" || return 1
+	ip netns exec "$NS" "$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j --max-sockets "$maxs" \
+		>"$WORK/mem.json" 2>"$WORK/mem.err" &
+	ap=$!
+	BG+=("$ap")
+	wait_for "grep -q 'connscope: tracing' '$WORK/mem.err'" 60
+	lg_go
+	wait_for "grep -q '^held' '$WORK/mem.out'" 120
+	sleep 2.5	# two reconciles over the full population
+	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$ap/status)
+	hwm=$(awk '/^VmHWM:/ { print $2 }' /proc/$ap/status)
+	mm=$(bpf_map_memory "$ap")
+	stop_proc "$ap"
+	lg_end
+	ns_del "$NS"
+	echo "$rss $hwm $mm $(jq -r '"\(.agent.events) \(.agent.events_lost) \(.agent.owner_map_full)"' "$WORK/mem.json" 2>/dev/null)"
+}
+
+if want 5; then
+	say "5: agent memory with 1k and 100k real tracked sockets, 1M synthetic"
+	mem_run 500 1 65536 >"$WORK/one.res"; read -r rss1 hwm1 map1 nmaps1 own1 ev1 lost1 full1 <"$WORK/one.res"
+	mem_run 50000 4 131072 >"$WORK/one.res"; read -r rss2 hwm2 map2 nmaps2 own2 ev2 lost2 full2 <"$WORK/one.res"
+	row 5 "agent RSS MiB, 1k sockets (real)" "MiB" - 0 "$(awk -v k="$hwm1" 'BEGIN { printf "%.1f", k / 1024 }')"
+	row 5 "agent RSS MiB, 100k sockets (real)" "MiB" - 0 "$(awk -v k="$hwm2" 'BEGIN { printf "%.1f", k / 1024 }')"
+	row 5 "BPF maps MiB, --max-sockets 65536" "MiB" - 0 "$(awk -v b="$map1" 'BEGIN { printf "%.1f", b / 1048576 }')"
+	row 5 "BPF maps MiB, --max-sockets 131072" "MiB" - 0 "$(awk -v b="$map2" 'BEGIN { printf "%.1f", b / 1048576 }')"
+	row 5 "events lost, 100k opened in ~2 s" "events" "<=" 0 "${lost2:-null}"
+	note "memory: 1k real = 500 loopback connections (both ends traced), $ev1 events, $lost1 lost; 100k real = 50000 connections over 4 client/server pairs, $ev2 events, $lost2 lost; $nmaps2 BPF maps"
+
+	# 1M: the maps at full size are real (preallocated at load); the books'
+	# share of the RSS is measured by feeding 1M synthetic sockets to the
+	# aggregator, since this machine cannot hold 1M real ones under a 20000
+	# fd limit per process.
+	mem_run 500 1 1048576 >"$WORK/one.res"; read -r rss3 hwm3 map3 nmaps3 own3 ev3 lost3 full3 <"$WORK/one.res"
+	BOOKS=""
+	for n in 1000 100000 1000000; do
+		"$B/aggbench" mem -n "$n" >"$WORK/mem.$n"
+		BOOKS+="$(kv "$WORK/mem.$n" books_kib) "
+	done
+	books1m=$(kv "$WORK/mem.1000000" books_kib)
+	row 5 "BPF maps MiB, --max-sockets 1048576" "MiB" - 0 "$(awk -v b="$map3" 'BEGIN { printf "%.1f", b / 1048576 }')"
+	row 5 "books MiB, 1M sockets (synthetic)" "MiB" - 0 "$(awk -v k="$books1m" 'BEGIN { printf "%.1f", k / 1024 }')"
+	row 5 "agent RSS MiB, 1M (base + books)" "MiB" "<=" 64 \
+		"$(awk -v a="$hwm3" -v b="$books1m" 'BEGIN { printf "%.1f", (a + b) / 1024 }')"
+	note "memory at 1M: agent RSS $((hwm3 / 1024)) MiB attached with --max-sockets 1048576 (maps full size, $((map3 / 1048576)) MiB of BPF maps) + $((books1m / 1024)) MiB of books for 1M synthetic sockets (aggbench mem); synthetic because 1M real sockets need 500k loopback connections across >= 50 processes at a 20000 fd limit"
+
+	# Full maps: 2048 connections (4096 sockets) against --max-sockets 1024.
+	mem_run 2048 1 1024 >"$WORK/one.res"; read -r rss4 hwm4 map4 nmaps4 own4 ev4 lost4 full4 <"$WORK/one.res"
+	row 5 "owner_map_full, 4096 sockets > 1024" "count" ">" 0 "${full4:-null}"
+	note "full maps: 4096 traced sockets with --max-sockets 1024: owner_map_full=$full4, events=$ev4 (owners is an LRU hash: a full map evicts)"
+	if want 6; then
+		for n in 1000 100000 1000000; do
+			row 6 "books bytes/socket, $n sockets" "bytes" - 0 "$(kv "$WORK/mem.$n" bytes_per_socket)"
+		done
+	fi
+fi
+
+# ---- 6: per-event cost against tracked processes and sockets ----
+
+if want 6; then
+	say "6: replayed per-event cost against tracked sockets and processes (synthetic)"
+	declare -A NSEV
+	for point in "4 1000" "4 100000" "4 1000000" "1 10000" "16 10000" "256 10000"; do
+		read -r procs live <<<"$point"
+		"$B/aggbench" synth -o "$WORK/synth.ev" --procs "$procs" --live "$live" --steady 1000000 >/dev/null
+		vals=""
+		for ((r = 0; r < SMALL_REPS; r++)); do
+			"$B/aggbench" replay "$WORK/synth.ev" --cpu 1 >"$WORK/synth.out"
+			vals+="$(kv "$WORK/synth.out" ns_per_event) "
+		done
+		NSEV[$procs.$live]=$(median_of $vals)
+		row 6 "ns/event, $procs procs, $live sockets" "ns" - 0 $vals
+		rm -f "$WORK/synth.ev"
+	done
+	row 6 "ns/event growth, 1M vs 1k sockets" "ratio" "<=" 1.5 \
+		"$(awk -v a="${NSEV[4.1000]}" -v b="${NSEV[4.1000000]}" 'BEGIN { printf "%.3f", b / a }')"
+	row 6 "ns/event growth, 256 vs 1 procs" "ratio" "<=" 1.5 \
+		"$(awk -v a="${NSEV[1.10000]}" -v b="${NSEV[256.10000]}" 'BEGIN { printf "%.3f", b / a }')"
+
+	say "6: overhead with 8 tracked processes (4 pairs), $SMALL_REPS rounds"
+	T8N="" T8C=""
+	for ((r = 0; r < SMALL_REPS; r++)); do
+		one_run none churn8 >"$WORK/one.res"; read -r thr rest <"$WORK/one.res"
+		T8N+="$thr "
+		one_run connscope churn8 >"$WORK/one.res"; read -r thr rest <"$WORK/one.res"
+		T8C+="$thr "
+	done
+	row 6 "churn 8 procs, connscope / none" "ratio" ">=" 0.97 $(ratios "$T8C" "$T8N")
+fi
+
+# ---- the table and the JSON ----
+
+T_END=$(date +%s.%N)
+note "load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine shares its 2 cores)"
+ELAPSED=$(awk -v a="$T_START" -v b="$T_END" 'BEGIN { printf "%.0f", b - a }')
+
+# Numbers in 8 columns: 4 significant digits, k/M past 10^4.
+table() {
+	jq -r '[.comparison, .figure, .min, .median, .max,
+		(if .target then "\(.target.op) \(.target.value)" else "-" end),
+		(if .met == null then "-" elif .met then "yes" else "no" end)] | @tsv' \
+		<(jq -s -c 'sort_by(.comparison) | .[]' "$ROWS") |
+	awk -F'\t' '
+	function fmt(v) {
+		if (v == "" || v == "null") return "-"
+		v += 0
+		if (v >= 1e6 || v <= -1e6) return sprintf("%.2fM", v / 1e6)
+		if (v >= 1e4 || v <= -1e4) return sprintf("%.1fk", v / 1e3)
+		if (v == int(v)) return sprintf("%d", v)
+		if (v >= 100 || v <= -100) return sprintf("%.1f", v)
+		if (v >= 1 || v <= -1) return sprintf("%.3g", v)
+		return sprintf("%.3f", v)
+	}
+	function tfmt(t,   p) {
+		if (t == "-") return t
+		split(t, p, " ")
+		return p[1] " " fmt(p[2])
+	}
+	BEGIN {
+		name[1] = "overhead on loopback workloads"; name[2] = "event throughput"
+		name[3] = "snapshot cost, TIME_WAIT in a netns"; name[4] = "fd inventory"
+		name[5] = "memory"; name[6] = "scaling"
+		printf "%-40s %7s %7s %7s %-8s %s\n", "comparison / figure", "min", "median", "max",
+			"target", "met"
+	}
+	{
+		if ($1 != last) { printf "%d %s\n", $1, name[$1]; last = $1 }
+		printf "  %-38.38s %7s %7s %7s %-8s %s\n", $2, fmt($3), fmt($4), fmt($5), tfmt($6), $7
+	}'
+}
+
+echo
+echo "connscope bench: $(nproc) cores, ${CPU_MODEL:-unknown CPU}, Linux $(uname -r)"
+echo "$REPS repetitions (scaling points $SMALL_REPS); ratios pair runs of one round; met = median"
+table
+echo "took ${ELAPSED} s"
+if [[ -s $NOTES ]]; then
+	echo "notes:"
+	sed 's/^/  - /' "$NOTES"
+fi
+
+jq -s --arg cpu "$CPU_MODEL" --arg kernel "$(uname -r)" --argjson nproc "$(nproc)" \
+	--argjson reps "$REPS" --argjson elapsed "$ELAPSED" --arg date "$(date -u +%FT%TZ)" \
+	--rawfile notes "$NOTES" --arg version "$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null)" '
+	{ machine: { nproc: $nproc, cpu: $cpu, kernel: $kernel }, date: $date, version: $version,
+	  repetitions: $reps, elapsed_s: $elapsed,
+	  notes: ($notes | split("\n") | map(select(length > 0))), rows: sort_by(.comparison) }' "$ROWS" >"$JSON_OUT.tmp" &&
+	mv "$JSON_OUT.tmp" "$JSON_OUT"
+echo "wrote $JSON_OUT"
