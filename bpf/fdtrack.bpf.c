@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "fdtrack.h"
+#include "ringbuf_wakeup.bpf.h"
 
 #define O_CLOEXEC_FLAG 02000000	/* O_CLOEXEC == SOCK_CLOEXEC == EFD_CLOEXEC... on x86 */
 #define F_DUPFD 0
@@ -180,7 +181,7 @@ static __always_inline int emit(void *ctx, __u8 type, __u8 how, int fd, int fd2,
 			  (__u64)(__u32)e->stack_id;
 		send_snapshot(regs, e->site, e->tgid);
 	}
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&fd_events));
 	stat_inc(FD_STAT_EVENTS);
 	return 0;
 }

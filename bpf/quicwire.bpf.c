@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "quic.h"
+#include "ringbuf_wakeup.bpf.h"
 
 
 #define AF_INET		2
@@ -335,7 +336,7 @@ static __noinline void on_short(struct __sk_buff *skb, const struct qw_flow *f,
 	e->dgram.pkt[0].type = QUIC_PT_1RTT;
 	e->dgram.pkt[0].dcid_len = n;
 	__builtin_memcpy(e->dgram.pkt[0].dcid, k.dcid, QUIC_MAX_CID_LEN);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&quic_events));
 	stat_inc(QW_STAT_EVENTS);
 }
 
@@ -390,7 +391,7 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 		learn_len(tgid, f, dir, e->dgram.pkt[0].scid_len);
 	fill(e, f, o, cookie, QW_EV_LONG, dir);
 	e->dgram.len = f->udp_len;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&quic_events));
 	stat_inc(QW_STAT_EVENTS);
 }
 

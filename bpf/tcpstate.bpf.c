@@ -15,6 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include "tcpstate.h"
 #include "sock_read.bpf.h"
+#include "ringbuf_wakeup.bpf.h"
 
 #define IPPROTO_TCP 6
 
@@ -191,7 +192,7 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	}
 	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
 	stat_inc(CS_STAT_EVENTS);
 	return 0;
 }
@@ -495,7 +496,7 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
 		e->type = type;
 		e->oldstate = e->newstate = TCP_TIME_WAIT;
-		bpf_ringbuf_submit(e, 0);
+		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
 		stat_inc(CS_STAT_EVENTS);
 	}
 	if (type == CS_EV_TW_EXPIRE)

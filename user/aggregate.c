@@ -445,6 +445,10 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;
 
+		if (a->daemon && p->nrows >= AGG_DAEMON_ROWS) {
+			memmove(p->rows, p->rows + 1, (p->nrows - 1) * sizeof(*p->rows));
+			p->nrows--;
+		}
 		if (p->nrows == p->rows_cap) {
 			size_t cap = p->rows_cap ? p->rows_cap * 2 : 64;
 			struct interval_row *rows = realloc(p->rows, cap * sizeof(*rows));
@@ -454,7 +458,8 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 			p->rows = rows;
 			p->rows_cap = cap;
 		}
-		sample_heatmaps(a, p, now_ns);
+		if (!a->daemon)
+			sample_heatmaps(a, p, now_ns);
 		reuse_tick(a, p, now_ns);
 		r = &p->rows[p->nrows++];
 		r->t_ns = now_ns > a->t0_ns ? now_ns - a->t0_ns : 0;

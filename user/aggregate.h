@@ -135,7 +135,13 @@ struct agg {
 	uint64_t mismatch_max;	/* the largest such gap of the run */
 	uint64_t reconciles;
 	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
+	/* A daemon (the exporter) writes no report: no heatmaps, and only the
+	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
+	 * long as it runs. */
+	bool daemon;
 };
+
+#define AGG_DAEMON_ROWS 4
 
 /* A live connection in the books. */
 struct conn {

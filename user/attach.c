@@ -162,6 +162,10 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 		owner.start_ns = p->start_ns;
 		memcpy(owner.comm, p->comm, sizeof(owner.comm));
 		tracer_seed(t, &tuple, &owner);
+		if (s->state == CS_TCP_LISTEN) {
+			owner.flags = CS_OWNER_LISTEN | CS_OWNER_SEED;
+			tracer_seed_listener(t, tuple.sport, &owner);
+		}
 	}
 	hmap_free(&known);
 }
@@ -341,6 +345,7 @@ int attach_run(const struct attach_opts *o)
 	agg_init(&agg, t0);
 	tick_ns = (uint64_t)(o->interval_s * 1e9);
 	agg.bucket_ns = tick_ns;
+	agg.daemon = o->exporter;
 	for (size_t i = 0; i < o->npids; i++) {
 		struct proc_books *p = agg_proc(&agg, o->pids[i]);
 		struct proc_ident id;
@@ -391,6 +396,7 @@ int attach_run(const struct attach_opts *o)
 	if (!o->no_quic) {
 		if (!kernel_quic_books)
 			quic_books_init(&qb, t0, tick_ns);
+		qb.no_heatmaps = o->exporter;
 		qrun.books = &qb;
 		quic_on = true;
 		if (quic_tracer_open(&qt, &tracer.rb, &qb, o->tracer.all,
@@ -457,6 +463,9 @@ int attach_run(const struct attach_opts *o)
 		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
 
 		err = ring_buffer__poll(tracer.rb, timeout > 100 ? 100 : timeout);
+		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
+		if (err >= 0)
+			err = ring_buffer__consume(tracer.rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
 				strerror(-err));

@@ -100,6 +100,9 @@ static int fdleak_run(const struct fdleak_opts *o)
 		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
 
 		err = ring_buffer__poll(rb, timeout > 100 ? 100 : timeout);
+		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
 				strerror(-err));

@@ -207,6 +207,13 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
 }
 
+int tracer_seed_listener(struct tracer *t, uint16_t port, const struct cs_owner *owner)
+{
+	__u16 key = port;
+
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+}
+
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 {
 	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);

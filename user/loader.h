@@ -42,6 +42,10 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 int tracer_add_target(struct tracer *t, pid_t pid);
 /* Owner of a socket that predates the agent, matched by 4-tuple. */
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner);
+/* A listener that predates the agent: connections it takes before accept()
+ * are charged to owner (as CLOSE->LISTEN does for a listener made while
+ * traced). A listener already known there is kept. */
+int tracer_seed_listener(struct tracer *t, uint16_t port, const struct cs_owner *owner);
 /* Sum of the per-CPU counters (CS_STAT_*). */
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
 /* Names of the unit's programs and whether each one runs (autoloaded and

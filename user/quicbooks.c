@@ -123,6 +123,8 @@ static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
 	hmap_init(&p->lconns, sizeof(uint64_t), sizeof(struct qlconn));
 	hmap_init(&p->kconns, sizeof(uint64_t), sizeof(struct qkconn));
 	hmap_init(&p->cookies, sizeof(uint64_t), sizeof(struct qcookie));
+	if (b->no_heatmaps)
+		return p;
 	p->hm_ready = !heatmap_init(&p->hm_conns, "quic_connections", "QUIC connections (wire)",
 				     "connections", b->t0_ns, b->bucket_ns) &&
 		      !heatmap_init(&p->hm_handshake, "quic_handshake",

@@ -77,6 +77,7 @@ struct quic_books {
 	uint64_t t0_ns, bucket_ns;
 	uint64_t malformed_events;	/* events too short or of an unknown type */
 	uint64_t unowned_events;	/* tgid 0 */
+	bool no_heatmaps;		/* a daemon: nothing renders them */
 };
 
 void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns);

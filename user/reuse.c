@@ -202,6 +202,8 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 			live_change(a, es, -1);
 	}
 	c->reuse_open = 0;
+	if (a->daemon)
+		return;		/* no report: no heatmaps to grow without end */
 	reuse_heatmaps_init(a, p);
 	if (log2_row(&p->hm_lifetime, lb, "ms") >= 0)
 		heatmap_add(&p->hm_lifetime, lb, ts, 1);
@@ -212,6 +214,8 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 {
 	p->ticks++;
+	if (a->daemon)
+		return;
 	reuse_heatmaps_init(a, p);
 	/* Quiet intervals still show on the time axis. */
 	heatmap_extend(&p->hm_lifetime, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);
