@@ -42,6 +42,40 @@ int procfs_quic_library(pid_t pid, char *name, size_t len)
 	return err;
 }
 
+int quic_kernel_snmp_read(const char *path, struct quic_kernel_snmp *s)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && s->n < QUIC_SNMP_MAX) {
+		unsigned long long v;
+		char name[40];
+
+		if (line[0] == '\n')
+			continue;
+		if (sscanf(line, "%39s %llu", name, &v) != 2) {
+			err = -EINVAL;
+			break;
+		}
+		snprintf(s->f[s->n].name, sizeof(s->f[s->n].name), "%s", name);
+		s->f[s->n++].value = v;
+	}
+	fclose(f);
+	return err;
+}
+
+int64_t quic_kernel_snmp_get(const struct quic_kernel_snmp *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->f[i].name, name))
+			return (int64_t)s->f[i].value;
+	return -1;
+}
+
 struct count_ctx {
 	const struct inode_map *owners;
 	struct udp_view *v;
@@ -113,6 +147,7 @@ int udp_view_build(struct udp_view *v, const struct inode_map *owners, const pid
 
 	memset(v, 0, sizeof(*v));
 	v->kernel_quic = quic_kernel_present();
+	v->has_snmp = !quic_kernel_snmp_read("/proc/net/quic/snmp", &v->snmp);
 	err = sockdiag_dump_udp(count_one, &c);
 	if (c.err)
 		err = c.err;
@@ -159,6 +194,12 @@ void format_udp_view_text(FILE *out, const struct udp_view *v, size_t max, bool 
 		fprintf(out, "%-7s %-12s %5u\n", "-", "unattributed", v->unattributed);
 	fprintf(out, "in-kernel QUIC: %s\n", v->kernel_quic ? "present (IPPROTO_QUIC)" :
 		"absent (no IPPROTO_QUIC sockets, no /proc/net/quic)");
+	if (v->has_snmp)
+		fprintf(out, "  established now %lld, passive %lld, active %lld "
+			     "(/proc/net/quic/snmp)\n",
+			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnCurrentEstabs"),
+			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnPassiveEstabs"),
+			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnActiveEstabs"));
 }
 
 void json_udp_view(struct json *j, const struct udp_view *v)
@@ -166,6 +207,13 @@ void json_udp_view(struct json *j, const struct udp_view *v)
 	json_key(j, "udp");
 	json_object_begin(j);
 	json_kv_bool(j, "kernel_quic", v->kernel_quic);
+	if (v->has_snmp) {
+		json_key(j, "kernel_quic_snmp");
+		json_object_begin(j);
+		for (size_t i = 0; i < v->snmp.n; i++)
+			json_kv_uint(j, v->snmp.f[i].name, v->snmp.f[i].value);
+		json_object_end(j);
+	}
 	json_kv_uint(j, "unattributed", v->unattributed);
 	json_key(j, "processes");
 	json_array_begin(j);

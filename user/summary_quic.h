@@ -20,11 +20,25 @@ struct udp_proc {
 	char quic_lib[64];		/* e.g. "libngtcp2.so.9"; "" when none */
 };
 
+/* /proc/net/quic/snmp of the in-kernel QUIC module: "NAME<spaces>\tVALUE"
+ * lines (QuicConnCurrentEstabs, QuicConnPassiveEstabs, ...), kept as read. */
+#define QUIC_SNMP_MAX 40
+struct quic_kernel_snmp {
+	size_t n;
+	struct { char name[40]; uint64_t value; } f[QUIC_SNMP_MAX];
+};
+/* 0, -ENOENT (no module), -EINVAL (a line that is not NAME VALUE). */
+int quic_kernel_snmp_read(const char *path, struct quic_kernel_snmp *s);
+/* The value of name, or -1 when the file has no such line. */
+int64_t quic_kernel_snmp_get(const struct quic_kernel_snmp *s, const char *name);
+
 struct udp_view {
 	struct udp_proc *procs;		/* most sockets first */
 	size_t n;
 	uint32_t unattributed;		/* UDP sockets of no visible process */
 	bool kernel_quic;
+	bool has_snmp;			/* /proc/net/quic/snmp read */
+	struct quic_kernel_snmp snmp;
 };
 
 /* owners: every process's socket inodes; pids/npids: only those (0: all

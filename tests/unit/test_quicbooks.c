@@ -3,8 +3,11 @@
  * units write them: a client and a server side of the same handshakes,
  * Retry, Version Negotiation, NAT rebinding, a refused client, a timeout,
  * the ngtcp2 lifecycle and in-kernel QUIC socket states. */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "quicbooks.h"
+#include "summary_quic.h"
 #include "unit.h"
 
 #define PID_C 100
@@ -362,6 +365,22 @@ TEST(many_connections_bounded)
 	ASSERT_EQ(p->wconns.count, 0, "p_wconns_count");
 	ASSERT_EQ(p->evicted, QUIC_MAX_CONNS + 100, "p_evicted");
 	quic_books_free(&b);
+}
+
+/* /proc/net/quic/snmp in the module's layout (tests/data/quic/README). */
+TEST(kernel_quic_snmp_file)
+{
+	struct quic_kernel_snmp s;
+	char path[8192];
+
+	snprintf(path, sizeof(path), "%s/quic/kernel_snmp", unit_data_dir("quic/kernel_snmp"));
+	ASSERT_EQ(quic_kernel_snmp_read(path, &s), 0, "read");
+	ASSERT_EQ(s.n, 19, "every_counter");
+	ASSERT_EQ(quic_kernel_snmp_get(&s, "QuicConnCurrentEstabs"), 3, "current");
+	ASSERT_EQ(quic_kernel_snmp_get(&s, "QuicConnPassiveEstabs"), 12, "passive");
+	ASSERT_EQ(quic_kernel_snmp_get(&s, "QuicFrmInCloses"), 10, "last_line");
+	ASSERT_EQ(quic_kernel_snmp_get(&s, "NoSuchCounter"), -1, "absent");
+	ASSERT_EQ(quic_kernel_snmp_read("/nonexistent/quic/snmp", &s), -ENOENT, "no_module");
 }
 
 UNIT_MAIN()
