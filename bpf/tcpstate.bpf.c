@@ -41,10 +41,13 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Live sock -> owner. LRU so that a lost CLOSE can never fill it for good;
- * failed updates are still counted (CS_STAT_OWNER_FULL). */
+/* Live sock -> owner. A plain hash, not an LRU: an LRU would make room by
+ * dropping the owner of a live connection without a word, while a full
+ * hash fails the update, which is counted (CS_STAT_OWNER_FULL) and
+ * reported. Entries go at CLOSE, here in the kernel, whether or not the
+ * ring buffer had room for the event. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct cs_owner);

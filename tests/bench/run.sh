@@ -297,9 +297,11 @@ one_run() {
 	rm -f "$out" "$out.perf" "$WORK/att.json" "$WORK/att.err" "$WORK/time.out"
 	lg_start "$NS" "$out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	case $cfg in
-	connscope)
+	connscope | connscope-nofd)
+		# connscope-nofd: every TCP and QUIC feature, no fd syscall tracing.
 		ip netns exec "$NS" /usr/bin/time -o "$WORK/time.out" -f '%U %S %M' \
-			"$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j >"$WORK/att.json" 2>"$WORK/att.err" &
+			"$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j $([[ $cfg == connscope-nofd ]] && echo --no-fd) \
+			>"$WORK/att.json" 2>"$WORK/att.err" &
 		tool=$!
 		BG+=("$tool")
 		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
@@ -324,7 +326,7 @@ one_run() {
 	lg_go
 	lg_end || say "loadgen $cfg $kind: $(tail -n 2 "$WORK/loadgen.err")"
 	case $cfg in
-	connscope)
+	connscope | connscope-nofd)
 		# It ends by itself once every target has exited.
 		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
 		wait "$tool"
@@ -349,7 +351,7 @@ one_run() {
 declare -A THR WCPU
 EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS=""
 if want 1 || want 2; then
-	cfgs=(none connscope tcplife tcpstates)
+	cfgs=(none connscope connscope-nofd tcplife tcpstates)
 	for kind in churn ka; do
 		want 1 || [[ $kind == churn ]] || continue
 		say "1: $kind workload, $REPS rounds of ${cfgs[*]} (order rotated)"
@@ -381,6 +383,8 @@ if want 1; then
 		ts=$(ratios "${THR[$kind.tcpstates]}" "$none")
 		row 1 "$name, unattached" "/s" - 0 $none
 		row 1 "$name, connscope / none" "ratio" ">=" 0.97 $cs
+		row 1 "$name, --no-fd / none" "ratio" - 0 \
+			$(ratios "${THR[$kind.connscope-nofd]}" "$none")
 		row 1 "$name, tcplife / none" "ratio" - 0 $tl
 		row 1 "$name, tcpstates / none" "ratio" - 0 $ts
 		if [[ $kind == churn ]]; then
@@ -625,7 +629,7 @@ if want 5; then
 	# Full maps: 2048 connections (4096 sockets) against --max-sockets 1024.
 	mem_run 2048 1 1024 >"$WORK/one.res"; read -r rss4 hwm4 map4 nmaps4 own4 ev4 lost4 full4 <"$WORK/one.res"
 	row 5 "owner_map_full, 4096 sockets > 1024" "count" ">" 0 "${full4:-null}"
-	note "full maps: 4096 traced sockets with --max-sockets 1024: owner_map_full=$full4, events=$ev4 (owners is an LRU hash: a full map evicts)"
+	note "full maps: 4096 traced sockets with --max-sockets 1024: owner_map_full=$full4, events=$ev4"
 	if want 6; then
 		for n in 1000 100000 1000000; do
 			row 6 "books bytes/socket, $n sockets" "bytes" - 0 "$(kv "$WORK/mem.$n" bytes_per_socket)"
