@@ -205,7 +205,8 @@ void format_quic_live(FILE *out, const struct quic_run *q, const char *clock)
 		quic_proc_view(p, &v);
 		if (!v.c.connections && !v.c.version_negotiations)
 			continue;
-		fprintf(out, "%-8s %-7d %-12.12s quic %llu conns, %llu handshakes, %llu failed, "
+		/* Fits 80 columns up to 6-digit counts. */
+		fprintf(out, "%-8s %-7d %-12.12s QUIC %llu conns, %llu done, %llu failed, "
 			     "%llu open [%s]\n", clock, p->pid, p->comm[0] ? p->comm : "?",
 			u(v.c.connections), u(v.c.handshakes_completed), u(v.c.handshakes_failed),
 			u(quic_proc_in_progress(p)), quic_source_name(v.lifecycle_src));

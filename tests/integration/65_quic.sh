@@ -176,4 +176,16 @@ cs_attach "$TMP/n.json" "$TMP/n.err" -p "$SA" --no-quic -j || fail noquic/attach
 cs_stop
 assert_eq "$(jqn '.processes[0].quic == null and .agent.quic == null' "$TMP/n.json")" true \
 	noquic/absent
+# The live table (text, not a tty): a QUIC line per process, counts so
+# far, and the whole output fits 80 columns.
+cs_attach "$TMP/live.txt" "$TMP/live.err" -p "$SA" -i 0.3 || fail live/attach "$(cat "$TMP/live.err")"
+run live "seq 2 $PA" 0
+wait_for "grep -Eq '^[0-9:]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed' '$TMP/live.txt'" 10
+if grep -Eq "^[0-9:]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed, 0 open \[ngtcp2\]$" "$TMP/live.txt"; then
+	ok live/quic_line
+else
+	fail live/quic_line "$(grep QUIC "$TMP/live.txt" | tail -2)"
+fi
+cs_stop
+assert_eq "$(awk 'length > 80' "$TMP/live.txt" | wc -l)" 0 live/fits_80_columns
 fix_send drv quit
