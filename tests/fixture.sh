@@ -51,3 +51,46 @@ cs_stop() {
 	kill -INT "$CS_PID" 2>/dev/null
 	wait "$CS_PID"
 }
+
+# ---- QUIC peers: Debian's ngtcp2 example server and client ----
+
+# A UDP port nothing is bound to (ss: the kernel's own list).
+udp_free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 20000))
+		[[ -z $(ss -Hlun "sport = :$p") ]] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# quic_www DIR: a self-signed EC certificate (DIR/key.pem, DIR/cert.pem)
+# and DIR/www/index.html for gtlsserver.
+quic_www() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$1/key.pem" -out "$1/cert.pem" -days 2 -subj /CN=localhost \
+		-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 || return 1
+	mkdir -p "$1/www" && echo hello >"$1/www/index.html"
+}
+
+# quic_server DIR PORT [GTLSSERVER_ARGS...]: gtlsserver on 127.0.0.1:PORT
+# serving DIR/www (quic_www first), logging to DIR/gtls.PORT.log (-q still
+# writes to stderr); exec keeps the pid. Returns once the port is bound;
+# sets QS_PID.
+quic_server() {
+	local dir=$1 port=$2
+	shift 2
+	spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' quic_server "$dir/gtls.$port.log" \
+		gtlsserver -q "$@" -d "$dir/www" 127.0.0.1 "$port" "$dir/key.pem" "$dir/cert.pem"
+	QS_PID=$BG_PID
+	wait_for "[[ -n \$(ss -Hlun 'sport = :$port') ]]" 10
+}
+
+# quic_fetch PORT [N]: N (1) gtlsclient runs fetching index.html, one after another.
+quic_fetch() {
+	local i
+	for ((i = 0; i < ${2:-1}; i++)); do
+		gtlsclient -q --exit-on-all-streams-close 127.0.0.1 "$1" \
+			"https://127.0.0.1:$1/index.html" >/dev/null 2>&1 </dev/null
+	done
+}

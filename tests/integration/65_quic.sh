@@ -25,31 +25,12 @@ done
 TMP=$(lib_tmpdir)
 jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
-# A UDP port nothing is bound to (ss: the kernel's own list).
-udp_free_port() {
-	local p
-	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + RANDOM % 20000))
-		[[ -z $(ss -Hlun "sport = :$p") ]] && { echo "$p"; return 0; }
-	done
-	return 1
-}
-
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
-	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 ||
-	{ fail setup/cert "openssl could not make a certificate"; exit 1; }
-mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
-
+quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
 PA=$(udp_free_port) PB=$(udp_free_port) PC=$(udp_free_port)
-# The servers log to files (-q still prints to stderr); exec keeps the pid.
-logged() { spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$@"; }
-logged "$TMP/a.log" gtlsserver -q -d "$TMP/www" 127.0.0.1 "$PA" "$TMP/key.pem" "$TMP/cert.pem"
-SA=$BG_PID
-logged "$TMP/b.log" gtlsserver -V -q -d "$TMP/www" 127.0.0.1 "$PB" "$TMP/key.pem" "$TMP/cert.pem"
-SB=$BG_PID
-wait_for "[[ -n \$(ss -Hlun 'sport = :$PA') && -n \$(ss -Hlun 'sport = :$PB') ]]" 10 ||
-	{ fail setup/servers "gtlsserver did not bind $PA and $PB"; exit 1; }
+quic_server "$TMP" "$PA" || { fail setup/server "gtlsserver did not bind $PA"; exit 1; }
+SA=$QS_PID
+quic_server "$TMP" "$PB" -V || { fail setup/retry_server "gtlsserver -V did not bind $PB"; exit 1; }
+SB=$QS_PID
 fix_start drv "$TESTS_DIR/quic_driver.sh"
 fix_expect drv 'ready *' 10 || { fail setup/driver "no ready line"; exit 1; }
 DPID=${FIX_LINE#ready }

@@ -61,21 +61,11 @@ else
 fi
 # QUIC families exist for processes with QUIC traffic: an attach of
 # Debian's ngtcp2 example server while one client fetches a page.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
-	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 || fail quic/cert openssl
-mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
-for ((i = 0; i < 100; i++)); do
-	qport=$((20000 + RANDOM % 20000))
-	[[ -z $(ss -Hlun "sport = :$qport") ]] && break
-done
-spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$TMP/gtls.log" \
-	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$qport" "$TMP/key.pem" "$TMP/cert.pem"
-GS=$BG_PID
-wait_for "[[ -n \$(ss -Hlun 'sport = :$qport') ]]" 10 || fail quic/server "gtlsserver did not bind"
+qport=$(udp_free_port)
+{ quic_www "$TMP" && quic_server "$TMP" "$qport"; } || fail quic/server "gtlsserver did not start on $qport"
+GS=${QS_PID:-0}
 if cs_attach "$TMP/q.out" "$TMP/q.err" -p "$GS" --prom "$TMP/q.prom"; then
-	gtlsclient -q --exit-on-all-streams-close 127.0.0.1 "$qport" \
-		"https://127.0.0.1:$qport/index.html" >/dev/null 2>&1 </dev/null
+	quic_fetch "$qport"
 	cs_stop
 	assert_eq "$(grep -c "^connscope_process_quic_handshakes_completed_total{pid=\"$GS\"" "$TMP/q.prom")" \
 		1 metrics/quic

@@ -34,24 +34,10 @@ port=$(free_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
 # A QUIC server too (Debian's ngtcp2 example), for the QUIC families and
 # the dashboards' QUIC panels.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 -subj /CN=localhost \
-	-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1 || fail quic/cert openssl
-mkdir -p "$TMP/www" && echo hello >"$TMP/www/index.html"
-for ((i = 0; i < 100; i++)); do
-	qport=$((20000 + RANDOM % 20000))
-	[[ -z $(ss -Hlun "sport = :$qport") ]] && break
-done
-spawn_bg bash -c 'exec "${@:2}" >"$1" 2>&1' logged "$TMP/gtls.log" \
-	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$qport" "$TMP/key.pem" "$TMP/cert.pem"
-GS=$BG_PID
-wait_for "[[ -n \$(ss -Hlun 'sport = :$qport') ]]" 10 || fail quic/server "gtlsserver did not bind $qport"
-quic_clients() {
-	for ((i = 0; i < $1; i++)); do
-		gtlsclient -q --exit-on-all-streams-close 127.0.0.1 "$qport" \
-			"https://127.0.0.1:$qport/index.html" >/dev/null 2>&1 </dev/null
-	done
-}
+qport=$(udp_free_port)
+{ quic_www "$TMP" && quic_server "$TMP" "$qport"; } || fail quic/server "gtlsserver did not start on $qport"
+GS=${QS_PID:-0}
+quic_clients() { quic_fetch "$qport" "$1"; }
 eport=$(free_port)
 spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli,$GS" --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
 EXP=$BG_PID
