@@ -54,6 +54,7 @@
 struct quic_sk_owner {
 	__u32 tgid;
 	__u32 flags;		/* QW_OWNER_* */
+	__u64 start_ns;		/* group leader's start_boottime: tells a reused pid apart */
 	char comm[16];		/* the owner's at the time it was learned */
 };
 
@@ -71,6 +72,7 @@ struct quic_wire_event {
 	__u16 lport;
 	__u16 rport;
 	__u32 udp_len;		/* UDP payload bytes */
+	__u64 start_ns;		/* the owner's start (0: not known) */
 	char comm[16];		/* the owner's, as learned */
 	struct quic_dgram dgram;	/* QW_EV_LONG: all; FIRST_SHORT/PATH_CHANGE: pkt[0] */
 };

@@ -18,6 +18,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "quic.h"
 #include "ringbuf_wakeup.bpf.h"
 
@@ -125,6 +126,15 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+/* The current task's group leader start time: with the tgid, the identity
+ * of a process (a pid can be reused). */
+static __always_inline __u64 current_start_ns(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
 static __always_inline bool is_target(__u32 tgid)
 {
 	return !filter_tgid || bpf_map_lookup_elem(&qw_targets, &tgid);
@@ -203,6 +213,7 @@ static __always_inline struct quic_sk_owner *owner_of(struct bpf_sock *sk, __u8 
 			return NULL;
 		fresh.tgid = tgid;
 		fresh.flags = QW_OWNER_SEND;
+		fresh.start_ns = current_start_ns();
 		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 	} else {
 		return NULL;
@@ -227,6 +238,7 @@ static __always_inline void fill(struct quic_wire_event *e, const struct qw_flow
 	e->rport = f->rport;
 	e->udp_len = f->udp_len;
 	__builtin_memcpy(e->comm, o->comm, sizeof(e->comm));
+	e->start_ns = o->start_ns;
 }
 
 static __always_inline __u8 learned_len(__u32 tgid, const struct qw_flow *f, __u8 dir)
@@ -464,6 +476,7 @@ int qw_sock_create(struct bpf_sock *ctx)
 	if (o) {
 		o->tgid = tgid;
 		o->flags = QW_OWNER_CREATE;
+		o->start_ns = current_start_ns();
 		bpf_get_current_comm(o->comm, sizeof(o->comm));
 	}
 	return 1;
@@ -491,6 +504,7 @@ int qw_sock_release(struct bpf_sock *ctx)
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cookie = bpf_get_socket_cookie(ctx);
 	e->tgid = o->tgid;
+	e->start_ns = o->start_ns;
 	__builtin_memcpy(e->comm, o->comm, sizeof(e->comm));
 	e->type = QW_EV_RELEASE;
 	e->family = ctx->family;

@@ -53,6 +53,7 @@ static void quic_join_books(struct agg *a, const struct quic_books *qb)
 		if (!p)
 			return;
 		memcpy(p->comm, q->comm, sizeof(p->comm));
+		p->start_ns = q->start_ns;
 		p->exited = procfs_pid_gone(q->pid);
 	}
 }

@@ -429,6 +429,8 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	p->sources |= QSRC_WIRE;
 	if (!p->comm[0] && e->comm[0])
 		memcpy(p->comm, e->comm, sizeof(p->comm) - 1);
+	if (!p->start_ns)
+		p->start_ns = e->start_ns;
 	switch (e->type) {
 	case QW_EV_LONG:
 		wire_long(p, e);

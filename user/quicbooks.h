@@ -53,6 +53,7 @@ struct quic_proc {
 	pid_t pid;
 	char comm[16];			/* from the events: "" until one carries it */
 	bool gone;			/* quic_books_proc_gone() ran */
+	uint64_t start_ns;		/* the process's start (boottime ns) from the wire events */
 	uint32_t sources;		/* QSRC_* that reported for it */
 	struct quic_counts src[QSRC_COUNT];	/* [0] wire, [1] ngtcp2, [2] kernel */
 	/* Wire: client SCID (survives Retry) -> struct qwconn; any CID of a

@@ -214,6 +214,7 @@ struct seed_ctx {
 	pid_t pid;
 	uint32_t n;
 	char comm[16];
+	uint64_t start_ns;
 };
 
 static int seed_one(const struct sd_sock *s, void *arg)
@@ -225,6 +226,7 @@ static int seed_one(const struct sd_sock *s, void *arg)
 	if (!o || o->pid != c->pid)
 		return 0;
 	memcpy(owner.comm, c->comm, sizeof(owner.comm));
+	owner.start_ns = c->start_ns;
 	if (!bpf_map_update_elem(c->seeds_fd, &s->cookie, &owner, BPF_ANY))
 		c->n++;
 	return 0;
@@ -237,8 +239,10 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 	struct proc_ident id;
 	int err;
 
-	if (!procfs_read_ident(pid, &id))
+	if (!procfs_read_ident(pid, &id)) {
 		memcpy(c.comm, id.comm, sizeof(c.comm) - 1);
+		c.start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+	}
 	inode_map_init(&inodes);
 	err = procfs_scan_pid_sockets(pid, &inodes);
 	if (!err) {
