@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The command lines of `attach` and `exporter`: options into struct
+ * attach_opts, usage text, bad input; the run itself is attach_run()
+ * (attach.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attach.h"
+#include "exporter.h"
+
+static void attach_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope attach -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
+		"                        [--report FILE.html] [--top N] [--warn-pct P] [--no-fd]\n"
+		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
+		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
+		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
+		"  -i, --interval S       live table and reconcile interval (default 1)\n"
+		"  -j, --json             final report as one JSON document, no live table\n"
+		"  -H, --no-header        no live table header\n"
+		"      --children         also trace processes the targets fork\n"
+		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
+		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
+		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
+		"      --report FILE      also write a self-contained HTML report\n"
+		"      --prom FILE        also write the end state as Prometheus metrics\n"
+		"      --no-fd            do not trace fds (no fd section, no fd programs)\n"
+		"      --no-quic          do not trace QUIC (no cgroup_skb, no ngtcp2 probes)\n"
+		"      --leak-age S       fds open longer than S are leak suspects (default 10)\n"
+		"      --top N            endpoints per process in the report (default 10)\n"
+		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
+		"      --no-color         ASCII heatmaps even on a terminal\n"
+		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
+		"                         tp_btf (the fallback for kernels without it)\n"
+		"  -v, --verbose          libbpf's messages\n"
+		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
+		"the window\n");
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "btf", required_argument, NULL, 'B' },
+		{ "ringbuf-size", required_argument, NULL, 'R' },
+		{ "max-sockets", required_argument, NULL, 'M' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "classic-tracepoint", no_argument, NULL, 'T' },
+		{ "no-color", no_argument, NULL, 'N' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "no-fd", no_argument, NULL, 'F' },
+		{ "no-quic", no_argument, NULL, 'Q' },
+		{ "prom", required_argument, NULL, 'm' },
+		{ "leak-age", required_argument, NULL, 'L' },
+		{ "top", required_argument, NULL, 'O' },
+		{ "warn-pct", required_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct attach_opts o = { .interval_s = 1, .header = true };
+	unsigned long long v;
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 'H':
+			o.header = false;
+			break;
+		case 'C':
+			o.tracer.follow_children = true;
+			break;
+		case 'B':
+			o.tracer.btf_path = optarg;
+			break;
+		case 'R':
+			if (cli_parse_u64("--ringbuf-size", optarg, 4096, 1ULL << 30, &v))
+				return EXIT_USAGE;
+			if (v & (v - 1)) {
+				fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of "
+						"two (e.g. 8388608)\n", v);
+				return EXIT_USAGE;
+			}
+			o.tracer.ringbuf_bytes = v;
+			break;
+		case 'M':
+			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
+				return EXIT_USAGE;
+			o.tracer.max_sockets = v;
+			break;
+		case 'v':
+			o.tracer.verbose = true;
+			break;
+		case 'T':
+			o.tracer.classic_tp = true;
+			break;
+		case 'N':
+			o.no_color = true;
+			break;
+		case 'r':
+			o.report_html = optarg;
+			break;
+		case 'F':
+			o.no_fd = true;
+			break;
+		case 'Q':
+			o.no_quic = true;
+			break;
+		case 'm':
+			o.prom_file = optarg;
+			break;
+		case 'L':
+			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
+				return EXIT_USAGE;
+			break;
+		case 'O':
+			if (cli_parse_u64("--top", optarg, 1, 60, &v))
+				return EXIT_USAGE;
+			o.top = v;
+			break;
+		case 'W':
+			if (cli_parse_u64("--warn-pct", optarg, 1, 100, &v))
+				return EXIT_USAGE;
+			o.warn_share = v / 100.0;
+			break;
+		case 'h':
+			attach_usage(stdout);
+			return 0;
+		default:
+			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+					   &o.interval_s);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return cli_bad_option("attach", argv);
+			break;
+		}
+	}
+	if (cli_no_more_args("attach", argc, argv))
+		return EXIT_USAGE;
+	if (cli_need_pids("attach", o.npids,
+			  "which process? give -p PID (e.g. -p $(pgrep -n myserver))"))
+		return EXIT_USAGE;
+	return attach_run(&o);
+}
+
+static void exporter_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope exporter -p PID[,PID...]|--all [--listen ADDR:PORT]\n"
+		"                          [-i SECONDS] [--top-processes N] [--max-series N]\n"
+		"                          [--children] [--no-fd] [-v]\n"
+		"  keep tracing the processes and serve their metrics for Prometheus\n"
+		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"      --all              every process (fds from /proc, top processes only)\n"
+		"      --top-processes N  with --all: processes with series of their own, the\n"
+		"                         rest are pid=\"other\" (default 20)\n"
+		"      --max-series N     series per scrape at most (default 10000)\n"
+		"      --listen A:P       where to serve /metrics (default 127.0.0.1:%d; a\n"
+		"                         non-loopback address only when named here)\n"
+		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"
+		"  -d, --duration S       stop after S seconds (default: until SIGTERM)\n"
+		"      --children         also trace processes the targets fork\n"
+		"      --no-fd            do not trace fds\n"
+		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "no-fd", no_argument, NULL, 'F' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		EXPORTER_LONGOPTS,
+		{},
+	};
+	struct attach_opts o = { .interval_s = 1, .exporter = true, .quiet_live = true,
+				 .listen_port = EXPORTER_DEFAULT_PORT };
+	int c, r;
+
+	snprintf(o.listen_addr, sizeof(o.listen_addr), "%s", EXPORTER_DEFAULT_ADDR);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:i:d:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (exporter_parse_listen(optarg, o.listen_addr, sizeof(o.listen_addr),
+						  &o.listen_port))
+				return EXIT_USAGE;
+			break;
+		case 'C':
+			o.tracer.follow_children = true;
+			break;
+		case 'F':
+			o.no_fd = true;
+			break;
+		case 'v':
+			o.tracer.verbose = true;
+			break;
+		case 'h':
+			exporter_usage(stdout);
+			return 0;
+		default:
+			r = exporter_opt(c, optarg, &o);
+			if (!r)
+				r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+						   &o.interval_s);
+			if (r < 0)
+				return EXIT_USAGE;
+			if (!r)
+				return cli_bad_option("exporter", argv);
+			break;
+		}
+	}
+	if (cli_no_more_args("exporter", argc, argv) || exporter_check_opts(&o))
+		return EXIT_USAGE;
+	return attach_run(&o);
+}
