@@ -139,6 +139,38 @@ static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
 	return p;
 }
 
+/* The books of the process an event of source src names; NULL for an
+ * event without an owner (counted) or when memory runs out. */
+static struct quic_proc *source_proc(struct quic_books *b, uint32_t tgid, uint32_t src,
+				     const char *comm, uint64_t start_ns)
+{
+	struct quic_proc *p;
+
+	if (!tgid) {
+		b->unowned_events++;
+		return NULL;
+	}
+	p = proc_get(b, tgid);
+	if (!p)
+		return NULL;
+	p->sources |= src;
+	if (!p->comm[0] && comm[0])
+		memcpy(p->comm, comm, sizeof(p->comm) - 1);
+	if (!p->start_ns)
+		p->start_ns = start_ns;
+	return p;
+}
+
+/* A connection opened (as client) or accepted (as server). */
+static void count_open(struct quic_counts *q, uint8_t role)
+{
+	q->connections++;
+	if (role == QN_ROLE_CLIENT)
+		q->as_client++;
+	else
+		q->as_server++;
+}
+
 const struct quic_proc *quic_books_proc(const struct quic_books *b, pid_t pid)
 {
 	return hmap_get(&b->procs, &pid);
@@ -296,11 +328,7 @@ static struct qwconn *wire_open(struct quic_proc *p, const struct qcid *ccid,
 	c->role = role;
 	c->first_ns = c->last_ns = ts;
 	c->ccid = *ccid;
-	q->connections++;
-	if (role == QN_ROLE_CLIENT)
-		q->as_client++;
-	else
-		q->as_server++;
+	count_open(q, role);
 	a = hmap_get(&p->attempts, ccid);
 	if (a) {
 		c->vn = a->vn;
@@ -419,18 +447,9 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	struct qwconn *c;
 	struct qcid d;
 
-	if (!e->tgid) {
-		b->unowned_events++;
-		return;
-	}
-	p = proc_get(b, e->tgid);
+	p = source_proc(b, e->tgid, QSRC_WIRE, e->comm, e->start_ns);
 	if (!p)
 		return;
-	p->sources |= QSRC_WIRE;
-	if (!p->comm[0] && e->comm[0])
-		memcpy(p->comm, e->comm, sizeof(p->comm) - 1);
-	if (!p->start_ns)
-		p->start_ns = e->start_ns;
 	switch (e->type) {
 	case QW_EV_LONG:
 		wire_long(p, e);
@@ -469,16 +488,9 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
 	struct qlconn *c;
 	bool created;
 
-	if (!e->tgid) {
-		b->unowned_events++;
-		return;
-	}
-	p = proc_get(b, e->tgid);
+	p = source_proc(b, e->tgid, QSRC_NGTCP2, e->comm, 0);
 	if (!p)
 		return;
-	p->sources |= QSRC_NGTCP2;
-	if (!p->comm[0] && e->comm[0])
-		memcpy(p->comm, e->comm, sizeof(p->comm) - 1);
 	q = &p->src[1];
 	switch (e->type) {
 	case QN_EV_NEW:
@@ -494,11 +506,7 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
 		memset(c, 0, sizeof(*c));
 		c->role = e->role;
 		c->first_ns = e->ts_ns;
-		q->connections++;
-		if (e->role == QN_ROLE_CLIENT)
-			q->as_client++;
-		else
-			q->as_server++;
+		count_open(q, e->role);
 		break;
 	case QN_EV_HANDSHAKE:
 		c = hmap_get(&p->lconns, &e->conn);
@@ -535,16 +543,13 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
 void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, uint64_t sk,
 			     int oldstate, int newstate)
 {
-	struct quic_proc *p = pid ? proc_get(b, pid) : NULL;
+	struct quic_proc *p = source_proc(b, pid, QSRC_KERNEL, "", 0);
 	struct quic_counts *q;
 	struct qkconn *c;
 	bool created;
 
-	if (!p) {
-		b->unowned_events++;
+	if (!p)
 		return;
-	}
-	p->sources |= QSRC_KERNEL;
 	q = &p->src[2];
 	if (newstate == TCPS_SYN_SENT || newstate == TCPS_SYN_RECV) {
 		c = hmap_upsert(&p->kconns, &sk, &created);
@@ -552,11 +557,7 @@ void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, ui
 			return;
 		c->role = newstate == TCPS_SYN_SENT ? QN_ROLE_CLIENT : QN_ROLE_SERVER;
 		c->first_ns = ts_ns;
-		q->connections++;
-		if (c->role == QN_ROLE_CLIENT)
-			q->as_client++;
-		else
-			q->as_server++;
+		count_open(q, c->role);
 	} else if (newstate == TCPS_ESTABLISHED) {
 		c = hmap_get(&p->kconns, &sk);
 		if (c && !c->completed && (oldstate == TCPS_SYN_SENT || oldstate == TCPS_SYN_RECV)) {
