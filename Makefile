@@ -22,9 +22,9 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS   ?= -g -O2
-CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) -Iuser -Ibpf
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) $(USER_INC)
 LDLIBS   := -lbpf -ldw -lelf -lz -lmicrohttpd -lpthread
-BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf -Iinclude/abi
 
 # Debian 12 packages: what the build needs, and what the tests drive.
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
@@ -34,10 +34,13 @@ TEST_PKGS  := iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
-USER_SRCS  := $(sort $(wildcard user/*.c))
+# One folder a layer (README "Architecture"): lib <- books <- sources, render <- cmd.
+USER_LAYERS := lib books sources render render/html cmd
+USER_INC   := $(patsubst %,-Iuser/%,$(USER_LAYERS)) -Iinclude/abi
+USER_SRCS  := $(sort $(foreach d,$(USER_LAYERS),$(wildcard user/$(d)/*.c)))
 USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Everything but main(): linked into the root-free unit tests too.
-LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS   := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(sort $(wildcard tests/fixtures/*.c))
@@ -81,8 +84,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # User objects include the skeletons, so build those first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/connscope: $(USER_OBJS)
@@ -111,11 +115,11 @@ $(OUTPUT)/fixtures/unwindfix_stripped: $(OUTPUT)/fixtures/unwindfix_nofp
 	$(call msg,STRIP,$@)
 	$(Q)strip --strip-all -o $@ $<
 
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c bpf/quic_parse.h
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c include/abi/quic_parse.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-Ibpf $< -o $@
+		-Iinclude/abi $< -o $@
 
 $(OUTPUT)/fixtures/leakfix_nofp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
@@ -190,4 +194,4 @@ bench:
 
 -include $(wildcard $(OUTPUT)/bench/*.d)
 
--include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)
+-include $(wildcard $(OUTPUT)/bpf/*.d $(foreach d,$(USER_LAYERS),$(OUTPUT)/user/$(d)/*.d) $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)

@@ -31,9 +31,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "fdinv.h"
-#include "loader.h"
+#include "tcp_tracer.h"
 
 #define EVFILE_MAGIC "CSEVT1\0"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* libFuzzer target for bpf/quic_parse.h, the parser the wire unit runs in
+/* libFuzzer target for include/abi/quic_parse.h, the parser the wire unit runs in
  * the kernel, compiled here for user space with ASan and UBSan. The input
  * is one datagram; its first byte picks the short-header DCID hint (0-20,
  * or unknown). Beyond "no bad read", the walk's own books must hold:

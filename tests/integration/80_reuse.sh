@@ -184,7 +184,7 @@ if pool_case pool2 8 800 2; then
 	echo "pool2: fixture opened $C, max_concurrent $K" >&2
 	common_asserts pool2 800
 	# Whether it is a finding at all depends on the scheduling; the rule
-	# (user/reuse.h): more than 3 connections per unit of concurrency and
+	# (user/books/reuse.h): more than 3 connections per unit of concurrency and
 	# fewer than 10 requests per connection.
 	if ((C >= 4 && C > 3 * K && 800 < 10 * C)); then
 		churn_asserts pool2 800

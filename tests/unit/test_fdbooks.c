@@ -2,7 +2,7 @@
 /* fd books driven by recorded fdtrack event sequences. */
 #include <string.h>
 #include "unit.h"
-#include "fdbooks.h"
+#include "fd_books.h"
 
 #define PID 77
 #define S 1000000000ULL

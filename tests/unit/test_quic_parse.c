@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* bpf/quic_parse.h in user space: the RFC 9001 / RFC 9369 sample packets,
+/* include/abi/quic_parse.h in user space: the RFC 9001 / RFC 9369 sample packets,
  * hand-built coalesced datagrams, and malformed input. Every parse reads
  * from a heap copy of exactly the datagram's size, so that valgrind and
  * -fsanitize=address see any read past its end. */

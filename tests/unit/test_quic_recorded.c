@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* bpf/quic_parse.h on datagrams recorded from Debian's ngtcp2 0.12 example
+/* include/abi/quic_parse.h on datagrams recorded from Debian's ngtcp2 0.12 example
  * client and server on loopback (tests/data/quic/README): a Retry exchange,
  * a Version Negotiation, coalesced server flights (Initial + Handshake +
  * 1-RTT in one datagram), greased fixed bits. The expectations are the

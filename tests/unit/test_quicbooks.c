@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "quicbooks.h"
+#include "quic_books.h"
 #include "summary_quic.h"
 #include "unit.h"
 

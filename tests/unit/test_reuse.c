@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "unit.h"
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "reuse.h"
 
 #define CLIENT 100

@@ -5,8 +5,8 @@
 #ifndef CONNSCOPE_FDSITES_H
 #define CONNSCOPE_FDSITES_H
 
-#include "fdbooks.h"
-#include "fdtracer.h"
+#include "fd_books.h"
+#include "fd_tracer.h"
 #include "symbolize.h"
 
 #define SITE_MAX_FRAMES 16

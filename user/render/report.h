@@ -7,10 +7,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "tcpstate.h"
 #include "report_tw.h"
-#include "quicbooks.h"
+#include "quic_books.h"
 
 struct fd_session;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
-#include "fdtracer.h"
+#include "fd_tracer.h"
 #include "fdtrack.skel.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "attach.h"
 #include "procfs.h"
 #include "report.h"
@@ -18,7 +18,7 @@
 #include "exporter.h"
 #include "snapshot.h"
 #include "fdsession.h"
-#include "quictracer.h"
+#include "quic_tracer.h"
 #include "report_quic.h"
 
 static volatile sig_atomic_t exiting;

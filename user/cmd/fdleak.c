@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "fdleak.h"
 #include "fdsession.h"
-#include "loader.h"
+#include "tcp_tracer.h"
 #include "procfs.h"
 
 static volatile sig_atomic_t exiting;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "json.h"
-#include "quicbooks.h"
+#include "quic_books.h"
 #include "report_tw.h"
 
 /* Nothing when q is NULL or pid saw no QUIC. */

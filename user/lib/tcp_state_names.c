@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 
 static const char *const names[CS_TCP_MAX_STATES] = {
 	[CS_TCP_ESTABLISHED] = "established", [CS_TCP_SYN_SENT] = "syn_sent",

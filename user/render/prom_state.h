@@ -25,9 +25,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "fdinv.h"
-#include "quicbooks.h"
+#include "quic_books.h"
 
 #define PROM_TOP_ENDPOINTS 10
 #define PROM_GONE_KEEP_NS (60ULL * 1000000000ULL)

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "json.h"
 #include "netlimits.h"
 #include "ports.h"

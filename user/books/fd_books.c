@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <stdlib.h>
 #include <string.h>
-#include "fdbooks.h"
+#include "fd_books.h"
 
 static const char *const how_names[FD_HOW_MAX] = {
 	[0] = "unknown",	     [FD_HOW_SOCKET] = "socket",   [FD_HOW_ACCEPT] = "accept",

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "fdbooks.h"
+#include "fd_books.h"
 #include "fdinv.h"
 #include "fdsites.h"
 

@@ -5,7 +5,7 @@
 #define CONNSCOPE_REPORT_REUSE_H
 
 #include <stdio.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "json.h"
 #include "report_tw.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "hashmap.h"
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 #include "tcpstate.h"
 #include "sockdiag.h"
 #include "heatmap.h"

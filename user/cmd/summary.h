@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include "procfs.h"
 #include "snapshot.h"
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 #include "summary_quic.h"
 
 struct summary_proc {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "quictracer.h"
+#include "quic_tracer.h"
 #include "sockdiag.h"
 #include "summary_quic.h"
 

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include "hashmap.h"
 #include "ports.h"
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 
 struct dest_key {
 	uint8_t family, pad;

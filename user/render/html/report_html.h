@@ -7,7 +7,7 @@
 #define CONNSCOPE_REPORT_HTML_H
 
 #include <stdio.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "report.h"
 
 /* Writes the whole document to out. Returns 0, or -EIO when a write failed. */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
-#include "loader.h"
+#include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include "quicbooks.h"
+#include "quic_books.h"
 
 #define QT_MAX_LIB_PROCS 64
 #define QT_LIB_PROBES 10

@@ -21,7 +21,7 @@
 #include "heatmap_top.h"
 #include "report_html.h"
 #include "report_html_internal.h"
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 
 #define HTML_MAX_PROCS 1024
 #define TOP_DEFAULT 10

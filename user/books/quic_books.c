@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "quicbooks.h"
+#include "quic_books.h"
 
 #define MS 1000000ULL
 

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include "cli.h"
 #include "exporter.h"
-#include "loader.h"
+#include "tcp_tracer.h"
 
 struct attach_opts {
 	pid_t pids[CLI_MAX_PIDS];

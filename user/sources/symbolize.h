@@ -17,7 +17,7 @@
 /* The kernel's x86_64 struct pt_regs, field for field (what
  * bpf_task_pt_regs() points at and PTRACE_GETREGS' user_regs_struct starts
  * with), so the BPF side can copy it byte for byte: fd_site_snap.regs of
- * bpf/fdtrack.h goes in with one memcpy. */
+ * include/abi/fdtrack.h goes in with one memcpy. */
 struct user_regs_x86 {
 	uint64_t r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
 	uint64_t ax, cx, dx, si, di, orig_ax;

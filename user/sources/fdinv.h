@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "tcpstates.h"
+#include "tcp_state_names.h"
 
 /* Lowercase names (fdinv_type_name) are the JSON keys and Prometheus
  * label values; append only, so that numbers stay stable. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "aggregate.h"
+#include "tcp_books.h"
 #include "procfs.h"
 #include "reuse.h"
 

@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include "bpfutil.h"
 #include "procfs.h"
-#include "quictracer.h"
+#include "quic_tracer.h"
 #include "sockdiag.h"
 #include "quicwire.skel.h"
 #include "ngtcp2.skel.h"
