@@ -84,10 +84,21 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # User objects include the skeletons, so build those first.
+# Each layer sees only the headers of the layers below it, so a wrong-way
+# include fails the build: books know nothing of where data comes from or how
+# it is shown; renderers never reach a source (the kernel, /proc, /sys).
+LAYER_INC_lib     := lib
+LAYER_INC_books   := books lib
+LAYER_INC_sources := sources books lib
+LAYER_INC_render  := render render/html books lib
+LAYER_INC_cmd     := $(USER_LAYERS)
+layer_of = $(if $(filter user/render/html/%,$(1)),render,$(word 2,$(subst /, ,$(1))))
+layer_inc = $(patsubst %,-Iuser/%,$(LAYER_INC_$(call layer_of,$(1)))) -Iinclude/abi
+
 $(OUTPUT)/user/%.o: user/%.c $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(filter-out $(USER_INC),$(CFLAGS)) $(call layer_inc,$<) -c $< -o $@
 
 $(OUTPUT)/connscope: $(USER_OBJS)
 	$(call msg,LINK,$@)

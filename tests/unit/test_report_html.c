@@ -485,7 +485,7 @@ TEST(limits_and_warnings)
 struct fd_fixture {
 	struct fd_books books;
 	struct fdleak_proc proc;
-	struct fd_session s;
+	struct fd_report s;
 };
 
 static void fd_ev(struct fd_books *b, uint8_t type, int fd, uint64_t site, uint8_t how,
@@ -553,9 +553,8 @@ static struct fd_fixture *fd_sample(void)
 	f->frames[2] = (struct sym_frame){ .ip = 0x401300, .func = HOSTILE_FUNC, .offset = 4,
 					   .module = "leakfix" };
 	x.s.procs = p;
-	x.s.nprocs = 1;
+	x.s.n = 1;
 	x.s.leak_age_s = 2;
-	x.s.top = 3;
 	return &x;
 }
 
@@ -604,7 +603,7 @@ TEST(fd_heatmaps_are_the_books)
 	char *out;
 
 	sample(&a);
-	run.fds = &x->s;
+	run.fds = x->s;
 	out = render(&a, &run);
 	assert_map_equals_books(out, "hm-4242-fd_type", &x->proc.books->hm_type);
 	assert_map_equals_books(out, "hm-4242-fd_age", &x->proc.books->hm_age);
@@ -638,7 +637,7 @@ TEST(fd_facts_and_summary)
 	sample(&a);
 	child = agg_proc(&a, 4243);
 	strcpy(child->comm, "tcpfix");
-	run.fds = &x->s;
+	run.fds = x->s;
 	out = render(&a, &run);
 	ASSERT_TRUE(strstr(out, "<th colspan=\"2\">fds</th>") != NULL, "summary_group");
 	row = strstr(out, "<tr id=\"proc-4242\">");
@@ -709,7 +708,7 @@ TEST(fd_leak_sites)
 	char *out, *tab, *end, b[32];
 
 	sample(&a);
-	run.fds = &x->s;
+	run.fds = x->s;
 	out = render(&a, &run);
 	ASSERT_TRUE(strstr(out, "fds open longer than 2 s") != NULL, "leak_age");
 	tab = cut(out, "<table class=\"ep fdsites\" id=\"fdsites-4242\">", "</table>", &end);
@@ -775,7 +774,7 @@ TEST(fd_nothing_when_off)
 	ASSERT_TRUE(!strstr(off, "File descriptors"), "no_fd_heading");
 	ASSERT_TRUE(!strstr(off, ">fds<"), "no_fd_columns");
 	ASSERT_TRUE(!strstr(off, "RLIMIT_NOFILE"), "no_fd_limit");
-	run.fds = &x->s;
+	run.fds = x->s;
 	on = render(&a, &run);
 	ASSERT_TRUE(strstr(on, "fdpart") != NULL, "fd_part_when_on");
 	/* Where the fd part is, it comes after the socket maps, inside the

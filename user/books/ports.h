@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "sockdiag.h"
+#include "kernel_view.h"
 
 struct port_use {
 	uint8_t family;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "reuse.h"
 
@@ -277,4 +278,30 @@ int churn_finding_text(char *buf, size_t len, const struct churn_finding *f)
 				  "open %u", ep, (unsigned long long)f->connections,
 			(unsigned long long)f->requests, f->concurrency, f->concurrency,
 			f->concurrency);
+}
+
+static int by_conns(const void *a, const void *b)
+{
+	const struct endpoint_use *x = a, *y = b;
+	uint64_t nx = x->st->opened + x->st->accepted, ny = y->st->opened + y->st->accepted;
+
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+struct endpoint_use *reuse_endpoints_by_conns(const struct proc_books *p, size_t *n)
+{
+	struct endpoint_use *v = calloc(p->endpoints.count ? p->endpoints.count : 1, sizeof(*v));
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
+		if (es->opened || es->accepted || es->requests)
+			v[(*n)++] = (struct endpoint_use){ .key = *k, .st = es };
+	qsort(v, *n, sizeof(*v), by_conns);
+	return v;
 }

@@ -46,6 +46,16 @@ int churn_finding_text(char *buf, size_t len, const struct churn_finding *f);
 
 /* Mean concurrency of an endpoint over the run so far: time-weighted, from
  * every open and close, not sampled. */
+/* An endpoint of a process's books, as the reuse renderers list them. */
+struct endpoint_use {
+	struct endpoint_key key;
+	const struct endpoint_stats *st;
+};
+/* p's endpoints with connections or requests (the map holds TIME_WAIT-only
+ * ones too), most connections (opened + accepted) first, ties by key;
+ * *n gets how many. The caller frees; NULL when memory runs out. */
+struct endpoint_use *reuse_endpoints_by_conns(const struct proc_books *p, size_t *n);
+
 double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_stats *es);
 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */

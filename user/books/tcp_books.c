@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "tcp_books.h"
-#include "procfs.h"
 #include "reuse.h"
 
 void agg_init(struct agg *a, uint64_t t0_ns)

@@ -11,8 +11,9 @@
 #include "hashmap.h"
 #include "tcp_state_names.h"
 #include "tcpstate.h"
-#include "sockdiag.h"
+#include "kernel_view.h"
 #include "heatmap.h"
+#include "inode_owners.h"
 
 /* Event counters of one process; all from the BPF events. */
 struct proc_counters {

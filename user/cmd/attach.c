@@ -17,6 +17,7 @@
 #include "prom.h"
 #include "exporter.h"
 #include "snapshot.h"
+#include "netlimits.h"
 #include "fdsession.h"
 #include "quic_tracer.h"
 #include "report_quic.h"
@@ -129,8 +130,13 @@ static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	 * socket that closed) must be in the books before it is compared. */
 	ring_buffer__consume(rb);
 	if (!err) {
+		struct netlimits lim = limits->lim;
+
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
-		limits_observe(limits, snap);
+		/* The sysctls once a run: the limits the run started with. */
+		if (!limits->valid)
+			netlimits_read(&lim);
+		limits_observe(limits, &lim, snap->socks, snap->n, &snap->st);
 	}
 	return err;
 }
@@ -222,7 +228,7 @@ static int terminal_width(void)
 /* On a terminal the live view is redrawn in place each interval: the last
  * interval's table and every target's heatmaps so far. */
 static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, const char *clock,
-			double elapsed_s, const struct fd_session *fds, const struct quic_run *q)
+			double elapsed_s, const struct fd_report *fds, const struct quic_run *q)
 {
 	const struct proc_books *procs[256];
 	size_t n = report_procs(a, procs, 256);
@@ -237,8 +243,8 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 			continue;
 		printf("\n%d (%s)", procs[i]->pid, procs[i]->comm);
 		format_proc_heatmaps(stdout, procs[i], tw);
-		if (fd_session_proc(fds, procs[i]->pid)) {
-			const struct fd_proc *b = fd_session_proc(fds, procs[i]->pid)->books;
+		if (fd_report_proc(fds, procs[i]->pid)) {
+			const struct fd_proc *b = fd_report_proc(fds, procs[i]->pid)->books;
 			struct heatmap_term_opts t = { .width = tw->width, .color = tw->color,
 						       .unicode = tw->unicode };
 
@@ -428,7 +434,7 @@ int attach_run(const struct attach_opts *o)
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
-	run.fds = fs_on ? &fs : NULL;
+	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
 	run.interval_s = o->interval_s;
 	{
 		const char *names[24];
@@ -514,11 +520,11 @@ int attach_run(const struct attach_opts *o)
 				warned = true;
 			if (live_tty) {
 				clock_label(clock, sizeof(clock));
-				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, fs_on ? &fs : NULL,
+				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, &run.fds,
 					    quic_on ? &qrun : NULL);
 			} else if (!o->json && !o->quiet_live) {
 				clock_label(clock, sizeof(clock));
-				format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
+				format_live_rows(stdout, &agg, clock, &run.fds);
 				format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 				fflush(stdout);
 			}
@@ -554,14 +560,14 @@ int attach_run(const struct attach_opts *o)
 		format_limits_warnings(stderr, &limits);
 	if (!o->json && !o->quiet_live && !live_tty) {
 		clock_label(clock, sizeof(clock));
-		format_live_rows(stdout, &agg, clock, fs_on ? &fs : NULL);
+		format_live_rows(stdout, &agg, clock, &run.fds);
 		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
 	run.limits = &limits;
-	run.fds = fs_on ? &fs : NULL;
+	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;

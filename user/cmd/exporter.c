@@ -22,6 +22,8 @@ struct exporter {
 	/* The tracing loop's alone: */
 	struct exporter_limits lim;
 	struct prom_state state;	/* who has series of their own, across snapshots */
+	struct hmap members_gone;	/* pid_t -> nothing: members seen exited */
+	struct hmap member_fds;		/* pid_t -> struct prom_fd: --all, from /proc */
 };
 
 static const char index_page[] =
@@ -125,6 +127,8 @@ struct exporter *exporter_start(const char *addr, uint16_t port, const struct ex
 	pthread_mutex_init(&e->lock, NULL);
 	e->lim = *lim;
 	prom_state_init(&e->state, &plim);
+	hmap_init(&e->members_gone, sizeof(pid_t), 0);
+	hmap_init(&e->member_fds, sizeof(pid_t), sizeof(struct prom_fd));
 	e->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, e, MHD_OPTION_SOCK_ADDR,
 				     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)10, MHD_OPTION_END);
@@ -170,25 +174,22 @@ void exporter_stop(struct exporter *e)
 		return;
 	MHD_stop_daemon(e->daemon);
 	prom_state_free(&e->state);
+	hmap_free(&e->members_gone);
+	hmap_free(&e->member_fds);
 	pthread_mutex_destroy(&e->lock);
 	free(e->text);
 	free(e);
 }
 
-static bool member_gone(const struct proc_books *p, void *ctx)
+static void fds_of_report(pid_t pid, struct prom_fd *out, void *ctx)
 {
-	return p->exited || procfs_pid_gone(p->pid);
-}
-
-static void fds_of_session(pid_t pid, struct prom_fd *out, void *ctx)
-{
-	prom_fd_from_session(ctx, pid, out);
+	prom_fd_from_report(ctx, pid, out);
 }
 
 /* --all has no fd tracing: the fd gauges of the processes with series of
  * their own come from /proc, one readlink per fd (a getxattr per socket),
  * no /proc/PID/net tables: their TCP states are in the tcp_sockets family. */
-static void fds_of_proc(pid_t pid, struct prom_fd *out, void *ctx)
+static void read_proc_fds(pid_t pid, struct prom_fd *out)
 {
 	struct fdinv_opts o = { .flags = FDINV_NO_NET_TABLES };
 	struct fd_inventory inv;
@@ -204,6 +205,50 @@ static void fds_of_proc(pid_t pid, struct prom_fd *out, void *ctx)
 	fdinv_free(&inv);
 }
 
+static void fds_of_proc(pid_t pid, struct prom_fd *out, void *ctx)
+{
+	const struct prom_fd *f = hmap_get(&((struct exporter *)ctx)->member_fds, &pid);
+
+	if (f)
+		*out = *f;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+static bool member_gone(const struct proc_books *p, void *ctx)
+{
+	return p->exited || hmap_get(&((struct exporter *)ctx)->members_gone, &p->pid);
+}
+
+/* What the snapshot needs from the kernel besides the books, read here so
+ * that rendering reads nothing: which members have exited (before the
+ * membership step frees their slots), then, with --all, the members' fds. */
+static void read_members_gone(struct exporter *e, const struct agg *a)
+{
+	pid_t pid;
+
+	hmap_clear(&e->members_gone);
+	for (size_t i = 0; prom_state_next_member(&e->state, &i, &pid);) {
+		const struct proc_books *p = agg_find_proc(a, pid);
+
+		if (p && !p->exited && procfs_pid_gone(pid))
+			hmap_upsert(&e->members_gone, &pid, NULL);
+	}
+}
+
+static void read_members_fds(struct exporter *e)
+{
+	pid_t pid;
+
+	hmap_clear(&e->member_fds);
+	for (size_t i = 0; prom_state_next_member(&e->state, &i, &pid);) {
+		struct prom_fd *f = hmap_upsert(&e->member_fds, &pid, NULL);
+
+		if (f)
+			read_proc_fds(pid, f);
+	}
+}
+
 void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		     const struct run_info *run, const struct sockstat *st)
 {
@@ -212,29 +257,35 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES,
 		/* With -p the loop marks exits and series stay: no slots to free. */
 		.gone = e->lim.top_processes ? member_gone : NULL,
+		.ctx = e,
 		.quic = run->quic,
 	};
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	in.now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
-	if (run->fds) {
-		in.fds = fds_of_session;
-		in.ctx = (void *)run->fds;
+	if (e->lim.top_processes)
+		read_members_gone(e, a);
+	prom_state_admit(&e->state, a, &in);
+	if (run->fds.procs) {
+		in.fds = fds_of_report;
+		in.ctx = (void *)&run->fds;
 	} else if (e->lim.proc_fds) {
+		read_members_fds(e);
 		in.fds = fds_of_proc;
 	}
-	prom_state_update(&e->state, a, &in);
+	prom_state_views(&e->state, a, &in);
 	format_prom_state(out, &e->state, a, run, st, true);
 }
 
 void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
 {
-	for (uint32_t i = 0; i < owners->cap; i++) {
-		const struct inode_owner *o = &owners->slots[i];
+	const struct inode_owner *o;
+
+	for (size_t i = 0; inode_map_next(owners, &i, &o);) {
 		struct proc_books *p;
 		struct proc_ident id;
 
-		if (!o->inode || agg_find_proc(a, o->pid) || procfs_read_ident(o->pid, &id))
+		if (agg_find_proc(a, o->pid) || procfs_read_ident(o->pid, &id))
 			continue;
 		p = agg_proc(a, o->pid);
 		if (!p)

@@ -2,7 +2,7 @@
 /* Renderers of the fdleak report: pure functions of the resolved report. */
 #include <stdint.h>
 #include <string.h>
-#include "fdleak.h"
+#include "fdleak_report.h"
 #include "heatmap_top.h"
 #include "json.h"
 #include "report_tw.h"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <stdlib.h>
 #include <string.h>
-#include "fdsession.h"
 #include "prom.h"
 #include "reuse.h"
 
@@ -183,9 +182,9 @@ static void endpoint_series(FILE *out, const struct prom_view *v, bool tw)
 			    tw ? v->ep_other_tw : v->ep_other_conns);
 }
 
-void prom_fd_from_session(const struct fd_session *fds, pid_t pid, struct prom_fd *out)
+void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd *out)
 {
-	const struct fdleak_proc *fp = fd_session_proc(fds, pid);
+	const struct fdleak_proc *fp = fd_report_proc(fds, pid);
 
 	memset(out, 0, sizeof(*out));
 	if (!fp)
@@ -447,9 +446,9 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	fprintf(out, "connscope_processes_other %zu\n", prom_state_others(s));
 }
 
-static void fds_of_session(pid_t pid, struct prom_fd *out, void *ctx)
+static void fds_of_report(pid_t pid, struct prom_fd *out, void *ctx)
 {
-	prom_fd_from_session(ctx, pid, out);
+	prom_fd_from_report(ctx, pid, out);
 }
 
 void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
@@ -458,8 +457,8 @@ void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *r
 	/* One snapshot: every process, no cap, endpoints ranked once. */
 	struct prom_limits lim = { 0 };
 	struct prom_update_in in = { .now_ns = a->now_ns,
-				     .fds = run->fds ? fds_of_session : NULL,
-				     .ctx = (void *)run->fds, .quic = run->quic };
+				     .fds = run->fds.procs ? fds_of_report : NULL,
+				     .ctx = (void *)&run->fds, .quic = run->quic };
 	struct prom_state s;
 
 	prom_state_init(&s, &lim);

@@ -10,12 +10,11 @@
 #define CONNSCOPE_PROM_H
 
 #include <stdio.h>
-#include "procfs.h"
+#include "kernel_view.h"
 #include "prom_state.h"
 #include "report.h"
-#include "summary.h"
+#include "summary_view.h"
 
-struct fd_session;
 
 /* Host socket counters (the `ss -s` sources). */
 void format_prom_sockstat(FILE *out, const struct sockstat *st);
@@ -35,7 +34,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 /* Series format_prom_state() writes whatever the cap (fixed_series of
  * struct prom_update_in, without the caller's own). */
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter);
-/* A traced process's fds from the fd tracking session, for the views. */
-void prom_fd_from_session(const struct fd_session *fds, pid_t pid, struct prom_fd *out);
+/* A traced process's fds from the fd part of the run, for the views. */
+void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd *out);
 
 #endif

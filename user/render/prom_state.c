@@ -355,14 +355,34 @@ static size_t view_series(const struct prom_view *v)
 	return n;
 }
 
+void prom_state_admit(struct prom_state *s, const struct agg *a, const struct prom_update_in *in)
+{
+	retire_members(s, a, in);
+	admit(s, a);
+}
+
+bool prom_state_next_member(const struct prom_state *s, size_t *iter, pid_t *pid)
+{
+	struct prom_member *m;
+
+	if (!hmap_next(&s->members, iter, NULL, (void **)&m))
+		return false;
+	*pid = m->pid;
+	return true;
+}
+
 void prom_state_update(struct prom_state *s, const struct agg *a, const struct prom_update_in *in)
+{
+	prom_state_admit(s, a, in);
+	prom_state_views(s, a, in);
+}
+
+void prom_state_views(struct prom_state *s, const struct agg *a, const struct prom_update_in *in)
 {
 	struct prom_member **ms, *m;
 	size_t nm = 0, n = 0, used = in->fixed_series;
 	bool full = false;
 
-	retire_members(s, a, in);
-	admit(s, a);
 	s->nviews = 0;
 	s->dropped = 0;
 	if (s->views_cap < s->members.count + 1) {

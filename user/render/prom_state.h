@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "tcp_books.h"
-#include "fdinv.h"
+#include "fd_view.h"
 #include "quic_books.h"
 
 #define PROM_TOP_ENDPOINTS 10
@@ -133,6 +133,12 @@ void prom_state_init(struct prom_state *s, const struct prom_limits *lim);
 /* One snapshot of the books: membership, values, the cap. The views stay
  * valid until the next update. */
 void prom_state_update(struct prom_state *s, const struct agg *a, const struct prom_update_in *in);
+/* The same in two steps, for a caller that reads the members' facts (exits,
+ * fds) from the kernel in between: membership first, then the views. */
+void prom_state_admit(struct prom_state *s, const struct agg *a, const struct prom_update_in *in);
+void prom_state_views(struct prom_state *s, const struct agg *a, const struct prom_update_in *in);
+/* The members: for (size_t i = 0; prom_state_next_member(s, &i, &pid);) */
+bool prom_state_next_member(const struct prom_state *s, size_t *iter, pid_t *pid);
 void prom_state_free(struct prom_state *s);
 
 /* What "activity" ranks newcomers by: connections opened + accepted +

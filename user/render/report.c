@@ -3,7 +3,7 @@
 #include <string.h>
 #include "json.h"
 #include "report.h"
-#include "fdsession.h"
+#include "fdleak_report.h"
 #include "report_reuse.h"
 #include "report_quic.h"
 
@@ -37,7 +37,7 @@ void format_live_header(FILE *out)
 }
 
 void format_live_rows(FILE *out, const struct agg *a, const char *clock,
-		      const struct fd_session *fds)
+		      const struct fd_report *fds)
 {
 	const struct proc_books *procs[MAX_REPORT_PROCS];
 	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
@@ -48,7 +48,7 @@ void format_live_rows(FILE *out, const struct agg *a, const char *clock,
 
 		if (!p->nrows)
 			continue;
-		const struct fdleak_proc *fp = fd_session_proc(fds, p->pid);
+		const struct fdleak_proc *fp = fd_report_proc(fds, p->pid);
 		char nfds[24] = "-";
 
 		r = &p->rows[p->nrows - 1];
@@ -121,8 +121,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 				"held at start", p->seeded);
 		format_tw_text(out, p, &run->tw);
 		format_reuse_text(out, p, &run->tw);
-		if (fd_session_proc(run->fds, p->pid))
-			format_fd_brief(out, fd_session_proc(run->fds, p->pid), run->tw.color);
+		if (fd_report_proc(&run->fds, p->pid))
+			format_fd_brief(out, fd_report_proc(&run->fds, p->pid), run->tw.color);
 		format_quic_text(out, run->quic, p->pid, &run->tw);
 	}
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
@@ -213,10 +213,10 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_states(&j, p->truth.state, p->truth.orphan);
 		json_tw(&j, p, run->tw.top ? run->tw.top : 10);
 		json_reuse(&j, p, run->tw.top ? run->tw.top : 10);
-		if (fd_session_proc(run->fds, p->pid)) {
+		if (fd_report_proc(&run->fds, p->pid)) {
 			json_key(&j, "fds");
 			json_object_begin(&j);
-			json_fdleak_proc(&j, fd_session_proc(run->fds, p->pid));
+			json_fdleak_proc(&j, fd_report_proc(&run->fds, p->pid));
 			json_object_end(&j);
 		}
 		json_quic_proc(&j, run->quic, p->pid);

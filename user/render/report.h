@@ -11,8 +11,7 @@
 #include "tcpstate.h"
 #include "report_tw.h"
 #include "quic_books.h"
-
-struct fd_session;
+#include "fd_report.h"
 
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
@@ -25,7 +24,7 @@ struct run_info {
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
 	const struct limits_view *limits;	/* NULL: not observed */
 	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
-	const struct fd_session *fds;	/* fd tracking, NULL: off */
+	struct fd_report fds;		/* fd tracking; .procs NULL: off */
 	const struct quic_run *quic;	/* QUIC sources, NULL: off */
 	/* BPF programs of the tcpstate unit and whether each is attached. */
 	struct { const char *name; bool attached; } progs[24];
@@ -36,7 +35,7 @@ struct run_info {
 void format_live_header(FILE *out);
 /* fds may be NULL (no FDS column values: "-"). */
 void format_live_rows(FILE *out, const struct agg *a, const char *clock,
-		      const struct fd_session *fds);
+		      const struct fd_report *fds);
 
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run);
 void format_report_json(FILE *out, const struct agg *a, const struct run_info *run);

@@ -12,38 +12,6 @@ static double ratio(uint64_t conns, uint64_t requests)
 	return requests ? 1.0 - (double)conns / requests : 0;
 }
 
-struct ep_use {
-	struct endpoint_key key;
-	const struct endpoint_stats *st;
-};
-
-static int by_conns(const void *a, const void *b)
-{
-	const struct ep_use *x = a, *y = b;
-	uint64_t nx = x->st->opened + x->st->accepted, ny = y->st->opened + y->st->accepted;
-
-	if (nx != ny)
-		return nx < ny ? 1 : -1;
-	return memcmp(&x->key, &y->key, sizeof(x->key));
-}
-
-/* Endpoints with connections, most connections first; the caller frees. */
-static struct ep_use *endpoints_by_conns(const struct proc_books *p, size_t *n)
-{
-	struct ep_use *v = calloc(p->endpoints.count ? p->endpoints.count : 1, sizeof(*v));
-	const struct endpoint_key *k;
-	struct endpoint_stats *es;
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
-		if (es->opened || es->accepted || es->requests)
-			v[(*n)++] = (struct ep_use){ .key = *k, .st = es };
-	qsort(v, *n, sizeof(*v), by_conns);
-	return v;
-}
-
 static double mean_live(const struct proc_books *p, const struct endpoint_stats *es)
 {
 	return reuse_mean_concurrency(p, es);
@@ -62,7 +30,7 @@ static void render(FILE *out, const struct heatmap *h, const struct tw_report_op
 void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
 	uint64_t conns = p->total.opened + p->total.accepted;
-	struct ep_use *eps;
+	struct endpoint_use *eps;
 	size_t n;
 	char label[64];
 
@@ -82,7 +50,7 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 		fprintf(out, "  %-13s p50 <= %llu ms, p99 <= %llu ms (closed connections)\n",
 			"lifetime", (unsigned long long)reuse_hist_quantile(p->lifetime_ms_hist, 0.5),
 			(unsigned long long)reuse_hist_quantile(p->lifetime_ms_hist, 0.99));
-	eps = endpoints_by_conns(p, &n);
+	eps = reuse_endpoints_by_conns(p, &n);
 	if (eps && n) {
 		fprintf(out, "  %-22s %7s %7s %8s %8s %5s %6s\n", "reuse by endpoint", "opened",
 			"accepted", "requests", "req/conn", "peak", "mean");
@@ -186,7 +154,7 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 	uint64_t conns = p->total.opened + p->total.accepted;
 	struct endpoint_stats other = { 0 };
 	double other_mean = 0;
-	struct ep_use *eps;
+	struct endpoint_use *eps;
 	size_t n;
 	char label[64];
 
@@ -207,7 +175,7 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 	}
 	json_key(j, "endpoints");
 	json_array_begin(j);
-	eps = endpoints_by_conns(p, &n);
+	eps = reuse_endpoints_by_conns(p, &n);
 	for (size_t i = 0; eps && i < n; i++) {
 		const struct endpoint_stats *es = eps[i].st;
 

@@ -8,28 +8,8 @@
 #include <stdio.h>
 #include "tcp_books.h"
 #include "json.h"
-#include "netlimits.h"
-#include "ports.h"
+#include "tcp_limits.h"
 
-#define LIMITS_TOP_DESTS 5
-#define LIMITS_TRACKED_DESTS 64	/* destinations whose peak is kept */
-
-/* Host-level facts at the end of the run and at its worst moment. */
-struct limits_view {
-	struct netlimits lim;
-	uint64_t host_tw, host_orphan;		/* sockstat at the end */
-	uint64_t host_tw_peak, host_orphan_peak;
-	/* Each destination at its own busiest moment, busiest first. */
-	struct port_use dests[LIMITS_TRACKED_DESTS];
-	size_t ndests;
-	double peak_share;			/* of the busiest destination */
-	double warn_share;			/* threshold, e.g. 0.8 */
-	bool valid;
-};
-
-/* Fold one reconcile's snapshot into v (keeps the worst moment). */
-struct tcp_snapshot;
-void limits_observe(struct limits_view *v, const struct tcp_snapshot *snap);
 
 struct tw_report_opts {
 	int top;		/* endpoints shown, the rest as "other" */

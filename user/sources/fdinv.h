@@ -23,48 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "tcp_state_names.h"
+#include "fd_view.h"
 
-/* Lowercase names (fdinv_type_name) are the JSON keys and Prometheus
- * label values; append only, so that numbers stay stable. */
-enum fd_type {
-	FDT_TCP,		/* IPv4 and IPv6; see tcp_state[] */
-	FDT_UDP,		/* also UDP-Lite */
-	FDT_UNIX,
-	FDT_NETLINK,
-	FDT_OTHER_SOCKET,	/* packet, raw, vsock, ...: not in the tables above */
-	FDT_FILE,		/* regular file, also deleted ones */
-	FDT_DIR,
-	FDT_PIPE,		/* "pipe:[INODE]" and FIFOs opened by path */
-	FDT_EVENTFD,
-	FDT_EPOLL,
-	FDT_TIMERFD,
-	FDT_SIGNALFD,
-	FDT_INOTIFY,
-	FDT_FANOTIFY,
-	FDT_PIDFD,
-	FDT_MEMFD,		/* "/memfd:NAME (deleted)" */
-	FDT_BPF,		/* anon_inode:bpf-map, bpf-prog, bpf_link, btf, ... */
-	FDT_ANON_OTHER,		/* other anon_inode: (io_uring, perf_event, ...) */
-	FDT_CHR,
-	FDT_BLK,
-	FDT_OTHER,		/* namespaces ("net:[...]"), O_PATH to a symlink, ... */
-	FDT_MAX,
-};
-
-/* "tcp", "udp", ..., "other"; "unknown" out of range. */
-const char *fdinv_type_name(int type);
-
-/* tcp_state[] index: 1..11 are CS_TCP_ESTABLISHED..CS_TCP_CLOSING, 0 counts
- * TCP sockets whose state nobody told (a callback that gave none, MPTCP,
- * FDINV_NO_NET_TABLES). */
-#define FDINV_TCP_STATES (CS_TCP_CLOSING + 1)
-
-/* What a sock_kind callback returns for a socket it knows: the type, and
- * for FDT_TCP the state (CS_TCP_*). */
-#define FDINV_SOCK(type, tcp_state) ((int)(type) | ((int)(tcp_state) << 8))
-#define FDINV_SOCK_TYPE(kind) ((kind) & 0xff)
-#define FDINV_SOCK_STATE(kind) (((kind) >> 8) & 0xff)
 
 /* Called once per distinct socket inode of the process. Return
  * FDINV_SOCK(...) for a socket it knows, or a negative value for one it
@@ -91,38 +51,6 @@ struct fdinv_opts {
 	void *sock_ctx;
 };
 
-struct fdinv_fd {
-	int fd;
-	uint8_t type;		/* enum fd_type */
-	uint8_t tcp_state;	/* FDT_TCP: CS_TCP_*, 0 unknown */
-	uint8_t has_fdinfo;	/* pos and flags are valid */
-	uint64_t ino;		/* socket/pipe inode from the link, st_ino of a
-				 * stat'ed path, else 0 */
-	int64_t pos;		/* fdinfo "pos" */
-	uint32_t flags;		/* fdinfo "flags": O_ACCMODE, O_APPEND,
-				 * O_NONBLOCK, O_CLOEXEC, ... */
-	char *link;		/* FDINV_LINKS: the readlink text, else NULL */
-};
-
-struct fd_inventory {
-	pid_t pid;
-	pid_t tid;		/* the task whose fd table was read: pid, or a
-				 * live thread when the leader is a zombie */
-	uint64_t total;
-	int max_fd;		/* highest fd number, -1 with no fd */
-	uint64_t by_type[FDT_MAX];
-	uint64_t tcp_state[FDINV_TCP_STATES];	/* sums to by_type[FDT_TCP] */
-	uint64_t cloexec;	/* FDINV_FDINFO only: fds with O_CLOEXEC */
-	/* How socket fds were classified, to tell what the scan cost: type
-	 * from the callback, type from getxattr, found in a table row (a TCP
-	 * socket named by getxattr and then given its state by net/tcp counts
-	 * in both of the last two). */
-	uint64_t sock_by_callback, sock_by_xattr, sock_by_table;
-	unsigned int net_tables_read;	/* how many /proc/PID/net files */
-	/* FDINV_RECORDS: in ascending fd order. */
-	struct fdinv_fd *fds;
-	size_t nr_fds;
-};
 
 /* Inventory of pid's fds under procfs_root (see procfs.h); o may be NULL.
  * inv is overwritten (free an earlier result first). Returns 0, -ENOENT when
@@ -146,13 +74,6 @@ int fdinv_type_from_mode(unsigned int mode);
  * ...) -> socket type. */
 int fdinv_type_from_protoname(const char *name);
 
-/* RLIMIT_NOFILE of a process and the system-wide file table. */
-struct fd_limits {
-	uint64_t soft, hard;	/* /proc/PID/limits "Max open files";
-				 * "unlimited" -> UINT64_MAX */
-	uint64_t sys_open;	/* fs.file-nr, first field: allocated files */
-	uint64_t sys_max;	/* fs.file-max */
-};
 
 /* 0, -ENOENT (no such process), -EPROTO (no "Max open files" line), other
  * -errno. pid <= 0 fills only the system-wide fields. The system fields are

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "fdinv.h"
 #include "fdsession.h"
+#include "fdsites.h"
 
 static uint64_t now_ns(void)
 {
@@ -181,10 +183,15 @@ void fd_session_analyze(struct fd_session *s, bool resolve_sites)
 
 const struct fdleak_proc *fd_session_proc(const struct fd_session *s, pid_t pid)
 {
-	for (size_t i = 0; s && i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
-	return NULL;
+	struct fd_report r = fd_session_report(s);
+
+	return fd_report_proc(&r, pid);
+}
+
+struct fd_report fd_session_report(const struct fd_session *s)
+{
+	return s ? (struct fd_report){ .procs = s->procs, .n = s->nprocs,
+						 .leak_age_s = s->leak_age_s } : (struct fd_report){ 0 };
 }
 
 void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run)

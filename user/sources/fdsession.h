@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <bpf/libbpf.h>
-#include "fdleak.h"
+#include "fd_books.h"
+#include "fd_report.h"
+#include "fd_tracer.h"
+#include "symbolize.h"
 
 struct fd_session {
 	struct fd_books books;
@@ -46,6 +49,9 @@ void fd_session_analyze(struct fd_session *s, bool resolve_sites);
 
 /* The resolved report part of pid, or NULL when pid is not traced. */
 const struct fdleak_proc *fd_session_proc(const struct fd_session *s, pid_t pid);
+
+/* What the renderers take: every process's resolved fd part (s may be NULL). */
+struct fd_report fd_session_report(const struct fd_session *s);
 
 /* Agent facts for the report (programs, events, losses). */
 void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run);

@@ -79,22 +79,3 @@ int fdsite_resolve(struct symbolizer *sym, struct fd_tracer *t, const struct fd_
 	return -ENOENT;
 }
 
-char *fdsite_name(const struct site_frames *f, char *buf, size_t len)
-{
-	const struct sym_frame *s;
-
-	if (!f->n) {
-		snprintf(buf, len, "unknown site");
-		return buf;
-	}
-	s = &f->frames[f->site_idx];
-	if (s->line && s->file[0]) {
-		const char *base = strrchr(s->file, '/');
-
-		snprintf(buf, len, "%s (%s:%d)", s->func, base ? base + 1 : s->file, s->line);
-	} else {
-		snprintf(buf, len, "%s+0x%llx (%s)", s->func, (unsigned long long)s->offset,
-			 s->module[0] ? s->module : "?");
-	}
-	return buf;
-}

@@ -9,21 +9,12 @@
 #include "fd_tracer.h"
 #include "symbolize.h"
 
-#define SITE_MAX_FRAMES 16
 
-struct site_frames {
-	struct sym_frame frames[SITE_MAX_FRAMES];
-	int n;
-	int site_idx;		/* first frame outside libc, the loader and the vDSO */
-	const char *method;	/* how the stack was obtained */
-};
 
 /* t may be NULL (no frame-pointer stacks). Always fills out (n may be 0
  * when nothing could be symbolized); returns 0 or -errno. */
 int fdsite_resolve(struct symbolizer *sym, struct fd_tracer *t, const struct fd_site *s,
 		   struct site_frames *out);
 
-/* The site frame as "func (file:line)" or "func+0x1c (module)". */
-char *fdsite_name(const struct site_frames *f, char *buf, size_t len);
 
 #endif

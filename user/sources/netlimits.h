@@ -5,23 +5,12 @@
 #define CONNSCOPE_NETLIMITS_H
 
 #include <stdint.h>
+#include "kernel_view.h"
 
-struct netlimits {
-	uint32_t port_lo, port_hi;	/* net.ipv4.ip_local_port_range */
-	uint64_t max_tw_buckets;	/* net.ipv4.tcp_max_tw_buckets */
-	uint64_t max_orphans;		/* net.ipv4.tcp_max_orphans */
-	int tw_reuse;			/* net.ipv4.tcp_tw_reuse: 0, 1, 2 (loopback only) */
-	int fin_timeout_s;		/* net.ipv4.tcp_fin_timeout */
-};
 
 /* Reads what it can; a missing file leaves its field 0. Returns 0, or
  * -errno when ip_local_port_range cannot be read. */
 int netlimits_read(struct netlimits *l);
 
-/* Ports in the ephemeral range (ip_local_port_range is inclusive). */
-static inline uint32_t netlimits_ports(const struct netlimits *l)
-{
-	return l->port_hi >= l->port_lo ? l->port_hi - l->port_lo + 1 : 0;
-}
 
 #endif

@@ -5,22 +5,8 @@
 #define CONNSCOPE_SOCKDIAG_H
 
 #include <stdint.h>
+#include "kernel_view.h"
 
-/* One TCP socket as the kernel reports it. Ports in host order, addresses as
- * on the wire (v4 in the first 4 bytes of the 16). */
-struct sd_sock {
-	uint8_t family;		/* AF_INET or AF_INET6 */
-	uint8_t state;		/* TCP_ESTABLISHED.. (TCP_TIME_WAIT for tw socks) */
-	uint8_t timer;		/* idiag_timer: 0 none, 1 retrans, 2 keepalive, 3 TIME_WAIT, 4 probe */
-	uint8_t retrans;	/* idiag_retrans */
-	uint16_t sport, dport;
-	uint8_t saddr[16], daddr[16];
-	uint32_t expires_ms;	/* idiag_expires */
-	uint32_t rqueue, wqueue;/* idiag_rqueue / idiag_wqueue */
-	uint32_t uid;
-	uint32_t inode;		/* 0: no file (TIME_WAIT, orphan, not yet accepted) */
-	uint64_t cookie;	/* idiag_cookie[0] | idiag_cookie[1] << 32 */
-};
 
 /* Called once per socket; return nonzero to stop the dump (that value is
  * returned by sockdiag_dump_tcp). */

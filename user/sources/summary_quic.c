@@ -68,13 +68,6 @@ int quic_kernel_snmp_read(const char *path, struct quic_kernel_snmp *s)
 	return err;
 }
 
-int64_t quic_kernel_snmp_get(const struct quic_kernel_snmp *s, const char *name)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->f[i].name, name))
-			return (int64_t)s->f[i].value;
-	return -1;
-}
 
 struct count_ctx {
 	const struct inode_map *owners;
@@ -165,66 +158,5 @@ int udp_view_build(struct udp_view *v, const struct inode_map *owners, const pid
 	return 0;
 }
 
-void udp_view_free(struct udp_view *v)
-{
-	free(v->procs);
-	memset(v, 0, sizeof(*v));
-}
 
-void format_udp_view_text(FILE *out, const struct udp_view *v, size_t max, bool header)
-{
-	size_t shown = max && max < v->n ? max : v->n;
-	uint64_t rest = 0;
 
-	fputc('\n', out);
-	if (header) {
-		fprintf(out, "UDP sockets by process, QUIC libraries mapped (sock_diag + /proc/PID/fd,\n"
-			     "  /proc/PID/maps); QUIC connections are counted by `connscope attach`\n");
-		fprintf(out, "%-7s %-12s %5s  %s\n", "PID", "COMM", "UDP", "QUIC LIBRARY");
-	}
-	for (size_t i = 0; i < shown; i++)
-		fprintf(out, "%-7d %-12.12s %5u  %s\n", v->procs[i].pid, v->procs[i].comm,
-			v->procs[i].udp, v->procs[i].quic_lib[0] ? v->procs[i].quic_lib : "-");
-	for (size_t i = shown; i < v->n; i++)
-		rest += v->procs[i].udp;
-	if (shown < v->n)
-		fprintf(out, "%-7s %-12s %5llu  (%zu more processes)\n", "-", "others",
-			(unsigned long long)rest, v->n - shown);
-	if (v->unattributed)
-		fprintf(out, "%-7s %-12s %5u\n", "-", "unattributed", v->unattributed);
-	fprintf(out, "in-kernel QUIC: %s\n", v->kernel_quic ? "present (IPPROTO_QUIC)" :
-		"absent (no IPPROTO_QUIC sockets, no /proc/net/quic)");
-	if (v->has_snmp)
-		fprintf(out, "  established now %lld, passive %lld, active %lld "
-			     "(/proc/net/quic/snmp)\n",
-			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnCurrentEstabs"),
-			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnPassiveEstabs"),
-			(long long)quic_kernel_snmp_get(&v->snmp, "QuicConnActiveEstabs"));
-}
-
-void json_udp_view(struct json *j, const struct udp_view *v)
-{
-	json_key(j, "udp");
-	json_object_begin(j);
-	json_kv_bool(j, "kernel_quic", v->kernel_quic);
-	if (v->has_snmp) {
-		json_key(j, "kernel_quic_snmp");
-		json_object_begin(j);
-		for (size_t i = 0; i < v->snmp.n; i++)
-			json_kv_uint(j, v->snmp.f[i].name, v->snmp.f[i].value);
-		json_object_end(j);
-	}
-	json_kv_uint(j, "unattributed", v->unattributed);
-	json_key(j, "processes");
-	json_array_begin(j);
-	for (size_t i = 0; i < v->n; i++) {
-		json_object_begin(j);
-		json_kv_int(j, "pid", v->procs[i].pid);
-		json_kv_string(j, "comm", v->procs[i].comm);
-		json_kv_uint(j, "udp_sockets", v->procs[i].udp);
-		json_kv_string(j, "quic_library", v->procs[i].quic_lib);
-		json_object_end(j);
-	}
-	json_array_end(j);
-	json_object_end(j);
-}

@@ -535,27 +535,3 @@ int unwind_snapshot(struct symbolizer *s, const struct user_regs_x86 *regs,
 				  max_frames);
 }
 
-char *sym_frame_format(const struct sym_frame *f, char *buf, size_t size)
-{
-	const char *file = strrchr(f->file, '/');
-	int n;
-
-	if (!size)
-		return buf;
-	file = file ? file + 1 : f->file;
-	if (strcmp(f->func, "?"))
-		n = snprintf(buf, size, "%s+0x%" PRIx64 " (%s)", f->func,
-			     f->offset, f->module);
-	else if (f->module[0])
-		n = snprintf(buf, size, "? (%s+0x%" PRIx64 ")", f->module,
-			     f->offset);
-	else
-		n = snprintf(buf, size, "? (0x%" PRIx64 ")", f->ip);
-	if (n >= 0 && (size_t)n < size && file[0]) {
-		if (f->line)
-			snprintf(buf + n, size - n, " %s:%d", file, f->line);
-		else
-			snprintf(buf + n, size - n, " %s", file);
-	}
-	return buf;
-}

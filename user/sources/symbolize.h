@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "code_site.h"
 
 /* The kernel's x86_64 struct pt_regs, field for field (what
  * bpf_task_pt_regs() points at and PTRACE_GETREGS' user_regs_struct starts
@@ -27,16 +28,6 @@ struct user_regs_x86 {
 _Static_assert(sizeof(struct user_regs_x86) == 21 * 8,
 	       "struct user_regs_x86 must match the kernel's pt_regs");
 
-struct sym_frame {
-	uint64_t ip;		/* as given, not adjusted */
-	char func[128];		/* "?" when no symbol covers ip */
-	/* ip - start of func; with func "?", the address in the ELF's own
-	 * address space (ip - load bias), what `addr2line -e module` takes */
-	uint64_t offset;
-	char module[256];	/* basename of the ELF; "" when ip is unmapped */
-	char file[256];		/* source file as the line table names it, or "" */
-	int line;		/* 0 unknown */
-};
 
 struct symbolizer;
 
@@ -82,9 +73,6 @@ int unwind_snapshot_ex(struct symbolizer *s, const struct user_regs_x86 *regs,
 		       const uint8_t *stack, size_t stack_len,
 		       uint64_t *ips, bool *activation, int max_frames);
 
-/* "func+0x1c (module) file.c:42", "? (module+0x1234)", "? (0x1234)":
- * one line for reports and logs. Returns buf. */
-char *sym_frame_format(const struct sym_frame *f, char *buf, size_t size);
 
 /* What the cache saved: lookups answered from it and those that had to
  * walk the symbol table and DWARF. */

@@ -218,7 +218,7 @@ static void head(FILE *out, const struct proc_books **procs, size_t n,
 		shown++;
 	}
 	fprintf(out, "</title>\n<style>\n%s%s%s%s</style>\n</head>\n<body>\n<main>\n", css,
-		html_heatmap_css, html_reuse_css, run->fds ? html_fd_css : "");
+		html_heatmap_css, html_reuse_css, run->fds.procs ? html_fd_css : "");
 }
 
 static void overview(FILE *out, const struct agg *a, const struct run_info *run,
@@ -276,13 +276,13 @@ static void summary(FILE *out, const struct agg *a, const struct proc_books **pr
 	      "<div class=\"scroll\"><table>\n<thead>\n"
 	      "<tr class=\"grp\"><th colspan=\"2\"></th><th colspan=\"3\">connections</th>"
 	      "<th colspan=\"4\">TIME_WAIT</th><th>orphans</th>", out);
-	if (run->fds)
+	if (run->fds.procs)
 		fputs("<th colspan=\"2\">fds</th>", out);
 	fputs("<th></th></tr>\n"
 	      "<tr><th>PID</th><th class=\"l\">comm</th><th>opened</th><th>accepted</th>"
 	      "<th>closed</th><th>entered</th><th>live</th><th>expired</th>"
 	      "<th>ended early</th><th>now</th>", out);
-	if (run->fds)
+	if (run->fds.procs)
 		fputs("<th>now</th><th>growth /s</th>", out);
 	fputs("<th class=\"l\">sockets now by state</th></tr>\n</thead>\n<tbody>\n", out);
 	for (size_t i = 0; i < n; i++) {
@@ -306,7 +306,7 @@ static void summary(FILE *out, const struct agg *a, const struct proc_books **pr
 		td_u(out, "time_wait_expired", t->tw_expired);
 		td_u(out, "time_wait_ended_early", t->tw_killed);
 		td_u(out, "orphans_now", p->truth.orphan);
-		if (run->fds)
+		if (run->fds.procs)
 			html_fd_summary_cells(out, run, p->pid);
 		fputs("<td class=\"states\">", out);
 		state_chips(out, p->truth.state, p->truth.orphan);
@@ -317,7 +317,7 @@ static void summary(FILE *out, const struct agg *a, const struct proc_books **pr
 	      "unattributed</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>"
 	      "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>", out);
 	td_u(out, "orphans_now", a->unattributed.orphan);
-	if (run->fds)
+	if (run->fds.procs)
 		fputs("<td>&ndash;</td><td>&ndash;</td>", out);
 	fputs("<td class=\"states\">", out);
 	state_chips(out, a->unattributed.state, a->unattributed.orphan);

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fdsession.h"
+#include "fd_report.h"
+#include "fdleak_report.h"
 #include "report.h"
 #include "report_html_internal.h"
 
@@ -40,7 +41,7 @@ const char html_fd_css[] =
  * (children are not). */
 static const struct fdleak_proc *fd_proc_of(const struct run_info *run, pid_t pid)
 {
-	return run->fds ? fd_session_proc(run->fds, pid) : NULL;
+	return fd_report_proc(&run->fds, pid);
 }
 
 int html_fd_label_chars(const struct run_info *run, pid_t pid, int at_least)
@@ -275,7 +276,7 @@ void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars
 		fputs("<p class=\"note\">No fd listing ended an interval: no fd heatmaps.</p>\n",
 		      out);
 	}
-	suspects(out, p, run->fds->leak_age_s);
+	suspects(out, p, run->fds.leak_age_s);
 	fputs("<p class=\"sub\">fds now and by type from /proc/PID/fd (+ /proc/PID/net), limits "
 	      "from /proc/PID/limits; events and sites from syscall tracepoints.</p>\n</div>\n",
 	      out);

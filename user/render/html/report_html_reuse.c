@@ -156,21 +156,6 @@ static void figures(FILE *out, const struct proc_books *p, bool churn)
 
 /* ---- endpoints ---------------------------------------------------------------- */
 
-struct reuse_row {
-	struct endpoint_key key;
-	const struct endpoint_stats *st;
-};
-
-/* The JSON's order: most connections first, ties by key. */
-static int by_conns(const void *a, const void *b)
-{
-	const struct reuse_row *x = a, *y = b;
-	uint64_t nx = x->st->opened + x->st->accepted, ny = y->st->opened + y->st->accepted;
-
-	if (nx != ny)
-		return nx < ny ? 1 : -1;
-	return memcmp(&x->key, &y->key, sizeof(x->key));
-}
 
 /* One row; label is text (escaped here), churn marks it. */
 static void ep_row(FILE *out, const char *label, bool mono, const struct endpoint_stats *es,
@@ -207,28 +192,20 @@ static double mean_live(const struct proc_books *p, const struct endpoint_stats 
 static void endpoints(FILE *out, const struct proc_books *p, int top,
 		      const struct churn_finding *f, size_t nf)
 {
-	const struct endpoint_key *k;
-	struct endpoint_stats *es, other = { 0 };
-	struct reuse_row *rows;
+	struct endpoint_stats other = { 0 };
+	struct endpoint_use *rows;
 	double other_mean = 0;
 	size_t n = 0;
 	char label[64];
 
 	if (!p->endpoints.count)
 		return;
-	rows = calloc(p->endpoints.count, sizeof(*rows));
-	if (!rows)
-		return;
-	/* The endpoints the JSON lists: those with connections or requests
-	 * (the map holds TIME_WAIT-only ones too). */
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
-		if (n < p->endpoints.count && (es->opened || es->accepted || es->requests))
-			rows[n++] = (struct reuse_row){ .key = *k, .st = es };
-	if (!n) {
+	/* The endpoints the JSON lists. */
+	rows = reuse_endpoints_by_conns(p, &n);
+	if (!rows || !n) {
 		free(rows);
 		return;
 	}
-	qsort(rows, n, sizeof(*rows), by_conns);
 	fprintf(out, "<h3>Reuse by endpoint</h3>\n<div class=\"scroll\"><table class=\"ep reuse\" "
 		     "id=\"reuse-ep-%d\">\n<thead>\n<tr class=\"grp\"><th></th>"
 		     "<th colspan=\"3\">connections</th><th colspan=\"3\">requests</th>"
