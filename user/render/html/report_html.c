@@ -26,66 +26,11 @@
 #define HTML_MAX_PROCS 1024
 #define TOP_DEFAULT 10
 
-/* ---- escaping ------------------------------------------------------------ */
-
-/* Text and attribute values alike: the five characters that end or change
- * markup. Control characters are not allowed in HTML and a comm may hold
- * any; they become '?', as in the terminal renderer. At most n bytes, so a
- * comm[16] need not be terminated. */
-void html_esc_n(FILE *out, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char c = s[i];
-
-		switch (c) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-		}
-	}
-}
-
-void html_esc(FILE *out, const char *s)
-{
-	html_esc_n(out, s ? s : "", (size_t)-1);
-}
-
-const char *html_fmt_s(char *buf, size_t len, uint64_t ns)
-{
-	char *p;
-
-	snprintf(buf, len, "%.3f", ns / 1e9);
-	p = buf + strlen(buf) - 1;
-	while (p > buf && *p == '0')
-		*p-- = '\0';
-	if (*p == '.')
-		*p = '\0';
-	return buf;
-}
-
 static double per_s(uint64_t n, const struct run_info *run)
 {
 	return run->elapsed_s > 0 ? n / run->elapsed_s : 0;
 }
 
-double html_pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0;
-}
 
 /* ---- page frame ------------------------------------------------------------ */
 
@@ -488,13 +433,6 @@ static void proc_section(FILE *out, const struct agg *a, const struct proc_books
 
 /* ---- limits and run ---------------------------------------------------------- */
 
-void html_meter(FILE *out, double pct_used, double warn_pct)
-{
-	if (pct_used > 100)
-		pct_used = 100;
-	fprintf(out, "<span class=\"meter%s\"><span style=\"width:%.1f%%\"></span></span>",
-		pct_used >= warn_pct ? " hot" : "", pct_used);
-}
 
 static void limits_section(FILE *out, const struct limits_view *v)
 {
