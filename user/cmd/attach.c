@@ -21,21 +21,13 @@
 #include "fdsession.h"
 #include "quic_tracer.h"
 #include "report_quic.h"
+#include "timeutil.h"
 
 static volatile sig_atomic_t exiting;
 
 static void on_signal(int sig)
 {
 	exiting = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	/* The clock of bpf_ktime_get_ns(), so event times and ticks compare. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Processes seen only through QUIC (a client --children followed that
@@ -262,25 +254,24 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 static void publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
 			    struct tracer *t, const struct sockstat *st)
 {
-	struct timespec t0, t1;
+	uint64_t t0 = now_ns(), t1;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tracer_stats(t, run->stats);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
 	exporter_format(exp, f, a, run, st);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = now_ns();
 	fprintf(f, "# HELP connscope_snapshot_render_seconds Time to render this snapshot\n"
 		   "# TYPE connscope_snapshot_render_seconds gauge\n"
 		   "connscope_snapshot_render_seconds %.6f\n"
 		   "# HELP connscope_scrapes_total Scrapes of /metrics answered\n"
 		   "# TYPE connscope_scrapes_total counter\n"
 		   "connscope_scrapes_total %llu\n",
-		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+		(t1 - t0) / 1e9,
 		(unsigned long long)exporter_scrapes(exp));
 	fclose(f);
 	exporter_publish(exp, buf, len);
@@ -360,7 +351,7 @@ int attach_run(const struct attach_opts *o)
 			goto cleanup;
 		p->target = true;
 		memcpy(p->comm, id.comm, sizeof(p->comm));
-		p->start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+		p->start_ns = procfs_start_ns(&id);
 	}
 
 	signal(SIGINT, on_signal);

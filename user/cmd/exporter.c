@@ -12,6 +12,7 @@
 #include "fdinv.h"
 #include "procfs.h"
 #include "prom.h"
+#include "timeutil.h"
 
 struct exporter {
 	struct MHD_Daemon *daemon;
@@ -252,7 +253,6 @@ static void read_members_fds(struct exporter *e)
 void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		     const struct run_info *run, const struct sockstat *st)
 {
-	struct timespec now;
 	struct prom_update_in in = {
 		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES,
 		/* With -p the loop marks exits and series stay: no slots to free. */
@@ -261,8 +261,7 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		.quic = run->quic,
 	};
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	in.now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	in.now_ns = now_ns();
 	if (e->lim.top_processes)
 		read_members_gone(e, a);
 	prom_state_admit(&e->state, a, &in);
@@ -291,7 +290,7 @@ void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
 		if (!p)
 			return;
 		memcpy(p->comm, id.comm, sizeof(p->comm));
-		p->start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+		p->start_ns = procfs_start_ns(&id);
 	}
 }
 

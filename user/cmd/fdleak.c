@@ -15,20 +15,13 @@
 #include "fdsession.h"
 #include "tcp_tracer.h"
 #include "procfs.h"
+#include "timeutil.h"
 
 static volatile sig_atomic_t exiting;
 
 static void on_signal(int sig)
 {
 	exiting = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 struct fdleak_opts {

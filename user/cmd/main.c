@@ -9,8 +9,8 @@
 #include "demo.h"
 #include "fdleak.h"
 #include "summary.h"
+#include "version.h"
 
-#define CONNSCOPE_VERSION "0.1.0"
 
 static void usage(FILE *out)
 {

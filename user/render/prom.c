@@ -3,8 +3,8 @@
 #include <string.h>
 #include "prom.h"
 #include "reuse.h"
+#include "version.h"
 
-#define CONNSCOPE_VERSION "0.1.0"
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {

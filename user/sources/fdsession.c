@@ -7,14 +7,7 @@
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
+#include "timeutil.h"
 
 static int on_event(void *ctx, void *data, size_t size)
 {

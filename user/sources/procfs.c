@@ -398,6 +398,11 @@ int procfs_scan_all_sockets(struct inode_map *m)
 	return err;
 }
 
+uint64_t procfs_start_ns(const struct proc_ident *id)
+{
+	return id->start_ticks * (1000000000ULL / procfs_clk_tck());
+}
+
 bool procfs_pid_gone(pid_t pid)
 {
 	char path[PATH_MAX], buf[512], *p;

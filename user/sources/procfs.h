@@ -28,6 +28,9 @@ struct proc_ident {
 /* 0, -ENOENT when the process does not exist, other -errno. */
 int procfs_read_ident(pid_t pid, struct proc_ident *id);
 
+/* The process start time of id in ns since boot (start_ticks / CLK_TCK). */
+uint64_t procfs_start_ns(const struct proc_ident *id);
+
 /* Gone or a zombie: either way it holds no fds or sockets any more. */
 bool procfs_pid_gone(pid_t pid);
 

@@ -241,7 +241,7 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 
 	if (!procfs_read_ident(pid, &id)) {
 		memcpy(c.comm, id.comm, sizeof(c.comm) - 1);
-		c.start_ns = id.start_ticks * (1000000000ULL / procfs_clk_tck());
+		c.start_ns = procfs_start_ns(&id);
 	}
 	inode_map_init(&inodes);
 	err = procfs_scan_pid_sockets(pid, &inodes);
