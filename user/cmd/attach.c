@@ -21,6 +21,7 @@
 #include "fdsession.h"
 #include "quic_tracer.h"
 #include "report_quic.h"
+#include "runloop.h"
 #include "timeutil.h"
 
 static volatile sig_atomic_t exiting;
@@ -287,6 +288,78 @@ static void clock_label(char *buf, size_t len)
 	strftime(buf, len, "%H:%M:%S", &tm);
 }
 
+/* What the run loop's hooks work on: attach_run's state. */
+struct attach_tick {
+	const struct attach_opts *o;
+	struct agg *agg;
+	struct tcp_snapshot *snap;
+	struct tracer *tracer;
+	struct limits_view *limits;
+	struct run_info *run;
+	struct exporter *exp;
+	struct fd_session *fs;		/* NULL: fds off */
+	struct quic_books *qb;		/* NULL: QUIC off */
+	struct quic_tracer *qt;
+	struct quic_run *qrun;
+	const struct run_loop *loop;
+	bool live_tty, warned;
+};
+
+static int attach_alive(void *ctx, uint64_t now)
+{
+	struct attach_tick *s = ctx;
+	int alive = 0;
+
+	for (size_t i = 0; i < s->o->npids; i++) {
+		struct proc_books *p = agg_find_proc(s->agg, s->o->pids[i]);
+
+		if (p && !p->exited && procfs_pid_gone(p->pid)) {
+			p->exited = true;
+			if (s->fs)
+				fd_session_exited(s->fs, p->pid);
+			run_say_exited(s->loop, p->pid, p->comm);
+		}
+		alive += p && !p->exited;
+	}
+	return s->o->tracer.all ? RUN_FOREVER : alive;
+}
+
+static int attach_tick(void *ctx, uint64_t now)
+{
+	struct attach_tick *s = ctx;
+	const struct attach_opts *o = s->o;
+	char clock[16];
+
+	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
+		return -1;
+	agg_tick(s->agg, now);
+	if (s->qb) {
+		quic_reap(s->qb, now);
+		quic_books_tick(s->qb, now);
+		quic_refresh(s->qrun, s->qt, s->agg);
+	}
+	if (s->fs) {
+		fd_session_tick(s->fs, s->tracer->rb, false);
+		fd_session_analyze(s->fs, false);
+	}
+	if (s->exp)
+		publish_metrics(s->exp, s->agg, s->run, s->tracer, &s->snap->st);
+	/* A limit crossed is said at once, not only in the report. */
+	if (!s->warned && format_limits_warnings(stderr, s->limits))
+		s->warned = true;
+	if (s->live_tty) {
+		clock_label(clock, sizeof(clock));
+		live_redraw(s->agg, &s->run->tw, clock, (now - s->loop->t0_ns) / 1e9, &s->run->fds,
+			    s->qb ? s->qrun : NULL);
+	} else if (!o->json && !o->quiet_live) {
+		clock_label(clock, sizeof(clock));
+		format_live_rows(stdout, s->agg, clock, &s->run->fds);
+		format_quic_live(stdout, s->qb ? s->qrun : NULL, clock);
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int attach_run(const struct attach_opts *o)
 {
 	struct tcp_snapshot snap = {};
@@ -304,20 +377,14 @@ int attach_run(const struct attach_opts *o)
 	struct exporter *exp = NULL;
 	FILE *html = NULL, *prom = NULL;
 	char html_tmp[4096], prom_tmp[4096];
-	uint64_t t0, next_tick, deadline, tick_ns;
-	size_t ntargets_alive;
+	struct attach_tick rs;
+	struct run_loop loop;
+	uint64_t t0, tick_ns;
 	int err, ret = 1;
 	char clock[16];
 
-	for (size_t i = 0; i < o->npids; i++) {
-		struct proc_ident id;
-
-		if (procfs_read_ident(o->pids[i], &id) || procfs_pid_gone(o->pids[i])) {
-			fprintf(stderr, "connscope: no such process: %d (find the pid with "
-					"`pgrep NAME`)\n", o->pids[i]);
-			return 1;
-		}
-	}
+	if (cli_check_targets(o->pids, o->npids, NULL))
+		return 1;
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;
@@ -452,78 +519,18 @@ int attach_run(const struct attach_opts *o)
 		format_live_header(stdout);
 	fflush(stdout);
 
-	next_tick = t0 + tick_ns;
-	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	run.end_reason = "interrupted";
-	while (!exiting) {
-		uint64_t now = now_ns(), wake = next_tick < deadline ? next_tick : deadline;
-		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
-
-		err = ring_buffer__poll(tracer.rb, timeout > 100 ? 100 : timeout);
-		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
-		if (err >= 0)
-			err = ring_buffer__consume(tracer.rb);
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
-				strerror(-err));
-			goto cleanup;
-		}
-		ntargets_alive = 0;
-		for (size_t i = 0; i < o->npids; i++) {
-			struct proc_books *p = agg_find_proc(&agg, o->pids[i]);
-
-			if (p && !p->exited && procfs_pid_gone(p->pid)) {
-				p->exited = true;
-				if (fs_on)
-					fd_session_exited(&fs, p->pid);
-				fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; "
-						"its report covers it until then\n", p->pid, p->comm,
-					(now_ns() - t0) / 1e9);
-			}
-			ntargets_alive += p && !p->exited;
-		}
-		now = now_ns();
-		if (now >= deadline) {
-			run.end_reason = "duration";
-			break;
-		}
-		if (!ntargets_alive && !o->tracer.all) {
-			run.end_reason = "target exited";
-			break;
-		}
-		if (now >= next_tick) {
-			if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
-				goto cleanup;
-			agg_tick(&agg, now);
-			if (quic_on) {
-				quic_reap(&qb, now);
-				quic_books_tick(&qb, now);
-				quic_refresh(&qrun, &qt, &agg);
-			}
-			if (fs_on) {
-				fd_session_tick(&fs, tracer.rb, false);
-				fd_session_analyze(&fs, false);
-			}
-			if (exp)
-				publish_metrics(exp, &agg, &run, &tracer, &snap.st);
-			/* A limit crossed is said at once, not only in the report. */
-			if (!warned && format_limits_warnings(stderr, &limits))
-				warned = true;
-			if (live_tty) {
-				clock_label(clock, sizeof(clock));
-				live_redraw(&agg, &run.tw, clock, (now - t0) / 1e9, &run.fds,
-					    quic_on ? &qrun : NULL);
-			} else if (!o->json && !o->quiet_live) {
-				clock_label(clock, sizeof(clock));
-				format_live_rows(stdout, &agg, clock, &run.fds);
-				format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
-				fflush(stdout);
-			}
-			next_tick += tick_ns;
-			if (next_tick < now)
-				next_tick = now + tick_ns;
-		}
-	}
+	rs = (struct attach_tick){ .o = o, .agg = &agg, .snap = &snap, .tracer = &tracer,
+				   .limits = &limits, .run = &run, .exp = exp,
+				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
+				   .qrun = &qrun, .live_tty = live_tty, .loop = &loop };
+	loop = (struct run_loop){ .rb = tracer.rb, .t0_ns = t0, .tick_ns = tick_ns,
+				  .duration_s = o->duration_s, .alive = attach_alive,
+				  .tick = attach_tick, .ctx = &rs };
+	err = run_loop(&loop, &exiting);
+	run.end_reason = loop.end_reason;
+	warned = rs.warned;
+	if (err)
+		goto cleanup;
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
 	if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))

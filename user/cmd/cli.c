@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "procfs.h"
 
 int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids)
 {
@@ -115,4 +116,20 @@ int cli_need_pids(const char *cmd, size_t npids, const char *ask)
 		return 0;
 	fprintf(stderr, "connscope %s: %s\n", cmd, ask);
 	return EXIT_USAGE;
+}
+
+int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16])
+{
+	for (size_t i = 0; i < n; i++) {
+		struct proc_ident id;
+
+		if (procfs_read_ident(pids[i], &id) || procfs_pid_gone(pids[i])) {
+			fprintf(stderr, "connscope: no such process: %d (find the pid with "
+					"`pgrep NAME`)\n", pids[i]);
+			return 1;
+		}
+		if (comms)
+			memcpy(comms[i], id.comm, sizeof(comms[i]));
+	}
+	return 0;
 }

@@ -37,5 +37,8 @@ int cli_need_pids(const char *cmd, size_t npids, const char *ask);
 
 /* getopt_long's failure (opterr must be 0): one line naming the option. */
 int cli_bad_option(const char *cmd, char **argv);
+/* Every pid names a live process (said on stderr when not: 1); comms, when
+ * not NULL, gets each one's name. */
+int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16]);
 
 #endif

@@ -15,6 +15,7 @@
 #include "fdsession.h"
 #include "tcp_tracer.h"
 #include "procfs.h"
+#include "runloop.h"
 #include "timeutil.h"
 
 static volatile sig_atomic_t exiting;
@@ -47,6 +48,50 @@ static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
 	       bp ? (unsigned long long)bp->closed : 0ULL, bp ? fd_proc_slope(bp) : 0.0);
 }
 
+/* What the run loop's hooks work on. */
+struct fdleak_tick {
+	const struct fdleak_opts *o;
+	struct fd_session *fs;
+	struct ring_buffer *rb;
+	const struct run_loop *loop;
+	bool warned;
+};
+
+static int fdleak_alive(void *ctx, uint64_t now)
+{
+	struct fdleak_tick *s = ctx;
+	int alive = 0;
+
+	for (size_t i = 0; i < s->fs->nprocs; i++) {
+		struct fdleak_proc *p = &s->fs->procs[i];
+
+		if (!p->exited && procfs_pid_gone(p->pid)) {
+			fd_session_exited(s->fs, p->pid);
+			run_say_exited(s->loop, p->pid, p->comm);
+		}
+		alive += !p->exited;
+	}
+	return alive;
+}
+
+static int fdleak_tick(void *ctx, uint64_t now)
+{
+	struct fdleak_tick *s = ctx;
+
+	fd_session_tick(s->fs, s->rb, false);
+	fd_session_analyze(s->fs, false);
+	for (size_t i = 0; i < s->fs->nprocs; i++) {
+		if (s->fs->procs[i].exited)
+			continue;
+		if (!s->o->json)
+			live_row(&s->fs->procs[i], &s->fs->books);
+		if (!s->warned && format_fdleak_warnings(stderr, &s->fs->procs[i], s->o->warn_share))
+			s->warned = true;
+	}
+	fflush(stdout);
+	return 0;
+}
+
 static int fdleak_run(const struct fdleak_opts *o)
 {
 	char comms[CLI_MAX_PIDS][16];
@@ -54,21 +99,14 @@ static int fdleak_run(const struct fdleak_opts *o)
 				  .warn_share = o->warn_share };
 	struct ring_buffer *rb = NULL;
 	struct fd_session fs = {};
-	uint64_t t0, next, deadline, tick = (uint64_t)(o->interval_s * 1e9);
+	uint64_t t0, tick = (uint64_t)(o->interval_s * 1e9);
+	struct fdleak_tick rs;
+	struct run_loop loop;
 	bool warned = false, color;
-	size_t alive;
-	int ret = 1, err;
+	int ret = 1;
 
-	for (size_t i = 0; i < o->npids; i++) {
-		struct proc_ident id;
-
-		if (procfs_read_ident(o->pids[i], &id) || procfs_pid_gone(o->pids[i])) {
-			fprintf(stderr, "connscope: no such process: %d (find the pid with "
-					"`pgrep NAME`)\n", o->pids[i]);
-			return 1;
-		}
-		memcpy(comms[i], id.comm, sizeof(comms[i]));
-	}
+	if (cli_check_targets(o->pids, o->npids, comms))
+		return 1;
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;
@@ -85,60 +123,14 @@ static int fdleak_run(const struct fdleak_opts *o)
 		printf("%-8s %-7s %-12s %7s %7s %7s %8s\n", "TIME", "PID", "COMM", "FDS", "MADE",
 		       "CLOSED", "GROWTH/s");
 	fflush(stdout);
-	next = t0 + tick;
-	deadline = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	run.end_reason = "interrupted";
-	while (!exiting) {
-		uint64_t now = now_ns(), wake = next < deadline ? next : deadline;
-		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
-
-		err = ring_buffer__poll(rb, timeout > 100 ? 100 : timeout);
-		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
-		if (err >= 0)
-			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
-				strerror(-err));
-			goto out;
-		}
-		alive = 0;
-		for (size_t i = 0; i < fs.nprocs; i++) {
-			struct fdleak_proc *p = &fs.procs[i];
-
-			if (!p->exited && procfs_pid_gone(p->pid)) {
-				fd_session_exited(&fs, p->pid);
-				fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; its "
-						"report covers it until then\n", p->pid, p->comm,
-					(now_ns() - t0) / 1e9);
-			}
-			alive += !p->exited;
-		}
-		now = now_ns();
-		if (now >= deadline) {
-			run.end_reason = "duration";
-			break;
-		}
-		if (!alive) {
-			run.end_reason = "target exited";
-			break;
-		}
-		if (now < next)
-			continue;
-		fd_session_tick(&fs, rb, false);
-		fd_session_analyze(&fs, false);
-		for (size_t i = 0; i < fs.nprocs; i++) {
-			if (fs.procs[i].exited)
-				continue;
-			if (!o->json)
-				live_row(&fs.procs[i], &fs.books);
-			if (!warned && format_fdleak_warnings(stderr, &fs.procs[i], o->warn_share))
-				warned = true;
-		}
-		fflush(stdout);
-		next += tick;
-		if (next < now)
-			next = now + tick;
-	}
+	rs = (struct fdleak_tick){ .o = o, .fs = &fs, .rb = rb, .loop = &loop };
+	loop = (struct run_loop){ .rb = rb, .t0_ns = t0, .tick_ns = tick,
+				  .duration_s = o->duration_s, .alive = fdleak_alive,
+				  .tick = fdleak_tick, .ctx = &rs };
+	if (run_loop(&loop, &exiting))
+		goto out;
+	run.end_reason = loop.end_reason;
+	warned = rs.warned;
 	/* The last listing: with the ring drained after it, every gap counts. */
 	fd_session_tick(&fs, rb, true);
 	fd_session_analyze(&fs, true);

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "runloop.h"
+#include "timeutil.h"
+
+int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
+{
+	uint64_t next = l->t0_ns + l->tick_ns;
+	uint64_t deadline = l->duration_s > 0 ? l->t0_ns + (uint64_t)(l->duration_s * 1e9)
+					      : UINT64_MAX;
+	int err;
+
+	l->end_reason = "interrupted";
+	while (!*exiting) {
+		uint64_t now = now_ns(), wake = next < deadline ? next : deadline;
+		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
+
+		err = ring_buffer__poll(l->rb, timeout > 100 ? 100 : timeout);
+		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
+		if (err >= 0)
+			err = ring_buffer__consume(l->rb);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
+				strerror(-err));
+			return err;
+		}
+		err = l->alive(l->ctx, now_ns());
+		now = now_ns();
+		if (now >= deadline) {
+			l->end_reason = "duration";
+			break;
+		}
+		if (!err) {
+			l->end_reason = "target exited";
+			break;
+		}
+		if (now < next)
+			continue;
+		err = l->tick(l->ctx, now);
+		if (err)
+			return err;
+		next += l->tick_ns;
+		if (next < now)
+			next = now + l->tick_ns;
+	}
+	return 0;
+}
+
+void run_say_exited(const struct run_loop *l, int pid, const char *comm)
+{
+	fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; its report covers it "
+			"until then\n", pid, comm, (now_ns() - l->t0_ns) / 1e9);
+}
