@@ -339,7 +339,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		quic_refresh(s->qrun, s->qt, s->agg);
 	}
 	if (s->fs) {
-		fd_session_tick(s->fs, s->tracer->rb, false);
+		fd_session_tick(s->fs, false);
 		fd_session_analyze(s->fs, false);
 	}
 	if (s->exp)
@@ -449,7 +449,7 @@ int attach_run(const struct attach_opts *o)
 
 			snprintf(comms[i], sizeof(comms[i]), "%s", p ? p->comm : "?");
 		}
-		if (!fd_session_open(&fs, &tracer.rb, o->pids, (const char (*)[16])comms, o->npids,
+		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3))
 			fs_on = true;
 		else
@@ -523,7 +523,7 @@ int attach_run(const struct attach_opts *o)
 				   .limits = &limits, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
 				   .qrun = &qrun, .live_tty = live_tty, .loop = &loop };
-	loop = (struct run_loop){ .rb = tracer.rb, .t0_ns = t0, .tick_ns = tick_ns,
+	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };
 	err = run_loop(&loop, &exiting);
@@ -542,7 +542,7 @@ int attach_run(const struct attach_opts *o)
 		quic_refresh(&qrun, &qt, &agg);
 	}
 	if (fs_on) {
-		fd_session_tick(&fs, tracer.rb, true);
+		fd_session_tick(&fs, true);
 		fd_session_analyze(&fs, true);
 	}
 	/* Requests on connections still open count too: read their traffic. */

@@ -52,7 +52,6 @@ static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
 struct fdleak_tick {
 	const struct fdleak_opts *o;
 	struct fd_session *fs;
-	struct ring_buffer *rb;
 	const struct run_loop *loop;
 	bool warned;
 };
@@ -78,7 +77,7 @@ static int fdleak_tick(void *ctx, uint64_t now)
 {
 	struct fdleak_tick *s = ctx;
 
-	fd_session_tick(s->fs, s->rb, false);
+	fd_session_tick(s->fs, false);
 	fd_session_analyze(s->fs, false);
 	for (size_t i = 0; i < s->fs->nprocs; i++) {
 		if (s->fs->procs[i].exited)
@@ -97,7 +96,6 @@ static int fdleak_run(const struct fdleak_opts *o)
 	char comms[CLI_MAX_PIDS][16];
 	struct fdleak_run run = { .interval_s = o->interval_s, .leak_age_s = o->leak_age_s,
 				  .warn_share = o->warn_share };
-	struct ring_buffer *rb = NULL;
 	struct fd_session fs = {};
 	uint64_t t0, tick = (uint64_t)(o->interval_s * 1e9);
 	struct fdleak_tick rs;
@@ -114,7 +112,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 	t0 = now_ns();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (fd_session_open(&fs, &rb, o->pids, (const char (*)[16])comms, o->npids, t0, tick,
+	if (fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids, t0, tick,
 			    o->leak_age_s, o->top))
 		goto out;
 	fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n", o->npids,
@@ -123,8 +121,8 @@ static int fdleak_run(const struct fdleak_opts *o)
 		printf("%-8s %-7s %-12s %7s %7s %7s %8s\n", "TIME", "PID", "COMM", "FDS", "MADE",
 		       "CLOSED", "GROWTH/s");
 	fflush(stdout);
-	rs = (struct fdleak_tick){ .o = o, .fs = &fs, .rb = rb, .loop = &loop };
-	loop = (struct run_loop){ .rb = rb, .t0_ns = t0, .tick_ns = tick,
+	rs = (struct fdleak_tick){ .o = o, .fs = &fs, .loop = &loop };
+	loop = (struct run_loop){ .rb = { fs.rb }, .t0_ns = t0, .tick_ns = tick,
 				  .duration_s = o->duration_s, .alive = fdleak_alive,
 				  .tick = fdleak_tick, .ctx = &rs };
 	if (run_loop(&loop, &exiting))
@@ -132,7 +130,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 	run.end_reason = loop.end_reason;
 	warned = rs.warned;
 	/* The last listing: with the ring drained after it, every gap counts. */
-	fd_session_tick(&fs, rb, true);
+	fd_session_tick(&fs, true);
 	fd_session_analyze(&fs, true);
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	fd_session_run_facts(&fs, &run);
@@ -151,7 +149,6 @@ static int fdleak_run(const struct fdleak_opts *o)
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 out:
 	fd_session_close(&fs);
-	ring_buffer__free(rb);
 	return ret;
 }
 

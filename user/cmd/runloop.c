@@ -1,9 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include "runloop.h"
 #include "timeutil.h"
+
+/* Waits until a ring manager has data or timeout_ms passes, then drains
+ * every one: events come without wakeups (ringbuf_wakeup.bpf.h), so a
+ * wakeup is a hint, and each tick reads all that is there. */
+static int poll_rings(struct run_loop *l, int timeout_ms)
+{
+	struct pollfd pfd[RUN_MAX_RINGS];
+	int n = 0, err;
+
+	for (int i = 0; i < RUN_MAX_RINGS; i++)
+		if (l->rb[i])
+			pfd[n++] = (struct pollfd){ .fd = ring_buffer__epoll_fd(l->rb[i]),
+						    .events = POLLIN };
+	if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0; i < RUN_MAX_RINGS; i++) {
+		if (!l->rb[i])
+			continue;
+		err = ring_buffer__consume(l->rb[i]);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
 
 int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 {
@@ -17,10 +42,7 @@ int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 		uint64_t now = now_ns(), wake = next < deadline ? next : deadline;
 		int timeout = wake > now ? (int)((wake - now) / 1000000) : 0;
 
-		err = ring_buffer__poll(l->rb, timeout > 100 ? 100 : timeout);
-		/* Events come without wakeups (ringbuf_wakeup.bpf.h): drain. */
-		if (err >= 0)
-			err = ring_buffer__consume(l->rb);
+		err = poll_rings(l, timeout > 100 ? 100 : timeout);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "connscope: reading the ring buffer failed: %s\n",
 				strerror(-err));

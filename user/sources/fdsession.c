@@ -57,7 +57,7 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 	return 0;
 }
 
-int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *pids,
+int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
 		    double leak_age_s, int top)
 {
@@ -77,7 +77,7 @@ int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *
 		fd_session_close(s);
 		return -ENOMEM;
 	}
-	err = fd_tracer_open(&s->ft, rb, on_event, on_snap, &s->books, false);
+	err = fd_tracer_open(&s->ft, &s->rb, on_event, on_snap, &s->books, false);
 	if (err) {
 		fd_session_close(s);
 		return err;
@@ -90,7 +90,7 @@ int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *
 		fd_tracer_add_target(&s->ft, pids[i]);
 		/* Maps now, while the process lives: names survive its exit. */
 		s->syms[i] = symbolizer_new(pids[i]);
-		err = list_into_books(&s->books, *rb, &s->procs[i], false);
+		err = list_into_books(&s->books, s->rb, &s->procs[i], false);
 		if (err) {
 			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
 				strerror(-err));
@@ -127,11 +127,11 @@ static void resolve_before_exec(struct fd_session *s, size_t i)
 	s->execs_done[i] = bp->execs;
 }
 
-void fd_session_tick(struct fd_session *s, struct ring_buffer *rb, bool final)
+void fd_session_tick(struct fd_session *s, bool final)
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
 		if (!s->procs[i].exited)
-			list_into_books(&s->books, rb, &s->procs[i], final);
+			list_into_books(&s->books, s->rb, &s->procs[i], final);
 		resolve_before_exec(s, i);
 	}
 }
@@ -212,6 +212,8 @@ void fd_session_close(struct fd_session *s)
 	free(s->procs);
 	free(s->execs_done);
 	hmap_free(&s->resolved);
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
 	fd_tracer_close(&s->ft);
 	fd_books_free(&s->books);
 	s->syms = NULL;

@@ -17,6 +17,9 @@
 struct fd_session {
 	struct fd_books books;
 	struct fd_tracer ft;
+	/* The fd rings alone: a listing drains them and nothing else, so it
+	 * never applies another source's events as a side effect. */
+	struct ring_buffer *rb;
 	struct fdleak_proc *procs;	/* one per traced process, in -p order */
 	struct symbolizer **syms;	/* per process; NULL where maps could not be read */
 	size_t nprocs;
@@ -29,16 +32,16 @@ struct fd_session {
 	bool open;
 };
 
-/* Loads and attaches the fd programs into *rb (created when NULL), adds
- * the targets and takes the first listing (the fds held at start).
+/* Loads and attaches the fd programs with a ring manager of their own
+ * (s->rb: the run loop polls it beside the others), adds the targets and takes the first listing (the fds held at start).
  * comms may be NULL. 0 or -errno after printing why. */
-int fd_session_open(struct fd_session *s, struct ring_buffer **rb, const pid_t *pids,
+int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
 		    double leak_age_s, int top);
 
 /* One /proc listing per live process into the books (the ring is drained
  * after each listing); final: the last one of the run. */
-void fd_session_tick(struct fd_session *s, struct ring_buffer *rb, bool final);
+void fd_session_tick(struct fd_session *s, bool final);
 
 /* Marks pid exited (its books stop; its report stays). */
 void fd_session_exited(struct fd_session *s, pid_t pid);
