@@ -363,12 +363,18 @@ int BPF_PROG(handle_recv_btf, struct sock *sk, int ret, int flags)
 SEC("?tracepoint/sock/sock_send_length")
 int handle_send_tp(struct trace_event_raw_sock_msg_length *ctx)
 {
+	/* Linux < 6.3 has no such record: the loader leaves this program out
+	 * there, and this keeps its CO-RE reads from failing the load. */
+	if (!bpf_core_type_exists(struct trace_event_raw_sock_msg_length))
+		return 0;
 	return count_io(ctx->sk, ctx->ret, CS_DIR_SEND);
 }
 
 SEC("?tracepoint/sock/sock_recv_length")
 int handle_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
 {
+	if (!bpf_core_type_exists(struct trace_event_raw_sock_msg_length))
+		return 0;
 	if (ctx->flags & MSG_PEEK_FLAG)
 		return 0;
 	return count_io(ctx->sk, ctx->ret, CS_DIR_RECV);

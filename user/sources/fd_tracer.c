@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
 #include "fd_tracer.h"
+#include "kfeatures.h"
 #include "fdtrack.skel.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
@@ -18,10 +20,29 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 	int err, n = 0;
 
 	memset(t, 0, sizeof(*t));
+	if (!kf_has(kf_plan(NULL), KF_HOOK_TASK_HELPERS)) {
+		fprintf(stderr, "connscope: fd tracking needs %s\n",
+			kf_figure(KF_FIG_FD_TRACKING)->needs);
+		return -ENOTSUP;
+	}
 	t->skel = fdtrack_bpf__open();
 	if (!t->skel)
 		return -errno;
 	t->skel->rodata->filter_tgid = !all;
+	/* A tracepoint this kernel lacks is left out before the load (it
+	 * would fail it), and named like one that failed to attach. */
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		char path[256];
+
+		if (!strncmp(sec, "tracepoint/", 11)) {
+			snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s", sec + 11);
+			if (access(path, F_OK) && access("/sys/kernel/tracing/events", F_OK) == 0)
+				bpf_program__set_autoload(prog, false);
+		}
+	}
+	bpf_program__set_autoload(t->skel->progs.handle_exec_btf,
+				  kf_has(kf_plan(NULL), KF_HOOK_EXEC));
 	err = fdtrack_bpf__load(t->skel);
 	if (err) {
 		fprintf(stderr, "connscope: cannot load the fd tracking programs: %s (run with -v "
@@ -36,7 +57,7 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 		goto fail;
 	}
 	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct bpf_link *l = bpf_program__attach(prog);
+		struct bpf_link *l = bpf_program__autoload(prog) ? bpf_program__attach(prog) : NULL;
 
 		if (!l) {
 			size_t used = strlen(t->failed_names);

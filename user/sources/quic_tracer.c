@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
+#include "kfeatures.h"
 #include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"
@@ -160,6 +161,12 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	t->books = books;
 	t->rb = *rb;
 	t->kernel_quic = quic_kernel_present();
+	if (!kf_has(kf_plan(NULL), KF_HOOK_CGROUP_SOCK)) {
+		snprintf(t->wire_error, sizeof(t->wire_error), "this kernel lacks %s",
+			 kf_figure(KF_FIG_QUIC_WIRE)->needs);
+		err = -ENOTSUP;
+		goto fail;
+	}
 	t->wire = quicwire_bpf__open();
 	if (!t->wire)
 		return -errno;

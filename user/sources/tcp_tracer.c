@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
+#include "kfeatures.h"
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 
@@ -81,6 +82,11 @@ int tracer_preflight(const struct tracer_opts *o)
 				"kernel's BTF (e.g. from BTFHub)\n", KERNEL_BTF);
 		return 1;
 	}
+	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_RINGBUF)) {
+		fprintf(stderr, "connscope: this kernel has no BPF ring buffer "
+				"(BPF_MAP_TYPE_RINGBUF): connscope needs Linux >= 5.8\n");
+		return 1;
+	}
 	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
 	if (stat(path, &st)) {
 		fprintf(stderr, "connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
@@ -116,21 +122,30 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
 	struct tcpstate_bpf *skel = tcpstate_bpf__open_opts(&open_opts);
+	/* Only what this kernel has (kfeatures.c): one missing tracepoint
+	 * would fail the whole load. */
+	const struct kf_plan *kf = kf_plan(o->btf_path);
+	bool io = kf_has(kf, KF_HOOK_SOCK_LENGTH);
 	uint64_t tw_addr;
 	int err;
 
 	if (!skel)
 		return -errno;
+	if (use_btf && !kf_has(kf, KF_HOOK_SET_STATE_BTF)) {
+		tcpstate_bpf__destroy(skel);
+		return -ENOENT;
+	}
 	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
 	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
-	bpf_program__set_autoload(skel->progs.handle_fork_btf, o->follow_children);
-	bpf_program__set_autoload(skel->progs.handle_send_btf, use_btf);
-	bpf_program__set_autoload(skel->progs.handle_recv_btf, use_btf);
-	bpf_program__set_autoload(skel->progs.handle_send_tp, !use_btf);
-	bpf_program__set_autoload(skel->progs.handle_recv_tp, !use_btf);
+	bpf_program__set_autoload(skel->progs.handle_fork_btf,
+				  o->follow_children && kf_has(kf, KF_HOOK_FORK));
+	bpf_program__set_autoload(skel->progs.handle_send_btf, use_btf && io);
+	bpf_program__set_autoload(skel->progs.handle_recv_btf, use_btf && io);
+	bpf_program__set_autoload(skel->progs.handle_send_tp, !use_btf && io);
+	bpf_program__set_autoload(skel->progs.handle_recv_tp, !use_btf && io);
 	/* The tw timer tracepoints are tp_btf only; without them TIME_WAIT is
 	 * seen from state transitions and sock_diag. */
-	tw_addr = use_btf ? kallsyms_addr("tw_timer_handler") : 0;
+	tw_addr = use_btf && kf_has(kf, KF_HOOK_TW_TIMERS) ? kallsyms_addr("tw_timer_handler") : 0;
 	bpf_program__set_autoload(skel->progs.handle_timer_start_btf, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
@@ -184,6 +199,9 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 		goto fail;
 	}
 	t->follow_children = o->follow_children;
+	if (o->follow_children && !kf_has(kf_plan(o->btf_path), KF_HOOK_FORK))
+		fprintf(stderr, "connscope: --children is off: it needs %s\n",
+			kf_figure(KF_FIG_CHILDREN)->needs);
 	return 0;
 fail:
 	tracer_close(t);

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Kernel features, probed once at start. The BTF of the running kernel
+ * (or --btf FILE) says which tracepoints exist: every tracepoint has a
+ * btf_trace_NAME typedef there, so a tp_btf program whose typedef is
+ * missing would fail the whole load. Map types, program types and helpers
+ * come from libbpf's probes, which load a tiny program of each. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "kfeatures.h"
+
+/* The tracepoints whose BTF typedefs a hook needs (NULL-terminated). */
+static const char *const hook_tracepoints[KF_HOOK_MAX][4] = {
+	[KF_HOOK_SET_STATE_BTF] = { "inet_sock_set_state" },
+	[KF_HOOK_SOCK_LENGTH] = { "sock_send_length", "sock_recv_length" },
+	[KF_HOOK_TW_TIMERS] = { "timer_start", "timer_cancel", "timer_expire_entry" },
+	[KF_HOOK_FORK] = { "sched_process_fork" },
+	[KF_HOOK_EXEC] = { "sched_process_exec" },
+};
+
+/* THE table: each figure, the hooks it needs, and what to tell the user.
+ * A figure is on when all its hooks are there. */
+static const struct {
+	struct kf_figure_info info;
+	enum kf_hook hooks[3];
+	int nhooks;
+} figures[KF_FIG_MAX] = {
+	[KF_FIG_CONNECTION_IO] = {
+		{ "connection_io",
+		  "bytes, requests and turns per connection and endpoint; connections held "
+		  "at start adopted at their first send",
+		  "tracepoints sock:sock_send_length and sock:sock_recv_length (Linux 6.3)" },
+		{ KF_HOOK_SOCK_LENGTH }, 1 },
+	[KF_FIG_TW_TIMERS] = {
+		{ "time_wait_timers",
+		  "exact TIME_WAIT end (expired or ended early) from the tw timer; without it "
+		  "from state transitions and sock_diag",
+		  "tp_btf timer:timer_start, timer_cancel, timer_expire_entry (Linux 5.5) and "
+		  "tw_timer_handler in /proc/kallsyms" },
+		{ KF_HOOK_TW_TIMERS, KF_HOOK_SET_STATE_BTF }, 2 },
+	[KF_FIG_CHILDREN] = {
+		{ "children", "--children: processes forked by a target followed",
+		  "tp_btf sched:sched_process_fork (Linux 5.5)" },
+		{ KF_HOOK_FORK }, 1 },
+	[KF_FIG_FD_EXEC] = {
+		{ "fd_exec", "fds closed by exec (O_CLOEXEC) seen as it happens",
+		  "tp_btf sched:sched_process_exec (Linux 5.5)" },
+		{ KF_HOOK_EXEC }, 1 },
+	[KF_FIG_FD_TRACKING] = {
+		{ "fd_tracking", "fd tracking: fdleak and the fd part of attach",
+		  "BPF helpers bpf_get_current_task_btf (Linux 5.11) and bpf_task_pt_regs "
+		  "(Linux 5.15) in tracepoint programs" },
+		{ KF_HOOK_TASK_HELPERS }, 1 },
+	[KF_FIG_QUIC_WIRE] = {
+		{ "quic_wire", "QUIC connections seen on the wire (UDP on the cgroup v2 root)",
+		  "BPF program types cgroup_skb and cgroup_sock, map type sk_storage "
+		  "(Linux 5.2)" },
+		{ KF_HOOK_CGROUP_SOCK }, 1 },
+};
+
+static bool btf_has_tracepoint(const struct btf *btf, const char *tp)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+void kf_probe_btf(const struct btf *btf, struct kf_probe *p)
+{
+	for (int h = 0; h < KF_HOOK_MAX; h++) {
+		if (!hook_tracepoints[h][0])
+			continue;
+		p->have[h] = true;
+		for (int i = 0; i < 4 && hook_tracepoints[h][i]; i++)
+			if (!btf_has_tracepoint(btf, hook_tracepoints[h][i]))
+				p->have[h] = false;
+	}
+}
+
+void kf_decide(const struct kf_probe *p, struct kf_plan *plan)
+{
+	plan->probe = *p;
+	for (int f = 0; f < KF_FIG_MAX; f++) {
+		plan->on[f] = true;
+		for (int i = 0; i < figures[f].nhooks; i++)
+			if (!p->have[figures[f].hooks[i]])
+				plan->on[f] = false;
+	}
+}
+
+static bool kallsyms_has(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	/* An address of 0 is kptr_restrict hiding it: as good as missing. */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
+			found = addr != 0;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/* libbpf's probes answer 1 (there), 0 (not there) or -errno (could not
+ * tell, e.g. no privilege): only a 0 turns a figure off, the load says the
+ * rest. */
+static bool probe_says_yes(int ret)
+{
+	return ret != 0;
+}
+
+int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	int err = libbpf_get_error(btf);
+
+	memset(p, 0, sizeof(*p));
+	if (err) {
+		for (int h = 0; h < KF_HOOK_MAX; h++)
+			p->have[h] = true;
+		return err;
+	}
+	kf_probe_btf(btf, p);
+	btf__free(btf);
+	if (p->have[KF_HOOK_TW_TIMERS] && !kallsyms_has("tw_timer_handler"))
+		p->have[KF_HOOK_TW_TIMERS] = false;
+	p->have[KF_HOOK_RINGBUF] = probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF,
+									    NULL));
+	p->have[KF_HOOK_TASK_HELPERS] =
+		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
+						       BPF_FUNC_get_current_task_btf, NULL)) &&
+		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
+						       BPF_FUNC_task_pt_regs, NULL));
+	p->have[KF_HOOK_CGROUP_SOCK] =
+		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL)) &&
+		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK, NULL)) &&
+		probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL));
+	return 0;
+}
+
+const struct kf_plan *kf_plan(const char *btf_path)
+{
+	static struct kf_plan plan;
+	static bool done;
+	struct kf_probe p;
+	int err;
+
+	if (done)
+		return &plan;
+	done = true;
+	err = kf_probe_kernel(btf_path, &p);
+	kf_decide(&p, &plan);
+	plan.probed = !err;
+	return &plan;
+}
+
+bool kf_has(const struct kf_plan *plan, enum kf_hook hook)
+{
+	return plan->probe.have[hook];
+}
+
+const struct kf_figure_info *kf_figure(enum kf_figure fig)
+{
+	return &figures[fig].info;
+}
+
+size_t kf_unavailable(const struct kf_plan *plan, const struct kf_figure_info **out, size_t max)
+{
+	size_t n = 0;
+
+	for (int f = 0; f < KF_FIG_MAX && n < max; f++)
+		if (!plan->on[f])
+			out[n++] = &figures[f].info;
+	return n;
+}

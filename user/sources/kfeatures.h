@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What the running kernel offers connscope's BPF units, probed at start,
+ * and which figures that turns on or off. One table (kfeatures.c) says
+ * which kernel hooks each figure needs; the loaders load only programs
+ * whose hooks are there, and every renderer names the figures that are
+ * off and what they need. */
+#ifndef CONNSCOPE_KFEATURES_H
+#define CONNSCOPE_KFEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct btf;
+
+enum kf_hook {
+	KF_HOOK_RINGBUF,	/* BPF_MAP_TYPE_RINGBUF: every unit's events */
+	KF_HOOK_SET_STATE_BTF,	/* tp_btf sock:inet_sock_set_state */
+	KF_HOOK_SOCK_LENGTH,	/* sock:sock_send_length + sock:sock_recv_length */
+	KF_HOOK_TW_TIMERS,	/* tp_btf timer_start/cancel/expire_entry + tw_timer_handler */
+	KF_HOOK_FORK,		/* tp_btf sched:sched_process_fork */
+	KF_HOOK_EXEC,		/* tp_btf sched:sched_process_exec */
+	KF_HOOK_TASK_HELPERS,	/* bpf_get_current_task_btf, bpf_task_pt_regs */
+	KF_HOOK_CGROUP_SOCK,	/* cgroup_skb + cgroup_sock programs, sk_storage maps */
+	KF_HOOK_MAX
+};
+
+enum kf_figure {
+	KF_FIG_CONNECTION_IO,	/* bytes, requests, turns per connection */
+	KF_FIG_TW_TIMERS,	/* exact TIME_WAIT end from the tw timer */
+	KF_FIG_CHILDREN,	/* --children */
+	KF_FIG_FD_EXEC,		/* fds closed by exec, as it happens */
+	KF_FIG_FD_TRACKING,	/* fdleak, attach's fd part */
+	KF_FIG_QUIC_WIRE,	/* QUIC seen on the wire */
+	KF_FIG_MAX
+};
+
+struct kf_figure_info {
+	const char *figure;	/* short name, as in JSON and Prometheus labels */
+	const char *what;	/* what the figure is */
+	const char *needs;	/* the kernel feature it needs, with the version */
+};
+
+/* Probe results, one per hook: true when this kernel has it. */
+struct kf_probe {
+	bool have[KF_HOOK_MAX];
+};
+
+struct kf_plan {
+	struct kf_probe probe;
+	bool on[KF_FIG_MAX];
+	bool probed;		/* filled by a probe (else: everything assumed there) */
+};
+
+/* The BTF part of a probe: the tracepoint typedefs (btf_trace_NAME) this
+ * BTF holds. Other hooks are left as they are. Pure: no kernel access. */
+void kf_probe_btf(const struct btf *btf, struct kf_probe *p);
+/* Figures from probe results, by the one table. Pure. */
+void kf_decide(const struct kf_probe *p, struct kf_plan *plan);
+
+/* The whole probe of the running kernel: its BTF (btf_path when given:
+ * --btf FILE, else /sys/kernel/btf/vmlinux), /proc/kallsyms and libbpf's
+ * feature probes. Needs the privileges loading BPF needs. 0 or -errno
+ * (no BTF to read). */
+int kf_probe_kernel(const char *btf_path, struct kf_probe *p);
+
+/* The process's plan: probed on the first call (btf_path as above), the
+ * same plan after. Never NULL; if probing failed every hook counts as
+ * there and loading says what is missing. */
+const struct kf_plan *kf_plan(const char *btf_path);
+
+bool kf_has(const struct kf_plan *plan, enum kf_hook hook);
+const struct kf_figure_info *kf_figure(enum kf_figure fig);
+/* The figures that are off: fills out[] with up to max, returns how many. */
+size_t kf_unavailable(const struct kf_plan *plan, const struct kf_figure_info **out, size_t max);
+
+#endif
