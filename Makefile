@@ -112,6 +112,11 @@ $(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
 
+# btfhide edits BTF files through libbpf.
+$(OUTPUT)/fixtures/btfhide: tests/fixtures/btfhide.c | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
+
 $(OUTPUT)/fixtures/unwindfix_nofp: tests/fixtures/unwindfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@

@@ -29,12 +29,15 @@ struct fdleak_proc {
 	size_t nsus;
 };
 
+struct kf_plan;
+
 struct fdleak_run {
 	double elapsed_s, interval_s, leak_age_s, warn_share;
 	const char *end_reason;
 	uint64_t stats[FD_STAT_MAX];
 	int progs_attached, progs_missing;
 	const char *missing_names;
+	const struct kf_plan *features;	/* what this kernel offers, NULL: not probed */
 	uint64_t events, snapshots;
 };
 

@@ -19,6 +19,7 @@
 #include "snapshot.h"
 #include "netlimits.h"
 #include "fdsession.h"
+#include "kfeatures_probe.h"
 #include "quic_tracer.h"
 #include "report_quic.h"
 #include "runloop.h"
@@ -492,6 +493,7 @@ int attach_run(const struct attach_opts *o)
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
+	run.features = kf_plan(NULL);
 	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
 	run.interval_s = o->interval_s;
 	{
@@ -564,6 +566,7 @@ int attach_run(const struct attach_opts *o)
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
+	run.features = kf_plan(NULL);
 	run.limits = &limits;
 	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
 	run.duration_s = o->duration_s;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <stdlib.h>
 #include <string.h>
+#include "kfeatures.h"
 #include "prom.h"
 #include "reuse.h"
 #include "version.h"
@@ -205,8 +206,8 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, build_info */
-	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + 1 +
+	 * map full, mismatch, one per program, one per figure, build_info */
+	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + KF_FIG_MAX + 1 +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -399,6 +400,12 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	for (int i = 0; i < run->nprogs; i++)
 		fprintf(out, "connscope_program_attached{program=\"%s\"} %d\n", run->progs[i].name,
 			run->progs[i].attached);
+	family(out, "connscope_figure_available", "gauge",
+	       "1 when this kernel has what the figure needs, 0 when the figure is off");
+	for (int f = 0; f < KF_FIG_MAX; f++)
+		fprintf(out, "connscope_figure_available{figure=\"%s\",needs=\"%s\"} %d\n",
+			kf_figure(f)->figure, kf_figure(f)->needs,
+			run->features ? run->features->on[f] : 1);
 	if (run->quic) {
 		/* PROM_QUIC_AGENT_SERIES of them. */
 		const struct quic_run *q = run->quic;

@@ -6,6 +6,7 @@
 #include "fdleak_report.h"
 #include "report_reuse.h"
 #include "report_quic.h"
+#include "report_kf.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -97,6 +98,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
+	format_unavailable_text(out, run->features);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
 		const struct proc_counters *t = &p->total;
@@ -192,6 +194,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_double(&j, "interval_s", run->interval_s, 3);
 	json_kv_bool(&j, "follow_children", run->follow_children);
 	json_kv_string(&j, "end_reason", run->end_reason);
+	json_unavailable(&j, run->features);
 	json_object_end(&j);
 
 	json_key(&j, "processes");

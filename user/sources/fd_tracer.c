@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 #include "bpfutil.h"
 #include "fd_tracer.h"
-#include "kfeatures.h"
+#include "kfeatures_probe.h"
 #include "fdtrack.skel.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,

@@ -7,6 +7,7 @@
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
+#include "kfeatures_probe.h"
 #include "timeutil.h"
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -193,6 +194,7 @@ void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run)
 	run->progs_attached = s->ft.attached;
 	run->progs_missing = s->ft.failed;
 	run->missing_names = s->ft.failed_names;
+	run->features = kf_plan(NULL);
 	run->events = s->books.events;
 	run->snapshots = s->books.snapshots;
 	run->leak_age_s = s->leak_age_s;

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
-#include "kfeatures.h"
+#include "kfeatures_probe.h"
 #include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
-#include "kfeatures.h"
+#include "kfeatures_probe.h"
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 

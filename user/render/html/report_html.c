@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "heatmap_top.h"
+#include "kfeatures.h"
 #include "report_html.h"
 #include "report_html_internal.h"
 #include "tcp_state_names.h"
@@ -507,6 +508,25 @@ static void dd_u(FILE *out, const char *k, uint64_t v)
 	fprintf(out, "<dt>%s</dt><dd>%llu</dd>\n", k, ULL(v));
 }
 
+/* One fact per figure this kernel cannot give, and what it needs. */
+static void unavailable_facts(FILE *out, const struct kf_plan *plan)
+{
+	const struct kf_figure_info *off[KF_FIG_MAX];
+	size_t n = plan ? kf_unavailable(plan, off, KF_FIG_MAX) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		fputs("<dt>unavailable on this kernel</dt><dd class=\"bad\" data-figure=\"", out);
+		html_esc(out, off[i]->figure);
+		fputs("\"><span class=\"mono\">", out);
+		html_esc(out, off[i]->figure);
+		fputs("</span>: ", out);
+		html_esc(out, off[i]->what);
+		fputs("; needs ", out);
+		html_esc(out, off[i]->needs);
+		fputs("</dd>\n", out);
+	}
+}
+
 static void run_section(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	char b[32];
@@ -519,7 +539,9 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 		html_esc(out, run->tw_method);
 	else
 		fputs("<span class=\"none\">not followed</span>", out);
-	fputs("</dd>\n<dt>duration</dt><dd>", out);
+	fputs("</dd>\n", out);
+	unavailable_facts(out, run->features);
+	fputs("<dt>duration</dt><dd>", out);
 	if (run->duration_s > 0)
 		fprintf(out, "%s s asked",
 			html_fmt_s(b, sizeof(b), (uint64_t)(run->duration_s * 1e9 + 0.5)));

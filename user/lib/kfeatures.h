@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* What the running kernel offers connscope's BPF units, probed at start,
- * and which figures that turns on or off. One table (kfeatures.c) says
- * which kernel hooks each figure needs; the loaders load only programs
- * whose hooks are there, and every renderer names the figures that are
- * off and what they need. */
+/* What the running kernel offers connscope's BPF units and which figures
+ * that turns on or off. One table (kfeatures.c) says which kernel hooks
+ * each figure needs; sources/kfeatures_probe.c fills the probe results
+ * from the running kernel, the loaders load only programs whose hooks are
+ * there, and every renderer names the figures that are off and what they
+ * need. Pure: nothing here touches the kernel. */
 #ifndef CONNSCOPE_KFEATURES_H
 #define CONNSCOPE_KFEATURES_H
 
@@ -56,17 +57,6 @@ struct kf_plan {
 void kf_probe_btf(const struct btf *btf, struct kf_probe *p);
 /* Figures from probe results, by the one table. Pure. */
 void kf_decide(const struct kf_probe *p, struct kf_plan *plan);
-
-/* The whole probe of the running kernel: its BTF (btf_path when given:
- * --btf FILE, else /sys/kernel/btf/vmlinux), /proc/kallsyms and libbpf's
- * feature probes. Needs the privileges loading BPF needs. 0 or -errno
- * (no BTF to read). */
-int kf_probe_kernel(const char *btf_path, struct kf_probe *p);
-
-/* The process's plan: probed on the first call (btf_path as above), the
- * same plan after. Never NULL; if probing failed every hook counts as
- * there and loading says what is missing. */
-const struct kf_plan *kf_plan(const char *btf_path);
 
 bool kf_has(const struct kf_plan *plan, enum kf_hook hook);
 const struct kf_figure_info *kf_figure(enum kf_figure fig);

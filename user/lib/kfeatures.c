@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Kernel features, probed once at start. The BTF of the running kernel
- * (or --btf FILE) says which tracepoints exist: every tracepoint has a
- * btf_trace_NAME typedef there, so a tp_btf program whose typedef is
- * missing would fail the whole load. Map types, program types and helpers
- * come from libbpf's probes, which load a tiny program of each. */
-#include <errno.h>
+/* Kernel features: the table of figures and the hooks they need, and the
+ * decision from probe results. A kernel's BTF says which tracepoints it
+ * has: every tracepoint has a btf_trace_NAME typedef there, so a tp_btf
+ * program whose typedef is missing would fail the whole load. */
 #include <stdio.h>
 #include <string.h>
-#include <linux/bpf.h>
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include "kfeatures.h"
 
 /* The tracepoints whose BTF typedefs a hook needs (NULL-terminated). */
@@ -90,78 +86,6 @@ void kf_decide(const struct kf_probe *p, struct kf_plan *plan)
 			if (!p->have[figures[f].hooks[i]])
 				plan->on[f] = false;
 	}
-}
-
-static bool kallsyms_has(const char *name)
-{
-	char line[512], sym[256], type;
-	unsigned long long addr;
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return false;
-	/* An address of 0 is kptr_restrict hiding it: as good as missing. */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
-			found = addr != 0;
-			break;
-		}
-	fclose(f);
-	return found;
-}
-
-/* libbpf's probes answer 1 (there), 0 (not there) or -errno (could not
- * tell, e.g. no privilege): only a 0 turns a figure off, the load says the
- * rest. */
-static bool probe_says_yes(int ret)
-{
-	return ret != 0;
-}
-
-int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
-{
-	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
-	int err = libbpf_get_error(btf);
-
-	memset(p, 0, sizeof(*p));
-	if (err) {
-		for (int h = 0; h < KF_HOOK_MAX; h++)
-			p->have[h] = true;
-		return err;
-	}
-	kf_probe_btf(btf, p);
-	btf__free(btf);
-	if (p->have[KF_HOOK_TW_TIMERS] && !kallsyms_has("tw_timer_handler"))
-		p->have[KF_HOOK_TW_TIMERS] = false;
-	p->have[KF_HOOK_RINGBUF] = probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF,
-									    NULL));
-	p->have[KF_HOOK_TASK_HELPERS] =
-		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-						       BPF_FUNC_get_current_task_btf, NULL)) &&
-		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-						       BPF_FUNC_task_pt_regs, NULL));
-	p->have[KF_HOOK_CGROUP_SOCK] =
-		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL)) &&
-		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK, NULL)) &&
-		probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL));
-	return 0;
-}
-
-const struct kf_plan *kf_plan(const char *btf_path)
-{
-	static struct kf_plan plan;
-	static bool done;
-	struct kf_probe p;
-	int err;
-
-	if (done)
-		return &plan;
-	done = true;
-	err = kf_probe_kernel(btf_path, &p);
-	kf_decide(&p, &plan);
-	plan.probed = !err;
-	return &plan;
 }
 
 bool kf_has(const struct kf_plan *plan, enum kf_hook hook)
