@@ -3,6 +3,8 @@
 #   make            build .output/connscope (and ./connscope, a link to it)
 #   make demo       install what is missing, build, run the built-in workload attached
 #   make test       install what is missing, build, run every test
+#   make test-kernels  only the smoke tests inside Debian's kernels, in QEMU
+#                   (KERNEL_CACHE=DIR: where the kernel packages are kept)
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
 #   make install    PREFIX=/usr/local DESTDIR=
 OUTPUT   := .output
@@ -29,7 +31,8 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 # Debian 12 packages: what the build needs, and what the tests drive.
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
 TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus \
-	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev
+	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev \
+	      qemu-system-x86 busybox-static xz-utils
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
@@ -60,7 +63,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test unit vmlinux install clean bench
+.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench
 
 all: $(OUTPUT)/connscope connscope
 
@@ -172,8 +175,23 @@ demo: deps
 unit: $(UNIT_BINS)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS)
 	$(Q)tests/run.sh
+
+# The kernel guests (tests/integration/95_kernels.sh, part of make test):
+# Debian's kernel packages, fetched with apt-get into $(KERNEL_CACHE) once,
+# booted in QEMU with this initramfs (tests/kernels/mkinitramfs.sh).
+KERNEL_CACHE ?= $(OUTPUT)/kernels
+export KERNEL_CACHE
+INITRAMFS := $(OUTPUT)/initramfs.cpio.gz
+$(INITRAMFS): $(OUTPUT)/connscope $(FIXTURE_BINS) tests/kernels/mkinitramfs.sh tests/kernels/init \
+		tests/kernels/guest.sh tests/lib.sh tests/fixture.sh
+	$(call msg,CPIO,$@)
+	$(Q)tests/kernels/mkinitramfs.sh $@
+
+test-kernels: test-deps
+	$(Q)$(MAKE) --no-print-directory all $(FIXTURE_BINS) $(INITRAMFS)
+	$(Q)tests/run.sh 95_kernels
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h

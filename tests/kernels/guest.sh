@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The smoke tests run inside each kernel guest (tests/kernels/run.sh boots
+# it, /init runs this): attach, summary and fdleak on loopback with exact
+# counts, on the guest's own kernel. The host says which figures this
+# kernel must lack through the kernel command line
+# (connscope.unavailable=a,b or "none"); the guest checks that the run
+# names exactly those. Results: "ok - 95_kernels/KERNEL/NAME" lines.
+set -u
+source "$REPO_ROOT/tests/lib.sh"
+source "$REPO_ROOT/tests/fixture.sh"
+LIB_SCRIPT="95_kernels/$(uname -r)"
+TMP=$(lib_tmpdir)
+N=20
+jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
+
+want_unavail=none
+for arg in $(cat /proc/cmdline); do
+	case $arg in connscope.unavailable=*) want_unavail=${arg#*=} ;; esac
+done
+
+# attach: a client churns N connections to a server, the client closes
+# first, so it holds N TIME_WAIT; both sides traced.
+port=$("$FIXTURES/tcpfix" freeport)
+fx_start srv server -p "$port" || fail attach/start "server"
+fx_start cli client -p "$port" || fail attach/start "client"
+if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; then
+	ok attach/loaded
+	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" attach/churned
+	wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+	wait_for "[ \$(tw_on_port $port) -ge $N ]" 30
+	cs_stop
+	assert_eq "$?" 0 attach/exit_status
+	J=$TMP/a.json c=".processes[] | select(.pid == $FX_PID_cli)" s=".processes[] | select(.pid == $FX_PID_srv)"
+	assert_eq "$(jqn "$c | .totals.connections_opened" "$J")" "$N" attach/client_opened
+	assert_eq "$(jqn "$c | .totals.connections_closed" "$J")" "$N" attach/client_closed
+	assert_eq "$(jqn "$c | .totals.time_wait_entered" "$J")" "$N" attach/client_time_wait_entered
+	assert_eq "$(jqn "$c | .time_wait" "$J")" "$(tw_on_port "$port")" attach/client_time_wait_live_eq_kernel
+	assert_eq "$(jqn "$c | .time_wait" "$J")" "$N" attach/client_time_wait_live
+	assert_eq "$(jqn "$s | .totals.connections_accepted" "$J")" "$N" attach/server_accepted
+	assert_eq "$(jqn "$s | .totals.connections_closed" "$J")" "$N" attach/server_closed
+	assert_eq "$(jqn "$s | .tcp.listen" "$J")" 1 attach/server_listen
+	assert_eq "$(jqn .agent.events_lost "$J")" 0 attach/no_events_lost
+	assert_eq "$(jqn .agent.books_mismatch_last "$J")" 0 attach/books_agree_with_kernel
+	# 6.1 has the typed tracepoint and the tw timers: the best hooks load.
+	assert_eq "$(jqn .run.hook "$J")" tp_btf/inet_sock_set_state attach/hook_tp_btf
+	assert_eq "$(jqn '.run.time_wait_method | startswith("tw timer")' "$J")" true attach/tw_timers_used
+	got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$J")
+	assert_eq "$got" "$want_unavail" attach/unavailable_named
+	assert_eq "$(jqn '[.run.unavailable[] | select((.needs | length) < 8)] | length' "$J")" 0 \
+		attach/unavailable_say_what_they_need
+else
+	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
+fi
+fx_stop cli; fx_stop srv
+
+# summary -j: the kernel's own numbers, read from /proc/net/sockstat here.
+fx_start srv2 server -p "$port" && fx_start cli2 client -p "$port"
+assert_eq "$(fx_cmd cli2 "open 5")" "opened 5" summary/open5
+"$CONNSCOPE" summary -j >"$TMP/s.json" 2>"$TMP/s.err"
+rc=$?; assert_eq "$rc $(tr "\n" " " <"$TMP/s.err")" "0 " summary/exit_status
+sockstat() { awk -v k="$1" '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' /proc/net/sockstat; }
+assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$(sockstat tw)" summary/timewait_eq_sockstat
+assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$N" summary/timewait_is_attach_churn
+assert_eq "$(jqn '.summary.transport[] | select(.name == "TCP") | .ip' "$TMP/s.json")" \
+	"$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
+assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" "$TMP/s.json")" 5 \
+	summary/client_established
+assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen" "$TMP/s.json")" 1 \
+	summary/server_listen
+fx_stop cli2; fx_stop srv2
+
+# fdleak: K sockets leaked from a known function among churned fds.
+K=7
+fix_start lk "$FIXTURES/leakfix_fp"
+if fix_expect lk "ready *" 10; then
+	read -r _ lpid lline <<<"$FIX_LINE"
+	spawn_bg "$CONNSCOPE" fdleak -p "$lpid" -j -i 0.3 --leak-age 0 >"$TMP/f.json" 2>"$TMP/f.err"
+	FL_PID=$BG_PID
+	wait_for "grep -q '^connscope: tracing' '$TMP/f.err' || ! kill -0 $FL_PID 2>/dev/null" 60
+	if grep -q '^connscope: tracing' "$TMP/f.err"; then
+		ok fdleak/loaded
+		assert_eq "$(fx_cmd lk "churn 50")" "churned 50" fdleak/churned
+		assert_eq "$(fx_cmd lk "leak $K")" "leaked $K" fdleak/leaked
+		nproc=$(ls /proc/"$lpid"/fd | wc -l)
+		kill -INT "$FL_PID"; wait "$FL_PID"
+		assert_eq "$?" 0 fdleak/exit_status
+		P=".processes[0]"
+		assert_eq "$(jqn "$P | .leak_sites[0] | [.func, .line, .old] | @tsv" "$TMP/f.json")" \
+			"$(printf 'leak_sockets\t%s\t%s' "$lline" "$K")" fdleak/leak_site_exact
+		assert_eq "$(jqn "$P | .fds.total" "$TMP/f.json")" "$nproc" fdleak/total_eq_proc
+		assert_eq "$(jqn "$P | .fds.by_type.tcp" "$TMP/f.json")" "$K" fdleak/tcp_fds
+		assert_eq "$(jqn .agent.events_lost "$TMP/f.json")" 0 fdleak/no_events_lost
+		got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$TMP/f.json")
+		assert_eq "$got" "$want_unavail" fdleak/unavailable_named
+	else
+		kill "$FL_PID" 2>/dev/null
+		fail fdleak/loaded "$(tr '\n' ' ' <"$TMP/f.err" | tail -c 600)"
+	fi
+	fix_send lk exit
+else
+	fail fdleak/start "no ready line from leakfix_fp"
+fi
