@@ -47,7 +47,8 @@ static struct btf *btf_with(const char *const *tps)
 static void plan_for(const char *const *tps, struct kf_plan *plan)
 {
 	struct btf *btf = btf_with(tps);
-	struct kf_probe p = { .have = { [KF_HOOK_RINGBUF] = true, [KF_HOOK_TASK_HELPERS] = true,
+	struct kf_probe p = { .have = { [KF_HOOK_RINGBUF] = true, [KF_HOOK_CURRENT_TASK] = true,
+					[KF_HOOK_TASK_HELPERS] = true,
 					[KF_HOOK_CGROUP_SOCK] = true } };
 
 	kf_probe_btf(btf, &p);

@@ -52,8 +52,8 @@ static const struct {
 		{ KF_HOOK_TASK_HELPERS }, 1 },
 	[KF_FIG_QUIC_WIRE] = {
 		{ "quic_wire", "QUIC connections seen on the wire (UDP on the cgroup v2 root)",
-		  "BPF program types cgroup_skb and cgroup_sock, map type sk_storage "
-		  "(Linux 5.2)" },
+		  "BPF cgroup_skb and cgroup_sock programs and sk_storage maps (Linux 5.9 "
+		  "for cgroup/sock_release)" },
 		{ KF_HOOK_CGROUP_SOCK }, 1 },
 };
 

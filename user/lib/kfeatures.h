@@ -15,12 +15,13 @@ struct btf;
 
 enum kf_hook {
 	KF_HOOK_RINGBUF,	/* BPF_MAP_TYPE_RINGBUF: every unit's events */
+	KF_HOOK_CURRENT_TASK,	/* bpf_get_current_task_btf: accept's fd walk */
 	KF_HOOK_SET_STATE_BTF,	/* tp_btf sock:inet_sock_set_state */
 	KF_HOOK_SOCK_LENGTH,	/* sock:sock_send_length + sock:sock_recv_length */
 	KF_HOOK_TW_TIMERS,	/* tp_btf timer_start/cancel/expire_entry + tw_timer_handler */
 	KF_HOOK_FORK,		/* tp_btf sched:sched_process_fork */
 	KF_HOOK_EXEC,		/* tp_btf sched:sched_process_exec */
-	KF_HOOK_TASK_HELPERS,	/* bpf_get_current_task_btf, bpf_task_pt_regs */
+	KF_HOOK_TASK_HELPERS,	/* bpf_task_pt_regs (with bpf_get_current_task_btf) */
 	KF_HOOK_CGROUP_SOCK,	/* cgroup_skb + cgroup_sock programs, sk_storage maps */
 	KF_HOOK_MAX
 };

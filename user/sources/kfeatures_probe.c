@@ -55,9 +55,10 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 		p->have[KF_HOOK_TW_TIMERS] = false;
 	p->have[KF_HOOK_RINGBUF] = probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF,
 									    NULL));
-	p->have[KF_HOOK_TASK_HELPERS] =
+	p->have[KF_HOOK_CURRENT_TASK] =
 		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-						       BPF_FUNC_get_current_task_btf, NULL)) &&
+						       BPF_FUNC_get_current_task_btf, NULL));
+	p->have[KF_HOOK_TASK_HELPERS] = p->have[KF_HOOK_CURRENT_TASK] &&
 		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 						       BPF_FUNC_task_pt_regs, NULL));
 	p->have[KF_HOOK_CGROUP_SOCK] =

@@ -84,7 +84,12 @@ int tracer_preflight(const struct tracer_opts *o)
 	}
 	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_RINGBUF)) {
 		fprintf(stderr, "connscope: this kernel has no BPF ring buffer "
-				"(BPF_MAP_TYPE_RINGBUF): connscope needs Linux >= 5.8\n");
+				"(BPF_MAP_TYPE_RINGBUF): connscope needs Linux >= 5.11\n");
+		return 1;
+	}
+	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_CURRENT_TASK)) {
+		fprintf(stderr, "connscope: this kernel has no BPF helper bpf_get_current_task_btf "
+				"(it finds accepted sockets): connscope needs Linux >= 5.11\n");
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
