@@ -31,6 +31,10 @@
 #define IP_OFFSET_MASK	0x1fff
 
 const volatile bool filter_tgid = true;		/* false: every process */
+/* cgroup_skb may call bpf_get_current_{pid_tgid,task,comm} (not yet in
+ * 6.12): false leaves the send-time owner out, and the verifier drops that
+ * code unseen, so it loads where they are missing. */
+const volatile bool skb_current = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -206,7 +210,7 @@ static __always_inline struct quic_sk_owner *owner_of(struct bpf_sock *sk, __u8 
 	seed = bpf_map_lookup_elem(&qw_seeds, &cookie);
 	if (seed) {
 		fresh = *seed;
-	} else if (dir == QW_DIR_EGRESS) {
+	} else if (dir == QW_DIR_EGRESS && skb_current) {
 		/* UDP sends run in the sending task. */
 		tgid = bpf_get_current_pid_tgid() >> 32;
 		if (!is_target(tgid))

@@ -49,6 +49,12 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	assert_eq "$got" "$want_unavail" attach/unavailable_named
 	assert_eq "$(jqn '[.run.unavailable[] | select((.needs | length) < 8)] | length' "$J")" 0 \
 		attach/unavailable_say_what_they_need
+	# Every unit loaded: fd tracking and QUIC on the wire too.
+	assert_eq "$(grep 'is off for this run' "$TMP/a.err")" "" attach/fd_and_quic_units_on
+	# The text report names the same figures near its top.
+	"$CONNSCOPE" attach -p "$FX_PID_srv" -d 0.3 -H >"$TMP/a.txt" 2>/dev/null
+	got=$(head -n 8 "$TMP/a.txt" | sed -n 's/^unavailable on this kernel: \([a-z_]*\) .*/\1/p' | paste -sd, -)
+	assert_eq "${got:-none}" "$want_unavail" attach/text_names_unavailable
 else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi
@@ -91,6 +97,7 @@ if fix_expect lk "ready *" 10; then
 		assert_eq "$(jqn "$P | .fds.total" "$TMP/f.json")" "$nproc" fdleak/total_eq_proc
 		assert_eq "$(jqn "$P | .fds.by_type.tcp" "$TMP/f.json")" "$K" fdleak/tcp_fds
 		assert_eq "$(jqn .agent.events_lost "$TMP/f.json")" 0 fdleak/no_events_lost
+		assert_eq "$(jqn .agent.programs_missing_names "$TMP/f.json")" "" fdleak/every_fd_program_attached
 		got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$TMP/f.json")
 		assert_eq "$got" "$want_unavail" fdleak/unavailable_named
 	else

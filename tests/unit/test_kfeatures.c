@@ -48,7 +48,7 @@ static void plan_for(const char *const *tps, struct kf_plan *plan)
 {
 	struct btf *btf = btf_with(tps);
 	struct kf_probe p = { .have = { [KF_HOOK_RINGBUF] = true, [KF_HOOK_CURRENT_TASK] = true,
-					[KF_HOOK_TASK_HELPERS] = true,
+					[KF_HOOK_TASK_HELPERS] = true, [KF_HOOK_SKB_CURRENT] = true,
 					[KF_HOOK_CGROUP_SOCK] = true } };
 
 	kf_probe_btf(btf, &p);
@@ -92,6 +92,21 @@ TEST(linux_6_3_and_later_lose_nothing)
 	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 0, "nothing off");
 	for (int f = 0; f < KF_FIG_MAX; f++)
 		ASSERT_TRUE(plan.on[f], kf_figure(f)->figure);
+}
+
+/* Debian's 6.12: every tracepoint, but cgroup_skb programs may not ask
+ * for the current task. */
+TEST(debian_6_12_loses_quic_send_owner_only)
+{
+	struct kf_plan plan;
+	char names[256];
+
+	plan_for(tp_6_3, &plan);
+	plan.probe.have[KF_HOOK_SKB_CURRENT] = false;
+	kf_decide(&plan.probe, &plan);
+	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 1, "one figure off");
+	ASSERT_STREQ(names, "quic_send_owner", "the figure");
+	ASSERT_TRUE(plan.on[KF_FIG_QUIC_WIRE], "the wire itself stays on");
 }
 
 TEST(half_a_hook_is_no_hook)
@@ -149,8 +164,8 @@ TEST(probe_results_beyond_btf_decide_too)
 	kf_probe_btf(btf, &p);
 	btf__free(btf);
 	kf_decide(&p, &plan);
-	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 2, "two off");
-	ASSERT_STREQ(names, "fd_tracking,quic_wire", "helpers and cgroup programs");
+	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 3, "three off");
+	ASSERT_STREQ(names, "fd_tracking,quic_wire,quic_send_owner", "helpers and cgroup programs");
 }
 
 TEST(table_is_complete)

@@ -55,6 +55,13 @@ static const struct {
 		  "BPF cgroup_skb and cgroup_sock programs and sk_storage maps (Linux 5.9 "
 		  "for cgroup/sock_release)" },
 		{ KF_HOOK_CGROUP_SOCK }, 1 },
+	[KF_FIG_QUIC_SEND_OWNER] = {
+		{ "quic_send_owner",
+		  "a UDP socket neither made during the run nor held at its start charged to "
+		  "the process sending on it",
+		  "BPF helpers bpf_get_current_pid_tgid, bpf_get_current_task and "
+		  "bpf_get_current_comm in cgroup_skb programs (after Linux 6.12)" },
+		{ KF_HOOK_CGROUP_SOCK, KF_HOOK_SKB_CURRENT }, 2 },
 };
 
 static bool btf_has_tracepoint(const struct btf *btf, const char *tp)

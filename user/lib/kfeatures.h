@@ -23,6 +23,7 @@ enum kf_hook {
 	KF_HOOK_EXEC,		/* tp_btf sched:sched_process_exec */
 	KF_HOOK_TASK_HELPERS,	/* bpf_task_pt_regs (with bpf_get_current_task_btf) */
 	KF_HOOK_CGROUP_SOCK,	/* cgroup_skb + cgroup_sock programs, sk_storage maps */
+	KF_HOOK_SKB_CURRENT,	/* current task helpers in cgroup_skb programs */
 	KF_HOOK_MAX
 };
 
@@ -33,6 +34,7 @@ enum kf_figure {
 	KF_FIG_FD_EXEC,		/* fds closed by exec, as it happens */
 	KF_FIG_FD_TRACKING,	/* fdleak, attach's fd part */
 	KF_FIG_QUIC_WIRE,	/* QUIC seen on the wire */
+	KF_FIG_QUIC_SEND_OWNER,	/* a UDP socket charged to its sender at a send */
 	KF_FIG_MAX
 };
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The running kernel's features, probed once at start: its BTF (or --btf
  * FILE) for the tracepoints, /proc/kallsyms for tw_timer_handler, and
- * libbpf's probes (each loads a tiny program or map) for map types,
- * program types and helpers. */
+ * libbpf's probes (each loads a tiny program or map) for map types and
+ * program types, and tiny programs of our own for helpers. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "kfeatures_probe.h"
@@ -38,6 +40,68 @@ static bool probe_says_yes(int ret)
 	return ret != 0;
 }
 
+#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+						.off = (o), .imm = (i) })
+#define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, (f))
+#define MOV_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, (d), 0, 0, (i))
+#define MOV_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, (d), (s), 0, 0)
+#define ADD_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, (d), 0, 0, (i))
+#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* Whether a program that calls the helpers loads: the verifier's own
+ * answer. libbpf 1.1's helper probe reads the verifier's message instead,
+ * and takes newer kernels' wording ("program of this type cannot use
+ * helper", 6.12 on cgroup_skb) for a yes. 1 loads, 0 refused, -errno when
+ * BPF cannot be used at all (no privilege). */
+static int prog_loads(enum bpf_prog_type type, enum bpf_attach_type attach,
+		      const struct bpf_insn *insns, size_t n)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach);
+	int fd = bpf_prog_load(type, NULL, "GPL", insns, n, &opts);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EINVAL || errno == EACCES ? 0 : -errno;
+}
+
+/* call f; r0 = ret; exit */
+static int helper_loads(enum bpf_prog_type type, enum bpf_attach_type attach, int f, int ret)
+{
+	const struct bpf_insn insns[] = { CALL(f), MOV_IMM(0, ret), EXIT() };
+
+	return prog_loads(type, attach, insns, 3);
+}
+
+static bool tracing_helpers(struct kf_probe *p)
+{
+	/* task_pt_regs takes the task get_current_task_btf gives. */
+	const struct bpf_insn regs[] = {
+		CALL(BPF_FUNC_get_current_task_btf), MOV_REG(1, 0), CALL(BPF_FUNC_task_pt_regs),
+		MOV_IMM(0, 0), EXIT(),
+	};
+
+	p->have[KF_HOOK_CURRENT_TASK] = probe_says_yes(
+		helper_loads(BPF_PROG_TYPE_TRACEPOINT, 0, BPF_FUNC_get_current_task_btf, 0));
+	return p->have[KF_HOOK_CURRENT_TASK] &&
+	       probe_says_yes(prog_loads(BPF_PROG_TYPE_TRACEPOINT, 0, regs, 5));
+}
+
+static bool skb_current_helpers(void)
+{
+	const struct bpf_insn comm[] = {
+		MOV_REG(1, 10), ADD_IMM(1, -16), MOV_IMM(2, 16), CALL(BPF_FUNC_get_current_comm),
+		MOV_IMM(0, 1), EXIT(),
+	};
+
+	return probe_says_yes(helper_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS,
+					   BPF_FUNC_get_current_pid_tgid, 1)) &&
+	       probe_says_yes(helper_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS,
+					   BPF_FUNC_get_current_task, 1)) &&
+	       probe_says_yes(prog_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, comm, 6));
+}
+
 int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 {
 	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
@@ -55,16 +119,12 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 		p->have[KF_HOOK_TW_TIMERS] = false;
 	p->have[KF_HOOK_RINGBUF] = probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF,
 									    NULL));
-	p->have[KF_HOOK_CURRENT_TASK] =
-		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-						       BPF_FUNC_get_current_task_btf, NULL));
-	p->have[KF_HOOK_TASK_HELPERS] = p->have[KF_HOOK_CURRENT_TASK] &&
-		probe_says_yes(libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
-						       BPF_FUNC_task_pt_regs, NULL));
+	p->have[KF_HOOK_TASK_HELPERS] = tracing_helpers(p);
 	p->have[KF_HOOK_CGROUP_SOCK] =
 		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL)) &&
 		probe_says_yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK, NULL)) &&
 		probe_says_yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL));
+	p->have[KF_HOOK_SKB_CURRENT] = p->have[KF_HOOK_CGROUP_SOCK] && skb_current_helpers();
 	return 0;
 }
 

@@ -171,6 +171,7 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	if (!t->wire)
 		return -errno;
 	t->wire->rodata->filter_tgid = !all;
+	t->wire->rodata->skb_current = kf_has(kf_plan(NULL), KF_HOOK_SKB_CURRENT);
 	if (targets_fd >= 0 && (err = bpf_map__reuse_fd(t->wire->maps.qw_targets, targets_fd)))
 		goto fail;
 	err = quicwire_bpf__load(t->wire);
