@@ -70,6 +70,9 @@ assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$(sockstat tw)" summary/
 assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$N" summary/timewait_is_attach_churn
 assert_eq "$(jqn '.summary.transport[] | select(.name == "TCP") | .ip' "$TMP/s.json")" \
 	"$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
+assert_eq "$(jqn .summary.tcp.orphaned "$TMP/s.json")" "$(sockstat orphan)" summary/orphaned_eq_sockstat
+assert_eq "$(jqn '.summary.transport[] | select(.name == "UDP") | .ip' "$TMP/s.json")" \
+	"$(awk '/^UDP:/ {print $3}' /proc/net/sockstat)" summary/udp4_inuse_eq_sockstat
 assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" "$TMP/s.json")" 5 \
 	summary/client_established
 assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen" "$TMP/s.json")" 1 \

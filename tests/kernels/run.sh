@@ -61,10 +61,26 @@ newest_pkg() {
 	echo "$p"
 }
 
+# unpack PKG DIR: apt-get download PKG into the cache and keep the kernel,
+# its config and the sock_diag modules in DIR (the rest of the modules is
+# 100 MB the guests never load).
+unpack() {
+	local pkg=$1 dir=$2 deb
+	mkdir -p "$KERNEL_CACHE" || return 1
+	rm -rf "$dir" "$dir.tmp" "$KERNEL_CACHE"/"$pkg"_*.deb
+	(cd "$KERNEL_CACHE" && apt-get download "$pkg" >/dev/null 2>"$KERNEL_CACHE/$pkg.log") ||
+		{ echo "apt-get download $pkg failed: $(tail -n 3 "$KERNEL_CACHE/$pkg.log")" >&2; return 1; }
+	deb=$(ls "$KERNEL_CACHE"/"$pkg"_*.deb | head -n 1)
+	dpkg-deb -x "$deb" "$dir.tmp" &&
+		find "$dir.tmp" -type f ! -path '*/boot/*' ! -name '*_diag.ko*' -delete &&
+		mv "$dir.tmp" "$dir" && rm -f "$deb" "$KERNEL_CACHE/$pkg.log" ||
+		{ rm -rf "$dir.tmp"; echo "dpkg-deb -x $deb failed" >&2; return 1; }
+}
+
 # fetch SERIES: prints the vmlinuz path of the series' kernel, from the
 # cache or fetched into it.
 fetch() {
-	local pkg dir deb vmlinuz
+	local pkg dir vmlinuz
 	pkg=$(newest_pkg "$(pkg_pattern "$1")")
 	if [[ -z $pkg ]]; then
 		# Offline: the newest one already here.
@@ -72,22 +88,18 @@ fetch() {
 		[[ -n $dir ]] || { echo "apt-cache knows no package matching $(pkg_pattern "$1") and none is cached in $KERNEL_CACHE" >&2; return 1; }
 		pkg=$(basename "$dir")
 	fi
-	dir=$KERNEL_CACHE/$pkg
-	vmlinuz=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	vmlinuz=$(ls "$KERNEL_CACHE/$pkg"/boot/vmlinuz-* 2>/dev/null | head -n 1)
 	if [[ -z $vmlinuz ]]; then
-		mkdir -p "$KERNEL_CACHE" || return 1
-		rm -rf "$dir" "$KERNEL_CACHE"/"$pkg"_*.deb
-		# apt drops privileges to _apt for downloads when it can write there.
-		(cd "$KERNEL_CACHE" && apt-get download "$pkg" >/dev/null 2>"$KERNEL_CACHE/$pkg.log") ||
-			{ echo "apt-get download $pkg failed: $(tail -n 3 "$KERNEL_CACHE/$pkg.log")" >&2; return 1; }
-		deb=$(ls "$KERNEL_CACHE"/"$pkg"_*.deb | head -n 1)
-		# Kept: the kernel, its config and the sock_diag modules (the rest
-		# of the modules is 100 MB the guests never load).
-		dpkg-deb -x "$deb" "$dir.tmp" &&
-			find "$dir.tmp" -type f ! -path '*/boot/*' ! -name '*_diag.ko*' -delete &&
-			mv "$dir.tmp" "$dir" && rm -f "$deb" "$KERNEL_CACHE/$pkg.log" ||
-			{ rm -rf "$dir.tmp"; echo "dpkg-deb -x $deb failed" >&2; return 1; }
-		vmlinuz=$(ls "$dir"/boot/vmlinuz-* | head -n 1)
+		if ! unpack "$pkg" "$KERNEL_CACHE/$pkg"; then
+			# Stale package lists name a version the archive dropped
+			# (the security archive keeps only the newest): refresh, retry.
+			((updated)) && return 1
+			updated=1
+			apt-get update >/dev/null 2>&1
+			pkg=$(newest_pkg "$(pkg_pattern "$1")")
+			[[ -n $pkg ]] && unpack "$pkg" "$KERNEL_CACHE/$pkg" || return 1
+		fi
+		vmlinuz=$(ls "$KERNEL_CACHE/$pkg"/boot/vmlinuz-* | head -n 1)
 	fi
 	echo "$vmlinuz"
 }
