@@ -71,7 +71,9 @@ if run_case hidden --btf "$HIDDEN"; then
 	assert_eq "$(grep -c '^connscope_program_attached{program="handle_send_btf"} 0$' "$TMP/hidden.prom")" 1 hidden/send_program_not_loaded
 	# The text report says it near the top.
 	"$CONNSCOPE" attach --btf "$HIDDEN" -p $$ -d 0.2 -H >"$TMP/hidden.txt" 2>"$TMP/hidden_txt.err"
-	assert_eq "$(head -n 8 "$TMP/hidden.txt" | grep -c "^unavailable on this kernel: connection_io (.*): needs $NEEDS\$")" 1 hidden/text_names_figure
+	assert_eq "$(head -n 12 "$TMP/hidden.txt" | grep -c '^unavailable on this kernel: connection_io$')" 1 hidden/text_names_figure
+	assert_eq "$(grep -A4 '^unavailable on this kernel:' "$TMP/hidden.txt" | tr -s ' \n' '  ' | grep -c "needs: $NEEDS")" 1 hidden/text_says_need
+	assert_eq "$(awk 'length > 80' "$TMP/hidden.txt" | wc -l)" 0 hidden/text_fits_80_columns
 fi
 
 if run_case own; then

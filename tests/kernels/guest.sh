@@ -53,8 +53,9 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	assert_eq "$(grep 'is off for this run' "$TMP/a.err")" "" attach/fd_and_quic_units_on
 	# The text report names the same figures near its top.
 	"$CONNSCOPE" attach -p "$FX_PID_srv" -d 0.3 -H >"$TMP/a.txt" 2>/dev/null
-	got=$(head -n 8 "$TMP/a.txt" | sed -n 's/^unavailable on this kernel: \([a-z_]*\) .*/\1/p' | paste -sd, -)
+	got=$(sed -n 's/^unavailable on this kernel: \([a-z_]*\)$/\1/p' "$TMP/a.txt" | paste -sd, -)
 	assert_eq "${got:-none}" "$want_unavail" attach/text_names_unavailable
+	assert_eq "$(awk 'length > 80' "$TMP/a.txt" | wc -l)" 0 attach/text_fits_80_columns
 else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi

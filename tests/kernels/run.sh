@@ -14,7 +14,7 @@ set -u
 REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KERNEL_CACHE=${KERNEL_CACHE:-$REPO_ROOT/.output/kernels}
 # One guest's whole run, boot to poweroff, under TCG.
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-150}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 # KERNEL_ACCEL: auto (KVM if a guest reaches /init under it within
 # KVM_PROBE_TIMEOUT seconds, else TCG), kvm or tcg. On machines where
 # KVM is nested and broken a KVM guest hangs: hence the probe.

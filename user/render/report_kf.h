@@ -9,8 +9,9 @@
 
 struct json;
 
-/* "unavailable on this kernel: FIGURE (WHAT): needs NEEDS" per figure
- * that is off; nothing when all are on or plan is NULL. */
+/* Per figure that is off: "unavailable on this kernel: FIGURE", then what
+ * is lost and what it needs, wrapped to 80 columns; nothing when all are
+ * on or plan is NULL. */
 void format_unavailable_text(FILE *out, const struct kf_plan *plan);
 /* "unavailable": [{"figure", "what", "needs"}...] (empty when all are on). */
 void json_unavailable(struct json *j, const struct kf_plan *plan);
