@@ -56,6 +56,10 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	got=$(sed -n 's/^unavailable on this kernel: \([a-z_]*\)$/\1/p' "$TMP/a.txt" | paste -sd, -)
 	assert_eq "${got:-none}" "$want_unavail" attach/text_names_unavailable
 	assert_eq "$(awk 'length > 80' "$TMP/a.txt" | wc -l)" 0 attach/text_fits_80_columns
+	# --children loads the fork program too (tp_btf sched_process_fork).
+	"$CONNSCOPE" attach --children -p "$FX_PID_srv" -d 0.3 -j >"$TMP/c.json" 2>"$TMP/c.err"
+	assert_eq "$? $(jqn .run.follow_children "$TMP/c.json")" "0 true" attach/children_loads
+	assert_eq "$(grep -c 'children is off' "$TMP/c.err")" 0 attach/children_not_off
 else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi
