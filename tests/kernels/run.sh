@@ -13,6 +13,8 @@
 set -u
 REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KERNEL_CACHE=${KERNEL_CACHE:-$REPO_ROOT/.output/kernels}
+# The downloads run in the cache: a relative path (make's) is made whole.
+[[ $KERNEL_CACHE == /* ]] || KERNEL_CACHE=$PWD/$KERNEL_CACHE
 # One guest's whole run, boot to poweroff, under TCG.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
 # KERNEL_ACCEL: auto (KVM if a guest reaches /init under it within
