@@ -325,9 +325,12 @@ int exporter_check_opts(struct attach_opts *o)
 	if (o->tracer.all && o->npids)
 		bad = "-p and --all both given: trace the listed processes (-p PID) or every "
 		      "process (--all), not both";
-	else if (!o->tracer.all && !o->npids)
-		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), or --all for "
-		      "every process";
+	else if (o->tracer.all && targets_any(&o->sel))
+		bad = "--comm/--cgroup and --all both given: every process is traced already; "
+		      "drop --all to trace those only";
+	else if (!o->tracer.all && !o->npids && !targets_any(&o->sel))
+		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), --comm NAME, "
+		      "--cgroup PATH, or --all for every process";
 	else if (!o->tracer.all && l->top_processes)
 		bad = "--top-processes needs --all (with -p every listed process has series of "
 		      "its own)";
