@@ -60,6 +60,28 @@ assert_eq "$(jqn "[.processes[].pid] | sort | join(\" \")" "$TMP/fd.json")" \
 	"$(printf '%s\n' "$f1_PID" "$f2_PID" | sort -n | paste -sd' ')" fdleak/both_followed
 fx_stop f1; fx_stop f2
 
+# ---- exporter --comm: a worker started after it, in /metrics ----
+http_get() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
+	timeout 5 cat <&"$fd" | tr -d '\r' | sed '1,/^$/d'
+	exec {fd}>&-
+}
+eport=$(free_port)
+spawn_bg "$CONNSCOPE" exporter --comm "$NAME" --listen "127.0.0.1:$eport" -i 0.2 >"$TMP/exp.out" 2>"$TMP/exp.err"
+EXP=$BG_PID
+wait_for "grep -q 'exporter serving' '$TMP/exp.err'" 30 || fail exporter/start "$(cat "$TMP/exp.err")"
+fix_start e1 "$TMP/$NAME" client -p "$port"
+fix_expect e1 "ready *" 10 || fail exporter/start_worker e1
+assert_eq "$(fx_cmd e1 "churn 6")" "churned 6" exporter/churned
+opened() { http_get "$eport" | awk -v p="pid=\"$e1_PID\"" 'index($0, "connscope_process_connections_opened_total{") == 1 && index($0, p) {print $NF}'; }
+wait_for "[ \"\$(opened)\" = 6 ]" 20
+assert_eq "$(opened)" 6 exporter/worker_started_later_counted
+kill -TERM "$EXP"; wait "$EXP"
+assert_eq "$?" 0 exporter/exit_status
+fx_stop e1
+
 # ---- --cgroup: a cgroup the test makes and removes ----
 MNT=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
 [[ -n $MNT ]] || { fail cgroup/mount "no cgroup2 mount in /proc/self/mountinfo"; exit 0; }
