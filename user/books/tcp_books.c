@@ -595,6 +595,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 			if (hmap_get(&tw_seen, key))
 				continue;
+			/* Entered after the dump began: not in it, not gone. */
+			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled)
+				continue;
 			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.
 			 * Without timer events we cannot tell how it ended. */

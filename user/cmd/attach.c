@@ -179,6 +179,7 @@ static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	if (!all)
 		mark_exited(a);
 	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	a->snapshot_ns = now_ns();
 	err = snapshot_take(snap, all ? NULL : pids, n);
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a

@@ -329,8 +329,8 @@ int exporter_check_opts(struct attach_opts *o)
 		bad = "--comm/--cgroup and --all both given: every process is traced already; "
 		      "drop --all to trace those only";
 	else if (!o->tracer.all && !o->npids && !targets_any(&o->sel))
-		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), --comm NAME, "
-		      "--cgroup PATH, or --all for every process";
+		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), or --all for "
+		      "every process";
 	else if (!o->tracer.all && l->top_processes)
 		bad = "--top-processes needs --all (with -p every listed process has series of "
 		      "its own)";
