@@ -135,8 +135,9 @@ static void mark_exited(struct agg *a)
 			p->exited = true;
 }
 
-/* Targets that joined (--comm, --cgroup) are said once, as exits are. */
-static void say_joined(struct agg *a, uint64_t t0)
+/* Targets that joined (--comm, --cgroup) are said once, as exits are,
+ * and get the QUIC library probes a target has (qt NULL: QUIC off). */
+static void say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
 {
 	struct proc_books *p;
 
@@ -144,6 +145,8 @@ static void say_joined(struct agg *a, uint64_t t0)
 		if (!p->joined_ns || p->joined_said)
 			continue;
 		p->joined_said = true;
+		if (qt && !p->exited)
+			quic_tracer_add_target(qt, p->pid);
 		fprintf(stderr, "connscope: process %d (%s) joined the targets after %.1f s\n",
 			p->pid, p->comm, (p->joined_ns - t0) / 1e9);
 	}
@@ -405,7 +408,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
 	agg_tick(s->agg, now);
-	say_joined(s->agg, s->loop->t0_ns);
+	say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
 		quic_reap(s->qb, now);
 		quic_books_tick(s->qb, now);
