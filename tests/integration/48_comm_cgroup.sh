@@ -24,7 +24,7 @@ cp "$FIXTURES/tcpfix" "$TMP/$NAME"
 fix_start w1 "$TMP/$NAME" client -p "$port"
 fix_expect w1 "ready *" 10 || fail comm/start "worker 1"
 J=$TMP/comm.json
-cs_attach "$J" "$TMP/comm.err" --comm "$NAME" -i 0.2 -j ||
+cs_attach "$J" "$TMP/comm.err" --comm "$NAME" -i 0.2 -j --report "$TMP/comm.html" ||
 	{ fail comm/attach "$(cat "$TMP/comm.err")"; exit 0; }
 assert_eq "$(fx_cmd w1 "churn 3")" "churned 3" comm/w1_churned
 fx_stop w1
@@ -42,6 +42,8 @@ assert_eq "$(jqn "[$r2 | .target, (.joined_s > 0), .totals.connections_opened] |
 	"true true 4" comm/restarted_worker_followed
 assert_eq "$(grep -c "process $w2_PID ($NAME) joined the targets" "$TMP/comm.err")" 1 comm/join_said
 assert_eq "$(jqn '.run.comm | join(",")' "$J")" "$NAME" comm/run_names_it
+assert_eq "$(grep -A1 "<section class=\"card proc\" id=\"pid-$w2_PID\"" "$TMP/comm.html" |
+	grep -c 'joined [0-9.]* s into the run')" 1 comm/html_says_joined
 assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_srv)] | length" "$J")" 0 comm/other_names_not_traced
 fx_stop w2
 
