@@ -25,6 +25,8 @@ fix_expect pr "@(reused|error)*" 20 || { fail reused "no reply from pidreuse"; e
 read -r word kid start1 start2 <<<"$FIX_LINE"
 assert_eq "$word" reused pid_reused
 wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $((N1 + N2)) closed $((N1 + N2)) open 0' ]" 20
+# pidreuse returns after its report, and unshare with it.
+wait_for "! _lib_pstate $pr_PID >/dev/null || [ \"\$(_lib_pstate $pr_PID)\" = Z ]" 10
 cs_stop
 rows=".processes[] | select(.pid == $kid)"
 assert_eq "$(jqn "[$rows] | length" "$J")" 2 two_rows_one_pid
@@ -35,4 +37,6 @@ assert_eq "$(jqn "$rows | select(.start_time_ticks == $start1) | .totals.connect
 assert_eq "$(jqn "$rows | select(.start_time_ticks == $start2) | .totals.connections_opened" "$J")" \
 	$N2 second_process_own_connections
 assert_eq "$(jqn "[$rows | .exited] | all" "$J")" true both_exited
+# The two children and the parent left the kernel's target map at exit.
+assert_eq "$(jqn '.agent.targets_left_at_exit' "$J")" 3 targets_left_the_filter
 fx_stop srv

@@ -274,6 +274,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "owner_map_full", run->stats[CS_STAT_OWNER_FULL]);
 	json_kv_uint(&j, "accept_unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
 	json_kv_uint(&j, "children_followed", run->stats[CS_STAT_FORKS]);
+	/* Targets (children too) taken out of the kernel's filter at exit. */
+	json_kv_uint(&j, "targets_left_at_exit", run->stats[CS_STAT_TARGETS_GONE]);
 	json_kv_uint(&j, "unknown_owner_events", a->unknown_events);
 	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
