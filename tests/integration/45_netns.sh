@@ -60,6 +60,25 @@ assert_eq "$(jqn "$s | .totals.resets" "$J")" 0 ns_server_no_resets
 assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_hsrv)] | length" "$J")" 0 host_server_not_in_books
 assert_eq "$(jqn ".agent.books_mismatch_last" "$J")" 0 ns_books_agree_with_kernel
 
+# The classic tracepoint cannot read socket storage: there the key
+# (namespace, address, port) keeps the host's children off the listener.
+cport=$(free_port)
+FX_WRAP=(ip netns exec "$NS")
+fx_start csrv server --defer-listen -p "$cport" || fail start "classic server in $NS"
+FX_WRAP=()
+fx_start chsrv server -p "$cport" || fail start "classic host server"
+fx_start chcli client -p "$cport" || fail start "classic host client"
+cs_attach "$TMP/classic.json" "$TMP/classic.err" -p "$FX_PID_csrv" -i 0.5 -j --classic-tracepoint ||
+	fail classic/attach "$(cat "$TMP/classic.err")"
+assert_eq "$(fx_cmd csrv listen)" "listening $cport $FX_PID_csrv" classic/listening
+assert_eq "$(fx_cmd chcli "churn $M")" "churned $M" classic/host_churned
+wait_for "[ \"\$(fx_cmd chsrv stats)\" = 'stats accepted $M closed $M open 0' ]" 20
+cs_stop
+assert_eq "$(jqn ".run.hook" "$TMP/classic.json")" tracepoint/sock/inet_sock_set_state classic/hook
+assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_csrv) | [.totals.connections_closed, .totals.orphaned, .tcp.listen] | join(\" \")" "$TMP/classic.json")" \
+	"0 0 1" classic/listener_charged_nothing
+for f in chcli chsrv csrv; do fx_stop $f; done
+
 # ---- summary -p: that namespace's ss -s, byte for byte ----
 same=no
 for _ in $(seq 1 30); do
