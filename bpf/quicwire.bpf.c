@@ -20,6 +20,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
 #include "quic.h"
+#include "tcpstate.h"	/* CS_TICK_NS */
 #include "ringbuf_wakeup.bpf.h"
 
 
@@ -135,8 +136,10 @@ static __always_inline void stat_inc(__u32 idx)
 static __always_inline __u64 current_start_ns(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 start = BPF_CORE_READ(task, group_leader, start_boottime);
 
-	return BPF_CORE_READ(task, group_leader, start_boottime);
+	/* The unit of every start time: whole ticks (tcpstate.h CS_TICK_NS). */
+	return start - start % CS_TICK_NS;
 }
 
 static __always_inline bool is_target(__u32 tgid)

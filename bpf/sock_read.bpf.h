@@ -29,6 +29,7 @@ static __always_inline void sk_read_tuple(const struct sock *sk, struct cs_tuple
 
 	__builtin_memset(t, 0, sizeof(*t));
 	t->family = family;
+	t->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 	t->sport = bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
 	t->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	if (family == AF_INET6) {
@@ -83,8 +84,10 @@ static __always_inline void owner_from_current(struct cs_owner *o, __u32 flags)
 
 	o->tgid = bpf_get_current_pid_tgid() >> 32;
 	o->flags = flags;
-	/* start_boottime is what /proc/PID/stat field 22 reports (in ticks). */
-	o->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	__u64 start = BPF_CORE_READ(task, group_leader, start_boottime);
+
+	/* /proc/PID/stat field 22 is start_boottime in ticks: cut to those. */
+	o->start_ns = start - start % CS_TICK_NS;
 	BPF_CORE_READ_STR_INTO(&o->comm, task, group_leader, comm);
 }
 

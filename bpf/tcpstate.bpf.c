@@ -27,6 +27,13 @@ const volatile __u64 tw_handler_addr = 0;	/* tw_timer_handler, from /proc/kallsy
  * when user space found the module. */
 const volatile bool quic_kernel = false;
 #define IPPROTO_QUIC 261
+/* Targets beyond a pid list: every process whose name is in target_comms
+ * (--comm), every process in the cgroup v2 subtree at index 0 of
+ * target_cgroup (--cgroup); they join targets when they start, fork,
+ * exec, are renamed, or first touch a socket. */
+const volatile bool filter_comm = false;
+const volatile bool filter_cgroup = false;
+const volatile bool follow_children = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -53,12 +60,43 @@ struct {
 	__type(value, struct cs_owner);
 } owners SEC(".maps");
 
-/* Local port -> owner of a traced listener: the provisional owner of
- * connections that complete their handshake before accept(). */
+/* Process names of --comm (CS_COMM_LEN bytes, NUL padded) -> 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, char[CS_COMM_LEN]);
+	__type(value, __u8);
+} target_comms SEC(".maps");
+
+/* The --cgroup directory: bpf_current_task_under_cgroup() asks the kernel
+ * whether the current task is in it or below it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
+
+/* The owner of a traced listener, on the listener itself. BPF_F_CLONE
+ * copies it to each child the listener makes (sk_clone_lock(), before the
+ * child's LISTEN->SYN_RECV), so a child is charged to its own listener:
+ * SO_REUSEPORT siblings, two bind addresses and two namespaces never mix. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct cs_owner);
+} listen_owner SEC(".maps");
+
+/* (namespace, family, address, port) -> owner of a traced listener: the
+ * provisional owner of its children where the socket storage above cannot
+ * be read (the classic tracepoint; listeners seeded by user space that
+ * it could not reach through pidfd_getfd()). SO_REUSEPORT siblings share
+ * a key here: the storage is what tells them apart. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u16);
+	__type(key, struct cs_listen_key);
 	__type(value, struct cs_owner);
 } listeners SEC(".maps");
 
@@ -143,11 +181,101 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+static __always_inline void owner_from_task(struct cs_owner *o, struct task_struct *task)
+{
+	__u64 start = BPF_CORE_READ(task, group_leader, start_boottime);
+
+	o->tgid = BPF_CORE_READ(task, tgid);
+	o->flags = 0;
+	o->start_ns = start - start % CS_TICK_NS;
+	BPF_CORE_READ_STR_INTO(&o->comm, task, group_leader, comm);
+}
+
+/* A process joins the targets (--comm, --cgroup): user space hears of it
+ * once, to give it books of its own. new_comm: the name it is taking
+ * (task_rename fires before the task's comm changes), or NULL. */
+static __always_inline void target_join(struct task_struct *task, const char *new_comm)
+{
+	struct cs_owner o = {};
+	struct cs_event *e;
+	__u8 one = 1;
+
+	owner_from_task(&o, task);
+	if (new_comm)
+		bpf_probe_read_kernel_str(o.comm, sizeof(o.comm), new_comm);
+	if (bpf_map_update_elem(&targets, &o.tgid, &one, BPF_NOEXIST))
+		return;		/* already a target (or the map is full) */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	e->owner = o;
+	e->cur_tgid = o.tgid;
+	e->type = CS_EV_PROC;
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+	stat_inc(CS_STAT_EVENTS);
+}
+
+static __always_inline bool comm_is_target(const char *comm)
+{
+	char key[CS_COMM_LEN] = {};
+
+	bpf_probe_read_kernel_str(key, sizeof(key), comm);
+	return bpf_map_lookup_elem(&target_comms, key) != NULL;
+}
+
 static __always_inline bool current_is_target(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
 
-	return !filter_tgid || bpf_map_lookup_elem(&targets, &tgid);
+	if (!filter_tgid || bpf_map_lookup_elem(&targets, &tgid))
+		return true;
+	if (!filter_comm && !filter_cgroup)
+		return false;
+	/* A process moved into the cgroup, or named so, after it started. */
+	task = bpf_get_current_task_btf();
+	if ((filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1) ||
+	    (filter_comm && comm_is_target(BPF_CORE_READ(task, group_leader)->comm))) {
+		target_join(task, NULL);
+		return true;
+	}
+	return false;
+}
+
+/* A listener's key in the listeners map; wildcard: the address zeroed. */
+static __always_inline void listen_key(struct cs_listen_key *k, const struct cs_tuple *t,
+				       bool wildcard)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->netns = t->netns;
+	k->family = t->family;
+	k->port = t->sport;
+	if (!wildcard)
+		__builtin_memcpy(k->addr, t->saddr, 16);
+}
+
+/* The owner of the listener that made this child, or NULL. */
+static __always_inline struct cs_owner *listener_of(const struct sock *sk,
+						    const struct cs_tuple *t, bool trusted)
+{
+	struct cs_listen_key k;
+	struct cs_owner *found;
+
+	if (trusted) {
+		found = bpf_sk_storage_get(&listen_owner, (struct sock *)sk, 0, 0);
+		if (found)
+			return found;
+	}
+	listen_key(&k, t, false);
+	found = bpf_map_lookup_elem(&listeners, &k);
+	if (found)
+		return found;
+	listen_key(&k, t, true);
+	return bpf_map_lookup_elem(&listeners, &k);
 }
 
 static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
@@ -200,8 +328,9 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	return 0;
 }
 
+/* trusted: sk is a BTF pointer (tp_btf), so its socket storage can be used. */
 static __always_inline int handle_state(const struct sock *sk, int oldstate, int newstate,
-					bool quic)
+					bool quic, bool trusted)
 {
 	__u64 key = (__u64)sk, tw = 0;
 	struct cs_owner *found, o = {};
@@ -222,12 +351,15 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
 		/* A child of a listener, in softirq: charge the listener's owner
 		 * until accept() says who took it. */
-		found = bpf_map_lookup_elem(&listeners, &t.sport);
+		found = listener_of(sk, &t, trusted);
 		if (!found)
 			goto unknown;
 		o = *found;
 		o.flags = CS_OWNER_LISTENER;
 		flags |= CS_F_NEW_OWNER;
+		/* The child's clone of its listener's storage has served. */
+		if (trusted)
+			bpf_sk_storage_delete(&listen_owner, (struct sock *)sk);
 	} else {
 		found = bpf_map_lookup_elem(&seeds, &t);
 		if (!found)
@@ -255,10 +387,23 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		}
 	}
 	if (newstate == TCP_LISTEN) {
-		if (bpf_map_update_elem(&listeners, &t.sport, &o, BPF_ANY))
+		struct cs_listen_key k;
+
+		if (trusted && !bpf_sk_storage_get(&listen_owner, (struct sock *)sk, &o,
+						   BPF_SK_STORAGE_GET_F_CREATE))
+			stat_inc(CS_STAT_OWNER_FULL);
+		listen_key(&k, &t, false);
+		if (bpf_map_update_elem(&listeners, &k, &o, BPF_ANY))
 			stat_inc(CS_STAT_OWNER_FULL);
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
-		bpf_map_delete_elem(&listeners, &t.sport);
+		struct cs_listen_key k;
+		struct cs_owner *held;
+
+		/* Only this process's entry: a sibling's stays. */
+		listen_key(&k, &t, false);
+		held = bpf_map_lookup_elem(&listeners, &k);
+		if (held && held->tgid == o.tgid)
+			bpf_map_delete_elem(&listeners, &k);
 	}
 	/* CLOSE ends this sock's life as a connection: a TIME_WAIT successor is
 	 * a different kernel object that user space follows by 4-tuple. */
@@ -282,7 +427,7 @@ int BPF_PROG(handle_set_state_btf, const struct sock *sk, const int oldstate, co
 
 	if (proto != IPPROTO_TCP && !(quic_kernel && proto == IPPROTO_QUIC))
 		return 0;
-	return handle_state(sk, oldstate, newstate, proto == IPPROTO_QUIC);
+	return handle_state(sk, oldstate, newstate, proto == IPPROTO_QUIC, true);
 }
 
 /* Fallback where tp_btf does not load (no BTF for tracepoints). */
@@ -292,7 +437,7 @@ int handle_set_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 	if (ctx->protocol != IPPROTO_TCP && !(quic_kernel && ctx->protocol == IPPROTO_QUIC))
 		return 0;
 	return handle_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate,
-			    ctx->protocol == IPPROTO_QUIC);
+			    ctx->protocol == IPPROTO_QUIC, false);
 }
 
 /* Every send and receive on every socket passes here: a lookup in the
@@ -431,6 +576,7 @@ static __always_inline void tw_read_tuple(const struct sock_common *skc, struct 
 
 	__builtin_memset(t, 0, sizeof(*t));
 	t->family = family;
+	t->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
 	t->sport = BPF_CORE_READ(skc, skc_num);
 	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
 	if (family == AF_INET6) {
@@ -528,17 +674,60 @@ int BPF_PROG(handle_timer_expire_btf, struct timer_list *timer, unsigned long ba
 	return tw_timer_event(timer, CS_EV_TW_EXPIRE);
 }
 
-/* Follow children: a new process (not a thread) forked by a target. */
+/* A new process (not a thread): a child of a target with --children; one
+ * of that name (--comm) or in that cgroup (--cgroup). The child is in its
+ * parent's cgroup, and current is the parent. */
 SEC("?tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork_btf, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
-	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+	if (ptgid == ctgid)
 		return 0;
-	if (!bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST))
-		stat_inc(CS_STAT_FORKS);
+	if (follow_children && bpf_map_lookup_elem(&targets, &ptgid)) {
+		if (!bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST))
+			stat_inc(CS_STAT_FORKS);
+		return 0;
+	}
+	if ((filter_comm && comm_is_target(child->comm)) ||
+	    (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1))
+		target_join(child, NULL);
+	return 0;
+}
+
+/* exec gives a process its new name (--comm), in its own context. */
+SEC("?tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if ((filter_comm && comm_is_target(BPF_CORE_READ(p, group_leader)->comm)) ||
+	    (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1))
+		target_join(p, NULL);
+	return 0;
+}
+
+/* prctl(PR_SET_NAME) and the like: a process's name is its leader's. */
+SEC("?tp_btf/task_rename")
+int BPF_PROG(handle_rename_btf, struct task_struct *task, const char *comm)
+{
+	if (BPF_CORE_READ(task, pid) == BPF_CORE_READ(task, tgid) && comm_is_target(comm))
+		target_join(task, comm);
+	return 0;
+}
+
+/* A target's last thread exits: it leaves the filter, so the map never
+ * fills with dead pids and a reused pid is not traced by mistake. */
+SEC("?tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit_btf, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	/* do_exit() counts the thread out of signal->live first: 0 is the
+	 * last one (group_dead, which 6.1's tracepoint does not pass). */
+	if (BPF_CORE_READ(p, signal, live.counter))
+		return 0;
+	if (!bpf_map_delete_elem(&targets, &tgid))
+		stat_inc(CS_STAT_TARGETS_GONE);
 	return 0;
 }
 

@@ -9,12 +9,19 @@
 
 #define CS_COMM_LEN 16
 
+/* Process start times everywhere (BPF and /proc): boottime ns cut to whole
+ * USER_HZ ticks, the unit of /proc/PID/stat field 22 (USER_HZ is 100 on
+ * every architecture's user ABI but alpha). One unit, so one process's
+ * start compares equal from both sides and a reused pid does not. */
+#define CS_TICK_NS 10000000ULL
+
 /* Event types on the ring buffer. */
 #define CS_EV_STATE	1	/* inet_sock_set_state on a traced socket */
 #define CS_EV_ACCEPT	2	/* accept()/accept4() returned a socket to a traced process */
 #define CS_EV_TW_CANCEL	3	/* the tw timer of a traced TIME_WAIT socket was cancelled */
 #define CS_EV_TW_EXPIRE	4	/* ... and ran: the TIME_WAIT socket expired after its 60 s */
 #define CS_EV_ADOPT	5	/* a seeded socket met at its first send/recv: now known by sk */
+#define CS_EV_PROC	6	/* a process became a target (--comm, --cgroup): owner says who */
 
 /* cs_owner.flags */
 #define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
@@ -36,13 +43,16 @@
 #define CS_STAT_STATE_CALLS	4	/* inet_sock_set_state hits (all sockets, TCP only) */
 #define CS_STAT_FORKS		5	/* children added by follow-children */
 #define CS_STAT_TW_UNMATCHED	6	/* clean FIN_WAIT2/CLOSING->CLOSE without a tw timer start */
+#define CS_STAT_TARGETS_GONE	7	/* targets removed from the filter at their exit */
 #define CS_STAT_MAX		8
 
 /* The owner of a socket: the process whose file table holds it. */
 struct cs_owner {
 	__u32 tgid;
 	__u32 flags;		/* CS_OWNER_* */
-	__u64 start_ns;		/* group leader's start_time (ns since boot): tells a reused pid apart */
+	__u64 start_ns;		/* group leader's start (boottime ns, cut to whole clock
+				 * ticks, the unit of /proc/PID/stat field 22, so the BPF
+				 * and /proc values of one process compare equal) */
 	char comm[CS_COMM_LEN];
 };
 
@@ -54,6 +64,8 @@ struct cs_tuple {
 	__u16 dport;
 	__u16 family;
 	__u16 pad;
+	__u32 netns;		/* network namespace inode (/proc/PID/ns/net): the same
+				 * 4-tuple in two namespaces is two connections */
 };
 
 /* Application data of one traced connection: bytes each way and turns, a
@@ -67,6 +79,17 @@ struct cs_conn_io {
 	__u32 turns;
 	__u8 last_dir;		/* CS_DIR_* */
 	__u8 pad[3];
+};
+
+/* A traced listener, for the children it takes before accept() when its
+ * own socket storage cannot be read (classic tracepoint, listeners seeded
+ * from the start-up snapshot): namespace, family, bound address, port.
+ * A wildcard bind has an all-zero address. */
+struct cs_listen_key {
+	__u32 netns;
+	__u16 family;
+	__u16 port;
+	__u8 addr[16];
 };
 
 struct cs_event {

@@ -369,4 +369,66 @@ TEST(time_wait_timer_tells_expiry_from_early_end)
 	agg_free(&a);
 }
 
+/* A pid reused by another process: books per (pid, start time). Events of
+ * the first process that come late still go to its own books. */
+TEST(reused_pid_gets_books_of_its_own)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+	size_t rows = 0;
+
+	agg_init(&a, 0);
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	e.owner.start_ns = 5 * CS_TICK_NS;
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	e.owner.start_ns = 9 * CS_TICK_NS;
+	agg_event(&a, &e);
+	agg_event(&a, &e);	/* no third process for the same start */
+	e = ev(CS_EV_STATE, 3, CLIENT, CS_OWNER_CONNECT, tup(0, 8080), CS_TCP_CLOSE, CS_TCP_SYN_SENT);
+	e.owner.start_ns = 5 * CS_TICK_NS;	/* the first one's, late */
+	agg_event(&a, &e);
+	for (size_t i = 0; hmap_next(&a.procs, &i, NULL, (void **)&p);) {
+		rows++;
+		if (p->start_ns == 5 * CS_TICK_NS) {
+			ASSERT_EQ(p->total.opened, 2, "first_process_opened");
+			ASSERT_EQ(p->exited, true, "first_process_exited");
+		} else {
+			ASSERT_EQ(p->total.opened, 2, "second_process_opened");
+			ASSERT_EQ(p->exited, false, "second_process_alive");
+		}
+	}
+	ASSERT_EQ(rows, 2, "two_rows");
+	ASSERT_EQ(agg_find_proc(&a, CLIENT)->start_ns, 9 * CS_TICK_NS, "latest_is_found");
+	agg_free(&a);
+}
+
+/* The same 4-tuple in two network namespaces: two connections. */
+TEST(same_tuple_two_namespaces)
+{
+	struct agg a;
+	struct cs_event e;
+	struct cs_tuple t1 = tup(40001, 8080), t2 = tup(40001, 8080);
+	struct inode_map owners;
+	struct sd_sock socks[2];
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	t1.netns = 111;
+	t2.netns = 222;
+	agg_proc(&a, CLIENT)->target = true;
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, t1, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	agg_event(&a, &e);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "tw_in_ns1");
+	/* The kernel has that tuple's TIME_WAIT only in the other namespace. */
+	socks[0] = sd(t2, CS_TCP_TIME_WAIT, 0);
+	socks[0].netns = 222;
+	agg_reconcile(&a, socks, 1, &owners);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "not_kept_by_another_namespace");
+	ASSERT_EQ(a.unattributed.state[CS_TCP_TIME_WAIT], 1, "other_namespace_unattributed");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -11,6 +11,7 @@ void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s)
 {
 	memset(t, 0, sizeof(*t));
 	t->family = s->family;
+	t->netns = s->netns;
 	t->sport = s->sport;
 	t->dport = s->dport;
 	memcpy(t->saddr, s->saddr, s->family == AF_INET6 ? 16 : 4);

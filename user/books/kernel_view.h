@@ -21,6 +21,8 @@ struct sd_sock {
 	uint32_t uid;
 	uint32_t inode;		/* 0: no file (TIME_WAIT, orphan, not yet accepted) */
 	uint64_t cookie;	/* idiag_cookie[0] | idiag_cookie[1] << 32 */
+	uint32_t netns;		/* the namespace it was dumped in (set by the caller;
+				 * 0: not said) */
 };
 
 /* /proc/net/sockstat + sockstat6 + the Tcp: CurrEstab of /proc/net/snmp:

@@ -22,4 +22,6 @@ void summary_free(struct summary *sum)
 	udp_view_free(&sum->udp);
 	free(sum->procs);
 	sum->procs = NULL;
+	free(sum->ns);
+	sum->ns = NULL;
 }

@@ -47,9 +47,19 @@ struct summary_proc {
 	uint32_t total;
 };
 
-struct summary {
+/* The `ss -s` block of one network namespace. */
+struct summary_ns {
+	uint32_t netns;		/* inode of /proc/PID/ns/net */
+	pid_t pid;		/* the listed process it was read through (0: ours) */
 	struct sockstat st;
+};
+
+struct summary {
+	struct sockstat st;	/* the first namespace's (ns[0].st) */
 	bool other_netns;	/* not the initial network namespace */
+	uint32_t netns;		/* the first namespace */
+	struct summary_ns *ns;	/* one block each: the namespaces of -p's processes */
+	size_t nns;
 	struct summary_proc *procs;	/* sorted: most sockets first */
 	size_t nprocs;
 	struct summary_proc unattributed;	/* pid 0 */

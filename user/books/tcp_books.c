@@ -14,7 +14,8 @@
 void agg_init(struct agg *a, uint64_t t0_ns)
 {
 	memset(a, 0, sizeof(*a));
-	hmap_init(&a->procs, sizeof(pid_t), sizeof(struct proc_books));
+	hmap_init(&a->procs, sizeof(struct proc_key), sizeof(struct proc_books));
+	hmap_init(&a->cur, sizeof(pid_t), sizeof(uint64_t));
 	hmap_init(&a->conns, sizeof(uint64_t), sizeof(struct conn));
 	hmap_init(&a->seeds, sizeof(struct cs_tuple), sizeof(struct conn));
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
@@ -36,6 +37,7 @@ void agg_free(struct agg *a)
 		heatmap_free(&p->hm_orphan);
 	}
 	hmap_free(&a->procs);
+	hmap_free(&a->cur);
 	hmap_free(&a->conns);
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
@@ -57,20 +59,74 @@ static void tw_forget(struct agg *a, const struct cs_tuple *t)
 
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
 {
-	return hmap_get(&a->procs, &pid);
+	const uint64_t *seq = hmap_get(&a->cur, &pid);
+	struct proc_key k = { .pid = pid };
+
+	if (!seq)
+		return NULL;
+	k.seq = *seq;
+	return hmap_get(&a->procs, &k);
+}
+
+/* New books for a process of pid; it becomes pid's latest when latest. */
+static struct proc_books *proc_new(struct agg *a, pid_t pid, uint64_t start_ns, bool latest)
+{
+	struct proc_key k = { .pid = pid, .seq = ++a->proc_seq };
+	struct proc_books *p = hmap_upsert(&a->procs, &k, NULL);
+	uint64_t *seq;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->start_ns = start_ns;
+	p->t0_ns = a->t0_ns;
+	hmap_init(&p->endpoints, sizeof(struct endpoint_key), sizeof(struct endpoint_stats));
+	if (latest) {
+		seq = hmap_upsert(&a->cur, &pid, NULL);
+		if (seq)
+			*seq = k.seq;
+	}
+	return p;
 }
 
 struct proc_books *agg_proc(struct agg *a, pid_t pid)
 {
-	bool created;
-	struct proc_books *p = hmap_upsert(&a->procs, &pid, &created);
+	struct proc_books *p = agg_find_proc(a, pid);
 
-	if (p && created) {
-		p->pid = pid;
-		p->t0_ns = a->t0_ns;
-		hmap_init(&p->endpoints, sizeof(struct endpoint_key), sizeof(struct endpoint_stats));
+	return p ? p : proc_new(a, pid, 0, true);
+}
+
+struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns)
+{
+	struct proc_books *p = agg_find_proc(a, pid), *q;
+	uint64_t latest_start;
+
+	if (!p)
+		return proc_new(a, pid, start_ns, true);
+	if (!start_ns || p->start_ns == start_ns)
+		return p;
+	if (!p->start_ns) {
+		p->start_ns = start_ns;	/* learnt now */
+		return p;
 	}
-	return p;
+	/* Rare: a process of this pid other than the latest. */
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&q);)
+		if (q->pid == pid && q->start_ns == start_ns)
+			return q;
+	/* The pid was reused: a new process, books of its own. */
+	latest_start = p->start_ns;
+	q = proc_new(a, pid, start_ns, start_ns > latest_start);
+	if (!q)
+		return NULL;
+	if (start_ns < latest_start) {
+		q->exited = true;	/* an earlier process, met late */
+		return q;
+	}
+	/* proc_new() may have moved the books: find the earlier one again. */
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		if (p->pid == pid && p->start_ns == latest_start)
+			p->exited = true;
+	return agg_find_proc(a, pid);
 }
 
 static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive)
@@ -130,11 +186,12 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 
 static void fill_ident(struct proc_books *p, const struct cs_owner *o)
 {
-	if (!p->comm[0] || p->start_ns != o->start_ns) {
+	if (!p->comm[0]) {
 		memcpy(p->comm, o->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = '\0';
-		p->start_ns = o->start_ns;
 	}
+	if (!p->start_ns)
+		p->start_ns = o->start_ns;
 }
 
 /* The connection behind an event, created (or taken from the seeds) when
@@ -326,10 +383,19 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		a->unknown_events++;
 		return;
 	}
-	p = agg_proc(a, e->owner.tgid);
+	/* Books per process: a reused pid is another process. */
+	p = agg_proc_gen(a, e->owner.tgid, e->owner.start_ns);
 	if (!p)
 		return;
 	fill_ident(p, &e->owner);
+	if (e->type == CS_EV_PROC && !p->target) {
+		/* A process that matched --comm / --cgroup during the run. */
+		p->target = true;
+		p->joined_ns = e->ts_ns;
+		memcpy(p->comm, e->owner.comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		return;
+	}
 	if (e->type == CS_EV_ACCEPT)
 		apply_accept(a, p, e);
 	else if (e->type == CS_EV_STATE)
@@ -528,6 +594,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			struct proc_books *holder;
 
 			if (hmap_get(&tw_seen, key))
+				continue;
+			/* Entered after the dump began: not in it, not gone. */
+			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled)
 				continue;
 			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.

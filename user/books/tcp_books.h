@@ -80,6 +80,9 @@ struct proc_books {
 	uint64_t start_ns;	/* boottime ns; 0 unknown */
 	bool target;		/* asked for by the user (not only seen) */
 	bool exited;
+	uint64_t joined_ns;	/* ktime it became a target during the run (--comm,
+				 * --cgroup: started, renamed, moved in); 0: at start */
+	bool joined_said;	/* attach told the user (stderr) */
 	struct proc_counters total;
 	struct proc_counters at_last_tick;
 	/* Live sockets by state from the events (+ the start-up seed). */
@@ -120,7 +123,10 @@ struct unattributed {
 };
 
 struct agg {
-	struct hmap procs;	/* pid_t -> struct proc_books */
+	struct hmap procs;	/* struct proc_key -> struct proc_books: every process
+				 * seen, a reused pid's earlier ones included */
+	struct hmap cur;	/* pid_t -> uint64_t proc_key.seq of its latest process */
+	uint64_t proc_seq;	/* proc_key.seq of the last books made */
 	struct hmap conns;	/* u64 sk -> struct conn */
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
@@ -136,6 +142,8 @@ struct agg {
 	uint64_t mismatch_max;	/* the largest such gap of the run */
 	uint64_t reconciles;
 	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
+	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
+				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */
@@ -172,9 +180,24 @@ struct tw_entry {
 void agg_init(struct agg *a, uint64_t t0_ns);
 void agg_free(struct agg *a);
 
-/* The books of pid, created when absent (NULL: out of memory). */
+/* Books are per process, a (pid, start time) pair: a pid reused by a new
+ * process gets new books and the old ones stay (exited). Keyed by the
+ * order they were made in, so books made before their start time was
+ * known keep their key. */
+struct proc_key {
+	pid_t pid;
+	uint32_t zero;
+	uint64_t seq;
+};
+
+/* The books of pid's latest process, created when absent (NULL: out of
+ * memory). */
 struct proc_books *agg_proc(struct agg *a, pid_t pid);
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
+/* The books of the process (pid, start_ns) (start_ns 0: pid's latest),
+ * created when absent; a later start than the latest's means the pid was
+ * reused: the earlier process is marked exited. */
+struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns);
 
 /* A socket the process held when we attached (from sock_diag + /proc). */
 void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s);

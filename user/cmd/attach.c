@@ -24,6 +24,8 @@
 #include "report_quic.h"
 #include "runloop.h"
 #include "timeutil.h"
+#include "netns.h"
+#include "targets.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -113,12 +115,76 @@ static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
 	return n;
 }
 
+/* Gone, or its pid now another process's (a later start time). */
+static bool books_gone(const struct proc_books *p)
+{
+	struct proc_ident id;
+
+	if (procfs_pid_gone(p->pid) || procfs_read_ident(p->pid, &id))
+		return true;
+	return p->start_ns && procfs_start_ns(&id) != p->start_ns;
+}
+
+/* Processes that are not -p targets (children, --comm and --cgroup ones)
+ * are seen to end here, once an interval. */
+static void mark_exited(struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		if (!p->exited && (!p->target || p->joined_ns) && books_gone(p))
+			p->exited = true;
+}
+
+/* Targets that joined (--comm, --cgroup) are said once, as exits are,
+ * and get the QUIC library probes a target has (qt NULL: QUIC off). */
+static void say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (!p->joined_ns || p->joined_said)
+			continue;
+		p->joined_said = true;
+		if (qt && !p->exited)
+			quic_tracer_add_target(qt, p->pid);
+		fprintf(stderr, "connscope: process %d (%s) joined the targets after %.1f s\n",
+			p->pid, p->comm, (p->joined_ns - t0) / 1e9);
+	}
+}
+
+/* Processes that joined since the last interval (children, --comm,
+ * --cgroup) get their fds followed; those gone stop. */
+static void fd_follow(struct fd_session *fs, const struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (p->exited) {
+			/* Not when the pid is another (a later) process's now. */
+			if (agg_find_proc(a, p->pid) == p)
+				fd_session_exited(fs, p->pid);
+			continue;
+		}
+		struct fd_report r = fd_session_report(fs);
+
+		if (!fd_report_proc(&r, p->pid))
+			fd_session_add(fs, p->pid, p->comm);
+	}
+}
+
 static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
 		     struct limits_view *limits, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
-	size_t n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
-	int err = snapshot_take(snap, all ? NULL : pids, n);
+	size_t n;
+	int err;
+
+	if (!all)
+		mark_exited(a);
+	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	a->snapshot_ns = now_ns();
+	err = snapshot_take(snap, all ? NULL : pids, n);
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
 	 * socket that closed) must be in the books before it is compared. */
@@ -127,9 +193,11 @@ static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 		struct netlimits lim = limits->lim;
 
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
-		/* The sysctls once a run: the limits the run started with. */
+		/* The sysctls once a run: the limits the run started with, of
+		 * the first target's network namespace (read by the snapshot
+		 * from inside it). */
 		if (!limits->valid)
-			netlimits_read(&lim);
+			lim = snap->lim;
 		limits_observe(limits, &lim, snap->socks, snap->n, &snap->st);
 	}
 	return err;
@@ -163,8 +231,14 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 		memcpy(owner.comm, p->comm, sizeof(owner.comm));
 		tracer_seed(t, &tuple, &owner);
 		if (s->state == CS_TCP_LISTEN) {
+			int fd = procfs_socket_fd(p->pid, s->inode);
+
 			owner.flags = CS_OWNER_LISTEN | CS_OWNER_SEED;
-			tracer_seed_listener(t, tuple.sport, &owner);
+			/* On the socket itself where it can be reached, so an
+			 * SO_REUSEPORT sibling's children stay the sibling's. */
+			if (fd >= 0)
+				tracer_seed_listener_sock(t, p->pid, fd, &owner);
+			tracer_seed_listener(t, &tuple, &owner);
 		}
 	}
 	hmap_free(&known);
@@ -322,7 +396,8 @@ static int attach_alive(void *ctx, uint64_t now)
 		}
 		alive += p && !p->exited;
 	}
-	return s->o->tracer.all ? RUN_FOREVER : alive;
+	/* --comm / --cgroup: more may come; the window decides. */
+	return s->o->tracer.all || targets_any(&s->o->sel) ? RUN_FOREVER : alive;
 }
 
 static int attach_tick(void *ctx, uint64_t now)
@@ -334,12 +409,18 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
 	agg_tick(s->agg, now);
+	say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
 		quic_reap(s->qb, now);
 		quic_books_tick(s->qb, now);
 		quic_refresh(s->qrun, s->qt, s->agg);
 	}
 	if (s->fs) {
+		if (!o->tracer.all) {
+			fd_follow(s->fs, s->agg);
+			/* The session's process array may have moved. */
+			s->run->fds = fd_session_report(s->fs);
+		}
 		fd_session_tick(s->fs, false);
 		fd_session_analyze(s->fs, false);
 	}
@@ -361,8 +442,11 @@ static int attach_tick(void *ctx, uint64_t now)
 	return 0;
 }
 
-int attach_run(const struct attach_opts *o)
+int attach_run(const struct attach_opts *in)
 {
+	/* The targets: -p's, and the processes --comm / --cgroup match now. */
+	struct attach_opts all_targets = *in;
+	const struct attach_opts *o = &all_targets;
 	struct tcp_snapshot snap = {};
 	struct tracer tracer = {};
 	struct run_info run = {};
@@ -389,6 +473,22 @@ int attach_run(const struct attach_opts *o)
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;
+	if (targets_any(&in->sel))
+		all_targets.npids = targets_scan(&in->sel, all_targets.pids, in->npids, CLI_MAX_PIDS);
+	/* A target in another network namespace is read from inside it. */
+	for (size_t i = 0; i < o->npids; i++) {
+		uint32_t ino = 0;
+
+		err = netns_check_enter(o->pids[i]);
+		if (err && err != -ENOENT) {
+			netns_of_pid(o->pids[i], &ino);
+			fprintf(stderr, "connscope: cannot enter the network namespace of pid %d "
+					"(net:[%u]): %s: its sockets are visible only from inside "
+					"it; run connscope as root with CAP_SYS_ADMIN (in the initial "
+					"user namespace)\n", o->pids[i], ino, strerror(-err));
+			return EXIT_USAGE;
+		}
+	}
 	ret = 1;
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
 						   &o->exporter_limits)))
@@ -415,9 +515,15 @@ int attach_run(const struct attach_opts *o)
 		struct proc_books *p = agg_proc(&agg, o->pids[i]);
 		struct proc_ident id;
 
-		if (!p || procfs_read_ident(o->pids[i], &id))
+		if (!p)
 			goto cleanup;
 		p->target = true;
+		if (procfs_read_ident(o->pids[i], &id)) {
+			if (i < in->npids)
+				goto cleanup;
+			p->exited = true;	/* matched --comm/--cgroup, gone since */
+			continue;
+		}
 		memcpy(p->comm, id.comm, sizeof(p->comm));
 		p->start_ns = procfs_start_ns(&id);
 	}
@@ -425,6 +531,10 @@ int attach_run(const struct attach_opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	topts = o->tracer;
+	topts.comms = (const char (*)[16])o->sel.comms;
+	topts.ncomms = o->sel.ncomms;
+	topts.cgroup_path = o->sel.cgroup_path;
+	topts.cgroup_fd = o->sel.cgroup_fd;
 	if (!o->no_quic && quic_kernel_present()) {
 		topts.quic_kernel = true;
 		quic_books_init(&qb, t0, tick_ns);
@@ -451,7 +561,8 @@ int attach_run(const struct attach_opts *o)
 			snprintf(comms[i], sizeof(comms[i]), "%s", p ? p->comm : "?");
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
-				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3))
+				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
+				     tracer_targets_fd(&tracer)))
 			fs_on = true;
 		else
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
@@ -490,6 +601,11 @@ int attach_run(const struct attach_opts *o)
 			o->npids == 1 ? "" : "es");
 	for (size_t i = 0; i < o->npids; i++)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
+	for (size_t i = 0; i < o->sel.ncomms; i++)
+		fprintf(stderr, "%s--comm %s", i || o->npids ? ", " : "", o->sel.comms[i]);
+	if (o->sel.cgroup_path)
+		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
+			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
@@ -573,6 +689,9 @@ int attach_run(const struct attach_opts *o)
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;
 	run.follow_children = o->tracer.follow_children;
+	run.comms = (const char (*)[16])o->sel.comms;
+	run.ncomms = o->sel.ncomms;
+	run.cgroup_path = o->sel.cgroup_path;
 	tracer_stats(&tracer, run.stats);
 	if (exp)
 		;	/* the exporter's output was /metrics */

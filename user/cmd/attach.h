@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "exporter.h"
 #include "tcp_tracer.h"
+#include "targets.h"
 
 struct attach_opts {
 	pid_t pids[CLI_MAX_PIDS];
@@ -31,6 +32,7 @@ struct attach_opts {
 	int top;		/* endpoints per process (default 10) */
 	double warn_share;	/* limits warning threshold (default 0.8) */
 	struct tracer_opts tracer;
+	struct target_sel sel;	/* --comm, --cgroup: targets now and later */
 };
 
 /* Runs the whole attach; returns the process exit status. */

@@ -12,11 +12,16 @@
 static void attach_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: connscope attach -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
-		"                        [--report FILE.html] [--top N] [--warn-pct P] [--no-fd]\n"
-		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
+		"usage: connscope attach -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
+		"                        [-i SECONDS] [-j] [-H] [--report FILE.html] [--top N]\n"
+		"                        [--warn-pct P] [--no-fd] [--children] [--btf FILE]\n"
+		"                        [--ringbuf-size BYTES] [-v]\n"
 		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"      --comm NAME        every process of that name (<= 15 bytes, as in\n"
+		"                         /proc/PID/comm), those started later too (repeatable)\n"
+		"      --cgroup PATH      every process in that cgroup v2 directory or below,\n"
+		"                         now and later (a container, a systemd unit)\n"
 		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
 		"  -i, --interval S       live table and reconcile interval (default 1)\n"
 		"  -j, --json             final report as one JSON document, no live table\n"
@@ -62,6 +67,8 @@ int cmd_attach(int argc, char **argv)
 		{ "leak-age", required_argument, NULL, 'L' },
 		{ "top", required_argument, NULL, 'O' },
 		{ "warn-pct", required_argument, NULL, 'W' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -135,6 +142,14 @@ int cmd_attach(int argc, char **argv)
 				return EXIT_USAGE;
 			o.warn_share = v / 100.0;
 			break;
+		case 'c':
+			if (targets_parse_comm(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'g':
+			if (targets_parse_cgroup(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			attach_usage(stdout);
 			return 0;
@@ -150,20 +165,25 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (cli_no_more_args("attach", argc, argv))
 		return EXIT_USAGE;
-	if (cli_need_pids("attach", o.npids,
-			  "which process? give -p PID (e.g. -p $(pgrep -n myserver))"))
+	if (!targets_any(&o.sel) &&
+	    cli_need_pids("attach", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
+					     "myserver)), --comm NAME or --cgroup PATH"))
 		return EXIT_USAGE;
-	return attach_run(&o);
+	r = attach_run(&o);
+	targets_free(&o.sel);
+	return r;
 }
 
 static void exporter_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: connscope exporter -p PID[,PID...]|--all [--listen ADDR:PORT]\n"
-		"                          [-i SECONDS] [--top-processes N] [--max-series N]\n"
-		"                          [--children] [--no-fd] [-v]\n"
+		"usage: connscope exporter -p PID[,PID...]|--comm NAME|--cgroup PATH|--all\n"
+		"                          [--listen ADDR:PORT] [-i SECONDS] [--top-processes N]\n"
+		"                          [--max-series N] [--children] [--no-fd] [-v]\n"
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
+		"      --comm NAME        every process of that name, now and later\n"
+		"      --cgroup PATH      every process in that cgroup v2 directory, now and later\n"
 		"      --all              every process (fds from /proc, top processes only)\n"
 		"      --top-processes N  with --all: processes with series of their own, the\n"
 		"                         rest are pid=\"other\" (default 20)\n"
@@ -187,6 +207,8 @@ int cmd_exporter(int argc, char **argv)
 		{ "children", no_argument, NULL, 'C' },
 		{ "no-fd", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		EXPORTER_LONGOPTS,
 		{},
@@ -214,6 +236,14 @@ int cmd_exporter(int argc, char **argv)
 		case 'v':
 			o.tracer.verbose = true;
 			break;
+		case 'c':
+			if (targets_parse_comm(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'g':
+			if (targets_parse_cgroup(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			exporter_usage(stdout);
 			return 0;
@@ -231,5 +261,7 @@ int cmd_exporter(int argc, char **argv)
 	}
 	if (cli_no_more_args("exporter", argc, argv) || exporter_check_opts(&o))
 		return EXIT_USAGE;
-	return attach_run(&o);
+	r = attach_run(&o);
+	targets_free(&o.sel);
+	return r;
 }

@@ -325,7 +325,10 @@ int exporter_check_opts(struct attach_opts *o)
 	if (o->tracer.all && o->npids)
 		bad = "-p and --all both given: trace the listed processes (-p PID) or every "
 		      "process (--all), not both";
-	else if (!o->tracer.all && !o->npids)
+	else if (o->tracer.all && targets_any(&o->sel))
+		bad = "--comm/--cgroup and --all both given: every process is traced already; "
+		      "drop --all to trace those only";
+	else if (!o->tracer.all && !o->npids && !targets_any(&o->sel))
 		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), or --all for "
 		      "every process";
 	else if (!o->tracer.all && l->top_processes)

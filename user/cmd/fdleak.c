@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "fdleak.h"
+#include "targets.h"
 #include "fdsession.h"
 #include "tcp_tracer.h"
 #include "procfs.h"
@@ -32,7 +33,27 @@ struct fdleak_opts {
 	bool json, header, no_color;
 	int top;
 	struct tracer_opts tracer;
+	struct target_sel sel;	/* --comm, --cgroup: matched at start and each interval */
 };
+
+/* Processes that match --comm / --cgroup now and are not followed yet. */
+static void join_matches(const struct fdleak_opts *o, struct fd_session *fs, uint64_t t0,
+			 bool at_start)
+{
+	pid_t pids[CLI_MAX_PIDS];
+	size_t n = targets_scan(&o->sel, pids, 0, CLI_MAX_PIDS);
+
+	for (size_t i = 0; i < n; i++) {
+		struct fd_report r = fd_session_report(fs);
+		struct proc_ident id;
+
+		if (fd_report_proc(&r, pids[i]) || procfs_read_ident(pids[i], &id))
+			continue;
+		if (!fd_session_add(fs, pids[i], id.comm) && !at_start)
+			fprintf(stderr, "connscope: process %d (%s) joined the targets after "
+					"%.1f s\n", pids[i], id.comm, (now_ns() - t0) / 1e9);
+	}
+}
 
 static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
 {
@@ -70,13 +91,16 @@ static int fdleak_alive(void *ctx, uint64_t now)
 		}
 		alive += !p->exited;
 	}
-	return alive;
+	/* --comm / --cgroup: more may come; the window decides. */
+	return targets_any(&s->o->sel) ? RUN_FOREVER : alive;
 }
 
 static int fdleak_tick(void *ctx, uint64_t now)
 {
 	struct fdleak_tick *s = ctx;
 
+	if (targets_any(&s->o->sel))
+		join_matches(s->o, s->fs, s->loop->t0_ns, false);
 	fd_session_tick(s->fs, false);
 	fd_session_analyze(s->fs, false);
 	for (size_t i = 0; i < s->fs->nprocs; i++) {
@@ -113,10 +137,20 @@ static int fdleak_run(const struct fdleak_opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids, t0, tick,
-			    o->leak_age_s, o->top))
+			    o->leak_age_s, o->top, -1))
 		goto out;
-	fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n", o->npids,
-		o->npids == 1 ? "" : "es");
+	if (targets_any(&o->sel)) {
+		/* Those that match now, then each interval (user space: fdleak
+		 * has no scheduler hooks; a process shorter than an interval
+		 * is not seen). */
+		join_matches(o, &fs, t0, true);
+		fprintf(stderr, "connscope: tracing the fds of %zu process%s and those matching "
+				"--comm/--cgroup each interval; Ctrl-C to stop\n", fs.nprocs,
+			fs.nprocs == 1 ? "" : "es");
+	} else {
+		fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n",
+			o->npids, o->npids == 1 ? "" : "es");
+	}
 	if (!o->json && o->header)
 		printf("%-8s %-7s %-12s %7s %7s %7s %8s\n", "TIME", "PID", "COMM", "FDS", "MADE",
 		       "CLOSED", "GROWTH/s");
@@ -155,11 +189,14 @@ out:
 static void fdleak_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: connscope fdleak -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j] [-H]\n"
-		"                        [--leak-age SECONDS] [--top N] [--warn-pct P]\n"
+		"usage: connscope fdleak -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
+		"                        [-i SECONDS] [-j] [-H] [--leak-age SECONDS] [--top N]\n"
+		"                        [--warn-pct P]\n"
 		"  fd inventory by type, growth against RLIMIT_NOFILE, and the code sites\n"
 		"  whose fds stay open\n"
 		"  -p, --pid PIDS       processes (repeatable, comma-separated)\n"
+		"      --comm NAME      every process of that name (checked each interval)\n"
+		"      --cgroup PATH    every process in that cgroup v2 directory (each interval)\n"
 		"  -d, --duration S     stop after S seconds (default: until Ctrl-C)\n"
 		"  -i, --interval S     /proc listing interval (default 1)\n"
 		"      --leak-age S     an fd open longer than this is a suspect (default 10)\n"
@@ -184,6 +221,8 @@ int cmd_fdleak(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -222,6 +261,14 @@ int cmd_fdleak(int argc, char **argv)
 		case 'v':
 			o.tracer.verbose = true;
 			break;
+		case 'c':
+			if (targets_parse_comm(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'g':
+			if (targets_parse_cgroup(&o.sel, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			fdleak_usage(stdout);
 			return 0;
@@ -237,8 +284,11 @@ int cmd_fdleak(int argc, char **argv)
 	}
 	if (cli_no_more_args("fdleak", argc, argv))
 		return EXIT_USAGE;
-	if (cli_need_pids("fdleak", o.npids,
-			  "which process? give -p PID (e.g. -p $(pgrep -n myserver))"))
+	if (!targets_any(&o.sel) &&
+	    cli_need_pids("fdleak", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
+					     "myserver)), --comm NAME or --cgroup PATH"))
 		return EXIT_USAGE;
-	return fdleak_run(&o);
+	r = fdleak_run(&o);
+	targets_free(&o.sel);
+	return r;
 }

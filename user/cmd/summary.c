@@ -27,13 +27,11 @@ static bool pid_listed(const pid_t *pids, size_t npids, pid_t pid)
 	return false;
 }
 
-static bool in_other_netns(void)
+static bool is_init_netns(uint32_t netns)
 {
-	struct stat self, init;
+	struct stat init;
 
-	if (stat("/proc/self/ns/net", &self) || stat("/proc/1/ns/net", &init))
-		return false;
-	return self.st_ino != init.st_ino;
+	return stat("/proc/1/ns/net", &init) || init.st_ino == netns;
 }
 
 int summary_build(struct summary *sum, const struct tcp_snapshot *snap, const pid_t *pids,
@@ -45,7 +43,17 @@ int summary_build(struct summary *sum, const struct tcp_snapshot *snap, const pi
 
 	memset(sum, 0, sizeof(*sum));
 	sum->st = snap->st;
-	sum->other_netns = in_other_netns();
+	sum->ns = calloc(snap->nns ? snap->nns : 1, sizeof(*sum->ns));
+	if (!sum->ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nns; i++) {
+		sum->ns[i].netns = snap->ns[i].netns;
+		sum->ns[i].pid = snap->ns[i].pid;
+		sum->ns[i].st = snap->ns[i].st;
+	}
+	sum->nns = snap->nns;
+	sum->netns = snap->nns ? snap->ns[0].netns : 0;
+	sum->other_netns = sum->nns && !is_init_netns(sum->netns);
 	hmap_init(&by_pid, sizeof(pid_t), sizeof(struct summary_proc));
 	/* Listed processes appear even when they hold no TCP socket. */
 	for (size_t i = 0; i < npids; i++) {
@@ -163,7 +171,10 @@ int cmd_summary(int argc, char **argv)
 	}
 	/* Every process's fds, so that a socket of another process is not
 	 * mistaken for an unattributed one. */
-	if (snapshot_take(&snap, NULL, 0))
+	/* The namespaces of the processes listed (ours without -p), and
+	 * every process's fds, so that a socket of another process is not
+	 * mistaken for an unattributed one. */
+	if (snapshot_take_all_fds(&snap, npids ? pids : NULL, npids))
 		goto out;
 	if (summary_build(&sum, &snap, pids, npids)) {
 		fprintf(stderr, "connscope: out of memory building the summary\n");

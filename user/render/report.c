@@ -105,6 +105,10 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 
 		fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm,
 			p->target ? "" : " child", p->exited ? " exited during the run" : "");
+		if (p->joined_ns)
+			fprintf(out, "  joined the targets %.1f s into the run (matched %s)\n",
+				(p->joined_ns - p->t0_ns) / 1e9,
+				run->cgroup_path ? "--comm/--cgroup" : "--comm");
 		fprintf(out, "  %-13s opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu\n",
 			"connections", (unsigned long long)t->opened, per_s(t->opened, run),
 			(unsigned long long)t->accepted, per_s(t->accepted, run),
@@ -193,6 +197,16 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_double(&j, "elapsed_s", run->elapsed_s, 3);
 	json_kv_double(&j, "interval_s", run->interval_s, 3);
 	json_kv_bool(&j, "follow_children", run->follow_children);
+	json_key(&j, "comm");
+	json_array_begin(&j);
+	for (size_t i = 0; i < run->ncomms; i++)
+		json_string(&j, run->comms[i]);
+	json_array_end(&j);
+	json_key(&j, "cgroup");
+	if (run->cgroup_path)
+		json_string(&j, run->cgroup_path);
+	else
+		json_null(&j);
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);
 	json_object_end(&j);
@@ -207,6 +221,14 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_kv_string(&j, "comm", p->comm);
 		json_kv_bool(&j, "target", p->target);
 		json_kv_bool(&j, "exited", p->exited);
+		/* With the pid, the process: /proc/PID/stat field 22's unit. */
+		json_kv_uint(&j, "start_time_ticks", p->start_ns / CS_TICK_NS);
+		/* Joined during the run (--comm, --cgroup): when; null: at start. */
+		json_key(&j, "joined_s");
+		if (p->joined_ns)
+			json_double(&j, (p->joined_ns - p->t0_ns) / 1e9, 3);
+		else
+			json_null(&j);
 		json_key(&j, "totals");
 		json_object_begin(&j);
 		json_counters(&j, &p->total);
@@ -255,6 +277,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "owner_map_full", run->stats[CS_STAT_OWNER_FULL]);
 	json_kv_uint(&j, "accept_unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
 	json_kv_uint(&j, "children_followed", run->stats[CS_STAT_FORKS]);
+	/* Targets (children too) taken out of the kernel's filter at exit. */
+	json_kv_uint(&j, "targets_left_at_exit", run->stats[CS_STAT_TARGETS_GONE]);
 	json_kv_uint(&j, "unknown_owner_events", a->unknown_events);
 	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);

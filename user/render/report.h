@@ -22,6 +22,9 @@ struct run_info {
 	double elapsed_s;		/* what ran */
 	double interval_s;
 	bool follow_children;
+	const char (*comms)[16];	/* --comm NAMEs, ncomms of them */
+	size_t ncomms;
+	const char *cgroup_path;	/* --cgroup, NULL: none */
 	uint64_t stats[CS_STAT_MAX];	/* BPF counters */
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
 	const struct limits_view *limits;	/* NULL: not observed */

@@ -62,6 +62,12 @@ void format_summary_text(FILE *out, const struct summary *sum, bool header)
 	char pid[16];
 
 	format_ss_summary(out, &sum->st);
+	/* -p with processes in several namespaces: a block for each other. */
+	for (size_t i = 1; i < sum->nns; i++) {
+		fprintf(out, "network namespace net:[%u] (of pid %d):\n", sum->ns[i].netns,
+			sum->ns[i].pid);
+		format_ss_summary(out, &sum->ns[i].st);
+	}
 	if (sum->other_netns)
 		fprintf(out, "note: not the initial network namespace: TCP inuse/tw are this "
 			     "namespace's, orphaned/alloc (and so closed) are host-wide\n\n");
@@ -134,6 +140,7 @@ void format_summary_json(FILE *out, const struct summary *sum)
 	json_transport(&j, "FRAG", n.frag4, n.frag6);
 	json_array_end(&j);
 	json_kv_bool(&j, "other_netns", sum->other_netns);
+	json_kv_uint(&j, "netns", sum->netns);
 	json_object_end(&j);
 	json_key(&j, "processes");
 	json_array_begin(&j);

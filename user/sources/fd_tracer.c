@@ -14,7 +14,7 @@
 #include "fdtrack.skel.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
-		   ring_buffer_sample_fn on_snap, void *ctx, bool all)
+		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd)
 {
 	struct bpf_program *prog;
 	int err, n = 0;
@@ -43,7 +43,11 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 	}
 	bpf_program__set_autoload(t->skel->progs.handle_exec_btf,
 				  kf_has(kf_plan(NULL), KF_HOOK_EXEC));
-	err = fdtrack_bpf__load(t->skel);
+	/* The tcpstate unit's filter, where there is one: processes that join
+	 * it (children, --comm, --cgroup) have their fds traced too. */
+	err = targets_fd >= 0 ? bpf_map__reuse_fd(t->skel->maps.fd_targets, targets_fd) : 0;
+	if (!err)
+		err = fdtrack_bpf__load(t->skel);
 	if (err) {
 		fprintf(stderr, "connscope: cannot load the fd tracking programs: %s (run with -v "
 				"for the verifier's log)\n", strerror(-err));

@@ -22,9 +22,10 @@ struct fd_tracer {
 };
 
 /* *rb: the ring_buffer manager to join; created here when NULL (the
- * caller frees it). Returns 0 or a negative errno after printing why. */
+ * caller frees it). targets_fd: a target map to share (-1: its own).
+ * Returns 0 or a negative errno after printing why. */
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
-		   ring_buffer_sample_fn on_snap, void *ctx, bool all);
+		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd);
 int fd_tracer_add_target(struct fd_tracer *t, pid_t pid);
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX]);
 /* The frame-pointer user stack stack_id: number of frames (0: none). */

@@ -60,7 +60,7 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 
 int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
-		    double leak_age_s, int top)
+		    double leak_age_s, int top, int targets_fd)
 {
 	int err;
 
@@ -78,7 +78,7 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 		fd_session_close(s);
 		return -ENOMEM;
 	}
-	err = fd_tracer_open(&s->ft, &s->rb, on_event, on_snap, &s->books, false);
+	err = fd_tracer_open(&s->ft, &s->rb, on_event, on_snap, &s->books, false, targets_fd);
 	if (err) {
 		fd_session_close(s);
 		return err;
@@ -126,6 +126,38 @@ static void resolve_before_exec(struct fd_session *s, size_t i)
 	if (s->syms[i])
 		symbolizer_refresh(s->syms[i]);
 	s->execs_done[i] = bp->execs;
+}
+
+int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
+{
+	size_t n = s->nprocs + 1;
+	struct fdleak_proc *procs = realloc(s->procs, n * sizeof(*procs));
+	struct symbolizer **syms;
+	uint32_t *execs;
+
+	if (!procs)
+		return -ENOMEM;
+	s->procs = procs;
+	syms = realloc(s->syms, n * sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	s->syms = syms;
+	execs = realloc(s->execs_done, n * sizeof(*execs));
+	if (!execs)
+		return -ENOMEM;
+	s->execs_done = execs;
+	memset(&s->procs[n - 1], 0, sizeof(s->procs[0]));
+	s->procs[n - 1].pid = pid;
+	snprintf(s->procs[n - 1].comm, sizeof(s->procs[n - 1].comm), "%s", comm);
+	s->procs[n - 1].seconds_to_limit = -1;
+	s->execs_done[n - 1] = 0;
+	s->syms[n - 1] = symbolizer_new(pid);
+	s->nprocs = n;
+	fd_tracer_add_target(&s->ft, pid);
+	/* Gone already: its report part says what the events said. */
+	if (list_into_books(&s->books, s->rb, &s->procs[n - 1], false))
+		s->procs[n - 1].exited = true;
+	return 0;
 }
 
 void fd_session_tick(struct fd_session *s, bool final)

@@ -37,7 +37,11 @@ struct fd_session {
  * comms may be NULL. 0 or -errno after printing why. */
 int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
-		    double leak_age_s, int top);
+		    double leak_age_s, int top, int targets_fd);
+
+/* A process that joined the targets during the run (a child, --comm,
+ * --cgroup): its fds from now on. 0 or -errno. */
+int fd_session_add(struct fd_session *s, pid_t pid, const char *comm);
 
 /* One /proc listing per live process into the books (the ring is drained
  * after each listing); final: the last one of the run. */

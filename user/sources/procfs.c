@@ -127,12 +127,12 @@ static int split(char *line, char **tok, int max)
 /* snmp comes in pairs of lines per protocol: "Tcp: Name Name ..." then
  * "Tcp: value value ...". The column is looked up by name because the
  * kernel has appended columns over time. */
-static int read_curr_estab(uint64_t *out)
+static int read_curr_estab(const char *rel, uint64_t *out)
 {
 	char *line = NULL, *head = NULL;
 	size_t cap = 0;
 	int err = 0;
-	FILE *f = proc_fopen("net/snmp");
+	FILE *f = proc_fopen(rel);
 
 	if (!f)
 		return -errno;
@@ -168,17 +168,29 @@ static int read_curr_estab(uint64_t *out)
 
 int procfs_read_sockstat(struct sockstat *st)
 {
+	return procfs_read_sockstat_of(0, st);
+}
+
+int procfs_read_sockstat_of(pid_t pid, struct sockstat *st)
+{
+	char dir[32] = "net", rel[64];
 	int err;
 
+	/* /proc/PID/net is the network namespace of PID. */
+	if (pid)
+		snprintf(dir, sizeof(dir), "%d/net", pid);
 	memset(st, 0, sizeof(*st));
-	err = read_sockstat_file("net/sockstat", st);
+	snprintf(rel, sizeof(rel), "%s/sockstat", dir);
+	err = read_sockstat_file(rel, st);
 	if (err)
 		return err;
 	/* Without IPv6 there is no sockstat6: its counters stay 0. */
-	err = read_sockstat_file("net/sockstat6", st);
+	snprintf(rel, sizeof(rel), "%s/sockstat6", dir);
+	err = read_sockstat_file(rel, st);
 	if (err && err != -ENOENT)
 		return err;
-	err = read_curr_estab(&st->curr_estab);
+	snprintf(rel, sizeof(rel), "%s/snmp", dir);
+	err = read_curr_estab(rel, &st->curr_estab);
 	if (err && err != -ENOENT)
 		return err;
 	return 0;
@@ -341,6 +353,32 @@ int procfs_scan_pid_sockets(pid_t pid, struct inode_map *m)
 	if (dfd < 0)
 		return errno_to_scan_err(errno);
 	return scan_fd_dir(dfd, pid, m);
+}
+
+int procfs_socket_fd(pid_t pid, uint32_t inode)
+{
+	char path[PATH_MAX], link[64];
+	struct dirent *de;
+	int fd = -ENOENT;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", procfs_root, (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno_to_scan_err(errno);
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link));
+		if (n > 0 && socket_link_inode(link, n) == inode) {
+			fd = atoi(de->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return fd;
 }
 
 static bool all_digits(const char *s)

@@ -16,6 +16,12 @@ extern const char *procfs_root;
 
 /* Returns 0, or -errno when sockstat cannot be read. */
 int procfs_read_sockstat(struct sockstat *st);
+/* The same for the network namespace of pid (/proc/PID/net; 0: ours). */
+int procfs_read_sockstat_of(pid_t pid, struct sockstat *st);
+
+/* The fd number under which pid holds the socket with this inode:
+ * >= 0, or -ENOENT / -errno. */
+int procfs_socket_fd(pid_t pid, uint32_t inode);
 
 /* Identity of a process: comm and start time (field 22 of /proc/PID/stat,
  * clock ticks since boot), so a reused pid is told apart. */

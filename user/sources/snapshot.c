@@ -3,11 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "netns.h"
 #include "snapshot.h"
+
+struct collect_ctx {
+	struct tcp_snapshot *s;
+	uint32_t netns;
+};
 
 static int collect(const struct sd_sock *sk, void *ctx)
 {
-	struct tcp_snapshot *s = ctx;
+	struct collect_ctx *c = ctx;
+	struct tcp_snapshot *s = c->s;
 
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
@@ -18,31 +25,93 @@ static int collect(const struct sd_sock *sk, void *ctx)
 		s->socks = socks;
 		s->cap = cap;
 	}
-	s->socks[s->n++] = *sk;
+	s->socks[s->n] = *sk;
+	s->socks[s->n++].netns = c->netns;
 	return 0;
 }
 
-int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
+const struct snap_ns *snapshot_ns(const struct tcp_snapshot *s, uint32_t netns)
+{
+	for (size_t i = 0; i < s->nns; i++)
+		if (s->ns[i].netns == netns)
+			return &s->ns[i];
+	return NULL;
+}
+
+/* The namespaces to read: the pids' (in order, each once), or ours. A pid
+ * gone meanwhile has no namespace and no sockets. */
+static int find_namespaces(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
+{
+	struct snap_ns *ns = realloc(s->ns, (npids ? npids : 1) * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	s->ns = ns;
+	s->nns = 0;
+	if (!pids || !npids) {
+		memset(&ns[0], 0, sizeof(ns[0]));
+		ns[0].netns = netns_self();
+		s->nns = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < npids; i++) {
+		uint32_t ino;
+
+		if (netns_of_pid(pids[i], &ino) || snapshot_ns(s, ino))
+			continue;
+		memset(&ns[s->nns], 0, sizeof(ns[0]));
+		ns[s->nns].netns = ino;
+		ns[s->nns++].pid = pids[i];
+	}
+	return 0;
+}
+
+static int read_limits(void *ctx)
+{
+	return netlimits_read(ctx);
+}
+
+static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool all_fds)
 {
 	int err;
 
 	s->n = 0;
 	inode_map_free(&s->owners);
 	inode_map_init(&s->owners);
-	/* sockstat first: our own netlink socket would count in "sockets: used". */
-	err = procfs_read_sockstat(&s->st);
-	if (err) {
-		fprintf(stderr, "connscope: cannot read %s/net/sockstat: %s\n", procfs_root,
-			strerror(-err));
+	err = find_namespaces(s, pids, npids);
+	if (err)
 		return err;
+	memset(&s->st, 0, sizeof(s->st));
+	for (size_t i = 0; i < s->nns; i++) {
+		struct snap_ns *ns = &s->ns[i];
+		struct collect_ctx c = { .s = s, .netns = ns->netns };
+
+		/* sockstat first: our own netlink socket would count in
+		 * "sockets: used". /proc/PID/net is PID's namespace. */
+		err = procfs_read_sockstat_of(ns->pid, &ns->st);
+		if (err == -ENOENT && ns->pid)
+			continue;	/* gone since: nothing of it to read */
+		if (err) {
+			fprintf(stderr, "connscope: cannot read %s/%s/net/sockstat: %s\n",
+				procfs_root, ns->pid ? "PID" : "self", strerror(-err));
+			return err;
+		}
+		/* The sysctls of /proc/sys/net are the reader's namespace's:
+		 * read from inside it. Once: they are settings, not counters. */
+		if (i == 0 && !s->lim.port_hi)
+			netns_run(ns->pid, read_limits, &s->lim);
+		err = sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, &c);
+		if (err == -ENOENT && ns->pid)
+			continue;
+		if (err) {
+			fprintf(stderr, "connscope: sock_diag dump of TCP sockets failed: %s\n",
+				strerror(-err));
+			return err;
+		}
 	}
-	err = sockdiag_dump_tcp(SD_ALL_STATES, collect, s);
-	if (err) {
-		fprintf(stderr, "connscope: sock_diag dump of TCP sockets failed: %s\n",
-			strerror(-err));
-		return err;
-	}
-	if (!pids)
+	if (s->nns)
+		s->st = s->ns[0].st;
+	if (all_fds)
 		return procfs_scan_all_sockets(&s->owners);
 	for (size_t i = 0; i < npids; i++) {
 		err = procfs_scan_pid_sockets(pids[i], &s->owners);
@@ -53,10 +122,23 @@ int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
 	return 0;
 }
 
+int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
+{
+	return take(s, pids, npids, !pids);
+}
+
+int snapshot_take_all_fds(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
+{
+	return take(s, pids, npids, true);
+}
+
 void snapshot_free(struct tcp_snapshot *s)
 {
 	free(s->socks);
 	s->socks = NULL;
 	s->n = s->cap = 0;
+	free(s->ns);
+	s->ns = NULL;
+	s->nns = 0;
 	inode_map_free(&s->owners);
 }

@@ -1,25 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* One moment of kernel truth: every TCP socket (sock_diag), the socket
  * counters (/proc/net/sockstat{,6}, snmp) and who holds which socket
- * inode (/proc/PID/fd). */
+ * inode (/proc/PID/fd), in each network namespace the targets are in. */
 #ifndef CONNSCOPE_SNAPSHOT_H
 #define CONNSCOPE_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "sockdiag.h"
 #include "procfs.h"
+#include "netlimits.h"
 
-struct tcp_snapshot {
-	struct sd_sock *socks;
-	size_t n, cap;
-	struct sockstat st;
-	struct inode_map owners;	/* socket inode -> pid */
+/* One network namespace of the snapshot and what the kernel says of it. */
+struct snap_ns {
+	uint32_t netns;		/* inode of /proc/PID/ns/net */
+	pid_t pid;		/* a process in it, through which it is read */
+	struct sockstat st;	/* its /proc/PID/net/sockstat{,6}, snmp */
 };
 
-/* pids == NULL: scan every process's fds, else only those listed.
+struct tcp_snapshot {
+	struct sd_sock *socks;	/* every namespace's, each tagged with its netns */
+	size_t n, cap;
+	struct sockstat st;	/* the first namespace's (the first target's) */
+	struct inode_map owners;	/* socket inode -> pid */
+	struct snap_ns *ns;	/* the namespaces, the first target's first */
+	size_t nns;
+	struct netlimits lim;	/* the first namespace's sysctls */
+};
+
+/* pids == NULL: the agent's own namespace, every process's fds; else the
+ * namespaces of the pids listed and only their fds.
  * Returns 0 or -errno after printing what failed. */
 int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids);
+/* The namespaces of pids (all of them when npids == 0: the agent's), and
+ * every process's fds, so that no socket of another process passes for
+ * an unattributed one (summary). */
+int snapshot_take_all_fds(struct tcp_snapshot *s, const pid_t *pids, size_t npids);
 void snapshot_free(struct tcp_snapshot *s);
+
+/* The snapshot namespace with this inode, or NULL. */
+const struct snap_ns *snapshot_ns(const struct tcp_snapshot *s, uint32_t netns);
 
 #endif

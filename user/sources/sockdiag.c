@@ -15,6 +15,7 @@
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 
+#include "netns.h"
 #include "sockdiag.h"
 
 /* The kernel fills dump skbs up to ~32 KiB (it sizes them after our
@@ -104,6 +105,7 @@ static ssize_t sd_recv(struct sd_conn *c, struct sockaddr_nl *from)
 static void sd_fill(struct sd_sock *s, const struct inet_diag_msg *m)
 {
 	s->family = m->idiag_family;
+	s->netns = 0;
 	/* For TIME_WAIT sockets the kernel puts tw_substate here (TIME_WAIT,
 	 * or FIN_WAIT2 for a tw socket still waiting for the peer's FIN);
 	 * both are what the kernel says, so they are passed through. */
@@ -193,7 +195,14 @@ static int sd_dump_family(struct sd_conn *c, uint8_t family, uint8_t protocol, u
 	}
 }
 
-static int sd_dump(uint8_t protocol, uint32_t state_mask, sd_sock_cb cb, void *ctx)
+static int sd_socket(void *ctx)
+{
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int sd_dump(pid_t pid, uint8_t protocol, uint32_t state_mask, sd_sock_cb cb, void *ctx)
 {
 	struct sd_conn c = { .fd = -1, .cap = SD_RECV_BUF };
 	int err;
@@ -201,9 +210,11 @@ static int sd_dump(uint8_t protocol, uint32_t state_mask, sd_sock_cb cb, void *c
 	c.buf = malloc(c.cap);
 	if (!c.buf)
 		return -ENOMEM;
-	c.fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	/* Made in pid's namespace, the socket answers for that namespace
+	 * from wherever it is read. */
+	c.fd = netns_run(pid, sd_socket, NULL);
 	if (c.fd < 0) {
-		err = -errno;
+		err = c.fd;
 		goto out;
 	}
 
@@ -221,12 +232,17 @@ out:
 
 int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx)
 {
-	return sd_dump(IPPROTO_TCP, state_mask, cb, ctx);
+	return sd_dump(0, IPPROTO_TCP, state_mask, cb, ctx);
+}
+
+int sockdiag_dump_tcp_of(pid_t pid, uint32_t state_mask, sd_sock_cb cb, void *ctx)
+{
+	return sd_dump(pid, IPPROTO_TCP, state_mask, cb, ctx);
 }
 
 int sockdiag_dump_udp(sd_sock_cb cb, void *ctx)
 {
 	/* UDP sockets report TCP_CLOSE (unconnected) or TCP_ESTABLISHED
 	 * (connected): both bits ask for all of them. */
-	return sd_dump(IPPROTO_UDP, (1u << 1) | (1u << 7), cb, ctx);
+	return sd_dump(0, IPPROTO_UDP, (1u << 1) | (1u << 7), cb, ctx);
 }

@@ -5,6 +5,7 @@
 #define CONNSCOPE_SOCKDIAG_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include "kernel_view.h"
 
 
@@ -21,6 +22,8 @@ typedef int (*sd_sock_cb)(const struct sd_sock *s, void *ctx);
  * does not show. */
 #define SD_ALL_STATES 0x1fffu
 int sockdiag_dump_tcp(uint32_t state_mask, sd_sock_cb cb, void *ctx);
+/* The same in the network namespace of pid (0: the caller's). */
+int sockdiag_dump_tcp_of(pid_t pid, uint32_t state_mask, sd_sock_cb cb, void *ctx);
 /* Every UDP socket, v4 then v6 (the same struct; state is TCP_CLOSE or
  * TCP_ESTABLISHED, for unconnected and connected sockets). */
 int sockdiag_dump_udp(sd_sock_cb cb, void *ctx);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "bpfutil.h"
 #include "kfeatures_probe.h"
@@ -142,8 +143,20 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	}
 	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
 	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
+	bool by_name = o->ncomms > 0, by_cgroup = o->cgroup_path != NULL;
+
 	bpf_program__set_autoload(skel->progs.handle_fork_btf,
-				  o->follow_children && kf_has(kf, KF_HOOK_FORK));
+				  (o->follow_children || by_name || by_cgroup) &&
+				  kf_has(kf, KF_HOOK_FORK));
+	bpf_program__set_autoload(skel->progs.handle_exec_btf,
+				  (by_name || by_cgroup) && kf_has(kf, KF_HOOK_EXEC));
+	bpf_program__set_autoload(skel->progs.handle_rename_btf, by_name);
+	/* Targets leave the filter at exit (tp_btf only: a kernel without it
+	 * keeps them, as before). */
+	bpf_program__set_autoload(skel->progs.handle_exit_btf, use_btf && !o->all);
+	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->filter_comm = by_name;
+	skel->rodata->filter_cgroup = by_cgroup;
 	bpf_program__set_autoload(skel->progs.handle_send_btf, use_btf && io);
 	bpf_program__set_autoload(skel->progs.handle_recv_btf, use_btf && io);
 	bpf_program__set_autoload(skel->progs.handle_send_tp, !use_btf && io);
@@ -164,6 +177,20 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
 	}
 	err = tcpstate_bpf__load(skel);
+	for (size_t i = 0; !err && i < o->ncomms; i++) {
+		char key[CS_COMM_LEN] = {};
+		__u8 one = 1;
+
+		strncpy(key, o->comms[i], sizeof(key) - 1);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_comms), key, &one, BPF_ANY))
+			err = -errno;
+	}
+	if (!err && by_cgroup) {
+		__u32 zero = 0, cgfd = o->cgroup_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &cgfd, BPF_ANY))
+			err = -errno;
+	}
 	if (err) {
 		tcpstate_bpf__destroy(skel);
 		return err;
@@ -183,7 +210,8 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 	memset(t, 0, sizeof(*t));
 	libbpf_set_print(o->verbose ? print_libbpf : NULL);
 	err = o->classic_tp ? -ENOTSUP : open_and_load(t, o, true);
-	if (err && !o->follow_children)
+	/* Following children, names and cgroups needs tp_btf (sched hooks). */
+	if (err && !o->follow_children && !o->ncomms && !o->cgroup_path)
 		err = open_and_load(t, o, false);
 	if (err) {
 		fprintf(stderr, "connscope: cannot load the BPF programs: %s%s\n", strerror(-err),
@@ -230,11 +258,36 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
 }
 
-int tracer_seed_listener(struct tracer *t, uint16_t port, const struct cs_owner *owner)
+int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
+			 const struct cs_owner *owner)
 {
-	__u16 key = port;
+	struct cs_listen_key key = {
+		.netns = tuple->netns, .family = tuple->family, .port = tuple->sport,
+	};
 
+	memcpy(key.addr, tuple->saddr, sizeof(key.addr));
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+}
+
+int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct cs_owner *owner)
+{
+	int pidfd, sfd, err = 0;
+
+	/* A copy of the target's fd in this process: the socket storage map
+	 * takes a socket by one of our own fds. */
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	sfd = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (sfd < 0)
+		err = -errno;
+	else if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.listen_owner), &sfd, owner,
+				     BPF_NOEXIST))
+		err = -errno;
+	if (sfd >= 0)
+		close(sfd);
+	close(pidfd);
+	return err;
 }
 
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])

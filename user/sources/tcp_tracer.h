@@ -19,6 +19,11 @@ struct tracer_opts {
 	bool verbose;		/* libbpf's own messages */
 	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
 	bool quic_kernel;	/* also IPPROTO_QUIC sockets (CS_F_QUIC events) */
+	/* Targets beyond a pid list (CS_EV_PROC when one joins). */
+	const char (*comms)[16];	/* --comm NAME..., ncomms of them */
+	size_t ncomms;
+	const char *cgroup_path;	/* --cgroup PATH, NULL: none ... */
+	int cgroup_fd;			/* ... and that directory, open */
 };
 
 struct tcpstate_bpf;
@@ -45,7 +50,12 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 /* A listener that predates the agent: connections it takes before accept()
  * are charged to owner (as CLOSE->LISTEN does for a listener made while
  * traced). A listener already known there is kept. */
-int tracer_seed_listener(struct tracer *t, uint16_t port, const struct cs_owner *owner);
+int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
+			 const struct cs_owner *owner);
+/* The same on the listening socket itself (fd in process pid, reached with
+ * pidfd_getfd()), so its children are told from an SO_REUSEPORT sibling's.
+ * 0, or -errno when the socket cannot be reached (the key above serves). */
+int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct cs_owner *owner);
 /* Sum of the per-CPU counters (CS_STAT_*). */
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
 /* Names of the unit's programs and whether each one runs (autoloaded and

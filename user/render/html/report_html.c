@@ -416,6 +416,9 @@ static void proc_section(FILE *out, const struct agg *a, const struct proc_books
 	comm(out, p);
 	if (!p->target)
 		fputs("<span class=\"badge\">child</span>", out);
+	if (p->joined_ns)
+		fprintf(out, "<span class=\"badge\">joined %.1f s into the run</span>",
+			(p->joined_ns - p->t0_ns) / 1e9);
 	if (p->exited)
 		fputs("<span class=\"badge ex\">exited during the run</span>", out);
 	fputs("</h2>\n", out);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Targets by name (--comm) and by cgroup v2 directory (--cgroup): parsing
+ * with one clear message per bad value, and the processes matching now. */
+#ifndef CONNSCOPE_TARGETS_H
+#define CONNSCOPE_TARGETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TARGET_COMM_MAX 15	/* TASK_COMM_LEN - 1: the kernel keeps no more */
+#define TARGET_MAX_COMMS 16
+
+struct target_sel {
+	char comms[TARGET_MAX_COMMS][16];
+	size_t ncomms;
+	char *cgroup_path;	/* the cgroup v2 directory, NULL: none */
+	int cgroup_fd;		/* open on it while cgroup_path is set */
+};
+
+/* --comm NAME (repeatable): 0, or -1 after saying why. */
+int targets_parse_comm(struct target_sel *t, const char *arg);
+/* --cgroup PATH: a directory on a cgroup2 mount, or a path relative to the
+ * mount as /proc/PID/cgroup shows it. 0, or -1 after saying why. */
+int targets_parse_cgroup(struct target_sel *t, const char *arg);
+void targets_free(struct target_sel *t);
+
+static inline bool targets_any(const struct target_sel *t)
+{
+	return t->ncomms || t->cgroup_path;
+}
+
+bool targets_comm_matches(const struct target_sel *t, const char *comm);
+
+/* Appends the processes that match now to pids[0..n) (each once, up to
+ * max); returns the new count. */
+size_t targets_scan(const struct target_sel *t, pid_t *pids, size_t n, size_t max);
+
+#endif
