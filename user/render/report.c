@@ -6,6 +6,8 @@
 #include "fdleak_report.h"
 #include "report_reuse.h"
 #include "report_quic.h"
+#include "report_findings.h"
+#include "doctor.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -97,6 +99,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
+	/* What to act on first, before any number. */
+	format_findings_section(out, a, run);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
 		const struct proc_counters *t = &p->total;
@@ -130,7 +134,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	if (run->limits)
 		format_limits_text(out, run->limits);
 	fprintf(out, "\n");
-	format_findings_text(out, a);
+	format_findings_lines(out, a, run);
 	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
@@ -184,7 +188,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	json_kv_string(&j, "command", "attach");
+	json_kv_string(&j, "command", run->doctor && run->doctor->doctor_mode ? "doctor" : "attach");
 	json_kv_string(&j, "hook", run->hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);
@@ -193,6 +197,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_bool(&j, "follow_children", run->follow_children);
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_object_end(&j);
+	json_findings_section(&j, a, run);
 
 	json_key(&j, "processes");
 	json_array_begin(&j);
@@ -243,7 +248,6 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 
 	if (run->limits)
 		json_limits(&j, run->limits);
-	json_findings(&j, a);
 
 	json_key(&j, "agent");
 	json_object_begin(&j);

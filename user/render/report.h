@@ -13,6 +13,8 @@
 #include "quic_books.h"
 #include "fd_report.h"
 
+struct doctor_run;
+
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *tw_method;		/* how TIME_WAIT is followed */
@@ -26,6 +28,7 @@ struct run_info {
 	struct tw_report_opts tw;	/* endpoints shown, heatmap rendering */
 	struct fd_report fds;		/* fd tracking; .procs NULL: off */
 	const struct quic_run *quic;	/* QUIC sources, NULL: off */
+	const struct doctor_run *doctor;	/* listen queues, netstat, fd errors, cost; NULL: none */
 	/* BPF programs of the tcpstate unit and whether each is attached. */
 	struct { const char *name; bool attached; } progs[24];
 	int nprogs;
