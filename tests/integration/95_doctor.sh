@@ -83,7 +83,8 @@ fix_start ccli "$FIXTURES/poolfix" client -p "$CPORT" -w 8 -n 800 -P 2 -b &&
 	fix_expect ccli "ready *" 10 || fail churn/start "client"
 CCPID=${FIX_LINE#ready }
 J=$TMP/churn.json
-if dr_start "$J" "$TMP/churn.err" -p "$CCPID,$CSPID"; then
+if dr_start "$J" "$TMP/churn.err" -p "$CCPID,$CSPID" --prom "$TMP/churn.prom" \
+		--report "$TMP/churn.html"; then
 	fix_cmd ccli go '@(done|error) *' 120
 	read -r _ _ r _ c _ _ _ k <<<"$FIX_LINE"
 	assert_eq "$r $c $k" "800 602 8" churn/fixture_counts
@@ -96,6 +97,18 @@ if dr_start "$J" "$TMP/churn.err" -p "$CCPID,$CSPID"; then
 		"$(printf '602\t800\t8\t8')" churn/evidence_exact
 	assert_eq "$(jqn "$f | .fix | test(\"MaxIdleConnsPerHost = 8\")" "$J")" true churn/fix_names_go_setting
 	assert_eq "$(jqn "$(F churn "$CSPID") | length" "$J")" 0 churn/server_not_blamed
+	# The same finding in the HTML report (first, with its evidence) and
+	# as a Prometheus gauge.
+	H=$TMP/churn.html
+	assert_eq "$(grep -c "^<div class=\"finding\" id=\"finding-1\" data-kind=\"churn\" data-pid=\"$CCPID\" data-endpoint=\"127.0.0.1:$CPORT\">\$" "$H")" \
+		1 churn/html_box_first
+	assert_eq "$(grep -o 'data-ev="connections_opened">[0-9]*<' "$H")" 'data-ev="connections_opened">602<' \
+		churn/html_evidence
+	fline=$(grep -n -m1 '<section id="findings"' "$H" | cut -d: -f1)
+	sline=$(grep -n -m1 'id="summary"' "$H" | cut -d: -f1)
+	assert_eq "$((${fline:-999999} < ${sline:-0}))" 1 churn/html_findings_before_numbers
+	assert_eq "$(grep '^connscope_finding{' "$TMP/churn.prom")" \
+		"connscope_finding{pid=\"$CCPID\",rule=\"churn\",severity=\"warning\"} 1" churn/prom_gauge
 else
 	fail churn/attach "$(cat "$TMP/churn.err")"
 fi
@@ -116,44 +129,52 @@ tw_case() {
 	dr_start "$TMP/$name.json" "$TMP/$name.err" -p "$TCPID,$TSPID" ||
 		{ fail "$name/attach" "$(cat "$TMP/$name.err")"; return 1; }
 	assert_eq "$(fx_cmd "${name}c" "$mode $n" 120)" "churned $n" "$name/fixture"
+	# The other side's FIN comes after the reply: wait until every
+	# connection is past its close (TIME_WAIT or gone) before stopping.
+	wait_for "[ \$(${FX_WRAP[*]} ss -Htan state fin-wait-1 state fin-wait-2 state closing state last-ack state close-wait '( sport = :$TPORT or dport = :$TPORT )' | wc -l) -eq 0 ]" 20 ||
+		fail "$name/closes_done" "connections on :$TPORT still closing"
 	dr_stop
 	fx_stop "${name}c"
 	fx_stop "${name}s"
 }
 
-if tw_case twc churn 1500; then
-	J=$TMP/twc.json
-	# The rule is time_wait, or port_exhaustion when the rate would run
-	# the ports out within the threshold: either way about the client.
-	f="[.findings[] | select((.rule == \"time_wait\" or .rule == \"port_exhaustion\") and .pid == $TCPID)]"
-	assert_eq "$(jqn "$f | length" "$J")" 1 tw_client/finding_names_client
-	assert_eq "$(jqn "$f[0] | [$(EV time_wait_entered), $(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | @tsv" "$J")" \
-		"$(printf '1500\t1500\t0')" tw_client/evidence_exact
-	assert_eq "$(jqn "$f[0] | $(EV time_wait_peak) >= 1000" "$J")" true tw_client/peak_over_threshold
-	assert_eq "$(jqn "$f[0].verdict | test(\"PID $TCPID \\\\(tcpfix\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first\")" "$J")" \
-		true tw_client/verdict
-	assert_eq "$(jqn "$f[0].fix | test(\"ip_local_port_range\") and test(\"tcp_tw_reuse\") and test(\"timestamps\")" "$J")" \
-		true tw_client/fix_settings
-	assert_eq "$(jqn "[.findings[] | select(.pid == $TSPID)] | length" "$J")" 0 tw_client/server_not_blamed
-fi
-
-if tw_case tws churn-passive 1500; then
-	J=$TMP/tws.json
-	f=$(F time_wait "$TSPID")
-	assert_eq "$(jqn "$f | length" "$J")" 1 tw_server/finding_names_server
-	assert_eq "$(jqn "$f[0] | [.severity, .endpoint, $(EV time_wait_entered), $(EV closed_first_by_this_side)] | @tsv" "$J")" \
-		"$(printf 'warning\tlisten :%s\t1500\t1500' "$TPORT")" tw_server/evidence_exact
-	assert_eq "$(jqn "[.findings[] | select((.rule == \"time_wait\" or .rule == \"port_exhaustion\") and .pid == $TCPID)] | length" "$J")" \
-		0 tw_server/client_not_blamed
-fi
-
 # ---- port exhaustion: 1200 TIME_WAIT in a 2000-port range of our netns -----
 
 NS=connscope-doctor-$$
 if new_netns "$NS"; then
-	ip netns exec "$NS" sysctl -qw net.ipv4.ip_local_port_range="40000 41999"
+	# tcp_tw_reuse 0 in our netns: a port in TIME_WAIT stays taken (the
+	# default 2 lets loopback connects take over TIME_WAIT older than 1 s,
+	# so on a slow machine the population would depend on the pace).
+	ip netns exec "$NS" sysctl -qw net.ipv4.tcp_tw_reuse=0
 	FX_WRAP=(ip netns exec "$NS")
 	DR_WRAP=(ip netns exec "$NS")
+	if tw_case twc churn 1500; then
+		J=$TMP/twc.json
+		# The rule is time_wait, or port_exhaustion when the rate would run
+		# the ports out within the threshold: either way about the client.
+		f="[.findings[] | select((.rule == \"time_wait\" or .rule == \"port_exhaustion\") and .pid == $TCPID)]"
+		assert_eq "$(jqn "$f | length" "$J")" 1 tw_client/finding_names_client
+		assert_eq "$(jqn "$f[0] | [$(EV time_wait_entered), $(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | @tsv" "$J")" \
+			"$(printf '1500\t1500\t0')" tw_client/evidence_exact
+		assert_eq "$(jqn "$f[0] | $(EV time_wait_peak) >= 1000" "$J")" true tw_client/peak_over_threshold
+		assert_eq "$(jqn "$f[0].verdict | test(\"PID $TCPID \\\\(tcpfix\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first\")" "$J")" \
+			true tw_client/verdict
+		assert_eq "$(jqn "$f[0].fix | test(\"ip_local_port_range\") and test(\"tcp_tw_reuse\") and test(\"timestamps\")" "$J")" \
+			true tw_client/fix_settings
+		assert_eq "$(jqn "[.findings[] | select(.pid == $TSPID)] | length" "$J")" 0 tw_client/server_not_blamed
+	fi
+
+	if tw_case tws churn-passive 1500; then
+		J=$TMP/tws.json
+		f=$(F time_wait "$TSPID")
+		assert_eq "$(jqn "$f | length" "$J")" 1 tw_server/finding_names_server
+		assert_eq "$(jqn "$f[0] | [.severity, .endpoint, $(EV time_wait_entered), $(EV closed_first_by_this_side)] | @tsv" "$J")" \
+			"$(printf 'warning\tlisten :%s\t1500\t1500' "$TPORT")" tw_server/evidence_exact
+		assert_eq "$(jqn "[.findings[] | select((.rule == \"time_wait\" or .rule == \"port_exhaustion\") and .pid == $TCPID)] | length" "$J")" \
+			0 tw_server/client_not_blamed
+	fi
+
+	ip netns exec "$NS" sysctl -qw net.ipv4.ip_local_port_range="40000 41999"
 	if tw_case ports churn 1200; then
 		J=$TMP/ports.json
 		assert_eq "$(jqn '.findings[0] | [.rule, .severity, .pid] | @tsv' "$J")" \

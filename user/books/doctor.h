@@ -236,8 +236,8 @@ struct dr_facts {
 #define DR_COST_SHARE		0.05
 /* BPF run time is host-wide (each program runs for every matching event on
  * the host and returns early for the others): an upper bound of the cost
- * on the targets, meaningful only once they used half a second of CPU. */
-#define DR_COST_MIN_CPU_S	0.5
+ * on the targets, meaningful only once they used a second of CPU. */
+#define DR_COST_MIN_CPU_S	1.0
 
 /* ---- API ---------------------------------------------------------------- */
 

@@ -582,9 +582,10 @@ static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_
 	if (!x)
 		return;
 	say(x->verdict, sizeof(x->verdict),
-	    "connscope's own BPF programs ran for %.1f%% of the CPU time the traced processes "
-	    "used (%.3f s of %.3f s): part of what the workload spent in this window was the "
-	    "measurement", 100 * share, c->bpf_s, c->targets_cpu_s);
+	    "connscope's own BPF programs ran for %.3f s in this window, %.1f%% of the %.3f s "
+	    "of CPU the traced processes used: part of what the workload spent may be the "
+	    "measurement (the BPF time is host-wide, an upper bound of the share)", c->bpf_s,
+	    100 * share, c->targets_cpu_s);
 	say(x->fix, sizeof(x->fix),
 	    "read the other findings knowing this; trace less to measure less: --no-fd drops "
 	    "the fd syscall tracepoints (the largest part), --no-quic the packet hooks, or "
