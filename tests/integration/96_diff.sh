@@ -113,7 +113,7 @@ fix_start df "$FIXTURES/doctorfix" && fix_expect df "ready *" 10
 DFPID=${FIX_LINE#ready }
 "$CONNSCOPE" doctor -p "$DFPID" -d 0.5 -i 0.2 -j >"$TMP/df.json" 2>"$TMP/df.err" || fail df_doctor "$(cat "$TMP/df.err")"
 fix_send df exit
-bad different_programs "traced poolfix,poolfix but $TMP/df.json traced doctorfix: diff compares two runs of the same program" \
+bad different_programs "traced poolfix but $TMP/df.json traced doctorfix: diff compares two runs of the same program" \
 	"$TMP/small.json" "$TMP/df.json"
 "$CONNSCOPE" diff "$TMP/small.json" >"$TMP/one.out" 2>"$TMP/one.err"
 assert_eq "$?" 2 bad/one_file/exit_2

@@ -95,6 +95,11 @@ static void tw_server(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint 
 	p->tw_peak = 1200, p->tw_entered = 1200, p->closed_active = 1200;
 	e->tw_entered = 1200, e->accepted = 1200, e->requests = 1200;
 }
+static void tw_server_fast(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	tw_server(f, p, e);
+	f->window_s = 1;	/* 1200/s: a client would run out; a server holds no ports */
+}
 /* ---- fds ---- */
 static void leak(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
@@ -195,6 +200,8 @@ static const struct rcase cases[] = {
 	{ "tw_narrow_range", tw_narrow_range, "port_exhaustion", "critical", "ephemeral_ports",
 	  2000 },
 	{ "tw_on_server", tw_server, "time_wait", "warning", "time_wait_entered", 1200 },
+	{ "tw_on_server_is_never_ports", tw_server_fast, "time_wait", "warning",
+	  "time_wait_peak", 1200 },
 	{ "fd_leak_near_limit", leak, "fd_leak", "critical", "old_fds_at_top_site", 60 },
 	{ "fd_leak_far_from_limit", leak_slow, "fd_leak", "warning", "fds_now", 90 },
 	{ "fd_churn_is_no_leak", churn_fds, NULL, NULL, NULL, 0 },

@@ -111,12 +111,12 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 			    (unsigned long long)e->opened, (unsigned long long)e->requests,
 			    e->live_peak, e->live_peak, e->live_peak);
 			say(x->fix, sizeof(x->fix),
-			    "keep at least %u idle connections per host in the client's pool (Go: "
+			    "keep at least %u idle connection%s per host in the client's pool (Go: "
 			    "http.Transport.MaxIdleConnsPerHost = %u, default 2; nginx upstream: "
 			    "keepalive %u; Apache HttpClient: setDefaultMaxPerRoute(%u)) and make sure "
 			    "the server keeps connections open (HTTP/1.1 keep-alive, nginx "
-			    "keepalive_timeout)", e->live_peak, e->live_peak, e->live_peak,
-			    e->live_peak);
+			    "keepalive_timeout)", e->live_peak, e->live_peak == 1 ? "" : "s",
+			    e->live_peak, e->live_peak, e->live_peak);
 			dr_ev(x, "connections_opened", e->opened, "connections", DR_SRC_BPF);
 			dr_ev(x, "requests", e->requests, "requests", DR_SRC_BPF);
 			dr_ev(x, "peak_concurrent", e->live_peak, "connections", DR_SRC_BPF);
@@ -192,8 +192,8 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 
 	for (size_t i = 0; i < f->nprocs; i++) {
 		const struct dr_proc *p = &f->procs[i];
-		const struct dr_endpoint *tw = tw_endpoint(p), *pe = port_endpoint(p);
-		double share = pe ? pe->port_share_peak : 0, rate = 0, exhaust_s = -1;
+		const struct dr_endpoint *tw = tw_endpoint(p), *pe = NULL;
+		double share = 0, rate = 0, exhaust_s = -1;
 		const char *rule = "time_wait";
 		int sev = DR_WARNING;
 		struct finding *x;
@@ -202,16 +202,22 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 
 		if (!tw)
 			continue;
+		/* Ports run out on the side that connects: only a client's
+		 * TIME_WAIT holds its own ephemeral ports towards one place. A
+		 * server's TIME_WAIT (listen side) costs memory, not ports. */
+		client = !tw->listen;
+		if (client)
+			pe = tw->ports_known ? tw : port_endpoint(p);
+		share = pe ? pe->port_share_peak : 0;
 		if (p->tw_peak < DR_TW_PEAK_WARN && share < DR_PORT_SHARE_WARN)
 			continue;
-		client = !tw->listen;
-		/* Time to exhaustion: at rate r new connections/s to one
-		 * destination, none of them freeing its port for 60 s, the free
-		 * ports last (range - in use) / r seconds; a rate whose 60 s of
+		/* Time to exhaustion: at r new TIME_WAIT entries a second towards
+		 * one destination, each holding its port for 60 s, the free ports
+		 * last (range - in use) / r seconds; a rate whose 60 s of
 		 * TIME_WAIT fits in the range never runs out. */
 		if (pe && f->window_s > 0) {
-			rate = pe->opened / f->window_s;
-			if (ports && rate * DR_TW_SECONDS + pe->live_peak >= ports)
+			rate = pe->tw_entered / f->window_s;
+			if (ports && rate > 0 && rate * DR_TW_SECONDS + pe->live_peak >= ports)
 				exhaust_s = pe->ports_peak < ports ?
 					    (ports - pe->ports_peak) / rate : 0;
 		}
@@ -250,7 +256,7 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 		if (pe && client) {
 			dr_ev(x, "ports_in_use_peak", pe->ports_peak, "ports", DR_SRC_SOCKDIAG);
 			dr_ev(x, "port_share_peak", 100 * share, "%", DR_SRC_SOCKDIAG);
-			dr_ev(x, "new_connections_per_s", rate, "/s", DR_SRC_BPF);
+			dr_ev(x, "time_wait_entries_per_s", rate, "/s", DR_SRC_BPF);
 			if (exhaust_s >= 0)
 				dr_ev(x, "seconds_to_exhaustion", exhaust_s, "s", DR_SRC_DERIVED);
 		}

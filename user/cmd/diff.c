@@ -70,12 +70,37 @@ static void put(struct diff_metrics *m, const char *name, const char *unit, doub
 		x->name = name;
 		x->unit = unit;
 	}
+	/* Several processes of one program add up (workers of a server). */
+	if (!has)
+		return;
 	if (after) {
-		x->after = v;
-		x->has_after = has;
+		x->after = x->has_after ? x->after + v : v;
+		x->has_after = true;
 	} else {
-		x->before = v;
-		x->has_before = has;
+		x->before = x->has_before ? x->before + v : v;
+		x->has_before = true;
+	}
+}
+
+static const struct diff_metric *get(const struct diff_metrics *m, const char *name)
+{
+	for (int i = 0; i < m->n; i++)
+		if (!strcmp(m->m[i].name, name))
+			return &m->m[i];
+	return NULL;
+}
+
+/* connections / requests from the sums, on each side that has both. */
+static void per_request(struct diff_metrics *m)
+{
+	const struct diff_metric *c = get(m, "connections"), *r = get(m, "requests");
+
+	for (int after = 0; c && r && after < 2; after++) {
+		bool has = after ? c->has_after && r->has_after : c->has_before && r->has_before;
+		double cv = after ? c->after : c->before, rv = after ? r->after : r->before;
+
+		if (has && rv > 0)
+			put(m, "connections_per_request", "", cv / rv, true, after);
 	}
 }
 
@@ -133,7 +158,7 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 	}
 	put(&d->m, "connections", "connections", conns, true, after);
 	put(&d->m, "requests", "requests", req, reuse != NULL, after);
-	put(&d->m, "connections_per_request", "", req ? conns / req : 0, req > 0, after);
+	put(&d->m, "connections_per_request", "", 0, false, after);	/* its place in the order */
 	put(&d->m, "time_wait_peak", "sockets", twpeak, true, after);
 	put(&d->m, "time_wait_entered", "connections", num(tot, "time_wait_entered", NULL), true,
 	    after);
@@ -154,7 +179,7 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 			continue;
 		put(&e->m, "connections", "connections", c, true, after);
 		put(&e->m, "requests", "requests", r, true, after);
-		put(&e->m, "connections_per_request", "", r ? c / r : 0, r > 0, after);
+		put(&e->m, "connections_per_request", "", 0, false, after);
 		put(&e->m, "peak_concurrent", "connections", num(x, "peak_concurrent", NULL), true,
 		    after);
 		if (port_share(root, label, &share))
@@ -170,7 +195,7 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 	}
 }
 
-/* Whether pid is a target of report root (it will pair with itself). */
+/* Whether pid is a target of report root. */
 static bool pid_in(json_t *root, long pid)
 {
 	size_t i;
@@ -182,51 +207,47 @@ static bool pid_in(json_t *root, long pid)
 	return false;
 }
 
-/* Target processes of one report into the model, paired by comm: the
- * k-th process named X in before with the k-th named X in after. */
-static int read_procs(struct diff_model *m, json_t *root, bool after)
+/* Target processes of one report into the model. A process traced in both
+ * runs (a server left running) is compared with itself; the others are
+ * compared per program: pids change between two runs of a load test, and
+ * a server's workers share the work in no stable way, so all processes
+ * of one comm are summed on each side. */
+static void read_procs(struct diff_model *m, json_t *root, json_t *other, bool after)
 {
-	int seen[DIFF_MAX_PROCS] = { 0 }, n = 0;
 	size_t i;
 	json_t *p;
 
 	json_array_foreach(json_object_get(root, "processes"), i, p) {
 		const char *comm = json_string_value(json_object_get(p, "comm"));
+		long pid = (long)num(p, "pid", NULL);
+		bool same = pid_in(other, pid);
 		struct diff_proc *d = NULL;
-		int k;
 
 		if (!json_is_true(json_object_get(p, "target")) || !comm)
 			continue;
-		/* The same process in both runs first (a server left running),
-		 * else the first of that name not yet paired. */
-		for (k = 0; after && k < m->nprocs; k++)
-			if (!strcmp(m->procs[k].comm, comm) && !seen[k] && !m->procs[k].pid_after &&
-			    m->procs[k].pid_before == (long)num(p, "pid", NULL)) {
-				d = &m->procs[k];
-				break;
-			}
-		for (k = 0; !d && k < m->nprocs; k++)
-			if (!strcmp(m->procs[k].comm, comm) && !seen[k] &&
-			    !(after ? m->procs[k].pid_after : m->procs[k].pid_before) &&
-			    !(after && pid_in(root, m->procs[k].pid_before))) {
-				d = &m->procs[k];
-				break;
-			}
+		for (int k = 0; k < m->nprocs && !d; k++) {
+			struct diff_proc *x = &m->procs[k];
+
+			if (strcmp(x->comm, comm) || x->same != same)
+				continue;
+			if (!same || x->pid_before == pid)
+				d = x;
+		}
 		if (!d) {
 			if (m->nprocs == DIFF_MAX_PROCS)
 				continue;
 			d = &m->procs[m->nprocs++];
 			snprintf(d->comm, sizeof(d->comm), "%s", comm);
+			d->same = same;
 		}
-		seen[d - m->procs] = 1;
-		if (after)
-			d->pid_after = (long)num(p, "pid", NULL);
-		else
-			d->pid_before = (long)num(p, "pid", NULL);
+		if (after) {
+			if (!d->nafter++)
+				d->pid_after = pid;
+		} else if (!d->nbefore++) {
+			d->pid_before = pid;
+		}
 		read_proc(d, root, p, after);
-		n++;
 	}
-	return n;
 }
 
 static bool listen_label(const char *l)
@@ -344,15 +365,15 @@ int diff_load(struct diff_model *m, const char *before, const char *after)
 		goto out;
 	read_run(&m->before, b, before);
 	read_run(&m->after, a, after);
-	read_procs(m, b, false);
-	read_procs(m, a, true);
+	read_procs(m, b, a, false);
+	read_procs(m, a, b, true);
 	for (int i = 0; i < m->nprocs; i++)
-		common += m->procs[i].pid_before && m->procs[i].pid_after;
+		common += m->procs[i].nbefore && m->procs[i].nafter;
 	if (!common) {
 		char bc[128] = "", ac[128] = "";
 
 		for (int i = 0; i < m->nprocs; i++) {
-			char *dst = m->procs[i].pid_before ? bc : ac;
+			char *dst = m->procs[i].nbefore ? bc : ac;
 			size_t used = strlen(dst);
 
 			snprintf(dst + used, 128 - used, "%s%s", used ? "," : "", m->procs[i].comm);
@@ -363,8 +384,12 @@ int diff_load(struct diff_model *m, const char *before, const char *after)
 			ac[0] ? ac : "no process");
 		goto out;
 	}
-	for (int i = 0; i < m->nprocs; i++)
+	for (int i = 0; i < m->nprocs; i++) {
 		pair_endpoints(m, &m->procs[i]);
+		per_request(&m->procs[i].m);
+		for (int k = 0; k < m->procs[i].neps; k++)
+			per_request(&m->procs[i].eps[k].m);
+	}
 	read_findings(m, b, false);
 	read_findings(m, a, true);
 	ret = 0;

@@ -80,16 +80,11 @@ void format_diff_text(FILE *out, const struct diff_model *m)
 	for (int i = 0; i < m->nprocs; i++) {
 		const struct diff_proc *p = &m->procs[i];
 
-		fprintf(out, "\n%s (PID ", p->comm);
-		if (p->pid_before)
-			fprintf(out, "%ld", p->pid_before);
+		if (p->nbefore > 1 || p->nafter > 1)
+			fprintf(out, "\n%s (%d processes -> %d, summed)\n", p->comm, p->nbefore,
+				p->nafter);
 		else
-			fprintf(out, "-");
-		fprintf(out, " -> ");
-		if (p->pid_after)
-			fprintf(out, "%ld)\n", p->pid_after);
-		else
-			fprintf(out, "-)\n");
+			fprintf(out, "\n%s (PID %ld -> %ld)\n", p->comm, p->pid_before, p->pid_after);
 		fprintf(out, "  %-26s %12s    %-12s %s\n", "", "before", "after", "after/before");
 		text_metrics(out, &p->m, "  ");
 		for (int k = 0; k < p->neps; k++) {
@@ -173,6 +168,9 @@ void format_diff_json(FILE *out, const struct diff_model *m)
 		json_kv_string(&j, "comm", p->comm);
 		json_kv_int(&j, "pid_before", p->pid_before);
 		json_kv_int(&j, "pid_after", p->pid_after);
+		json_kv_int(&j, "processes_before", p->nbefore);
+		json_kv_int(&j, "processes_after", p->nafter);
+		json_kv_bool(&j, "same_process", p->same);
 		json_metrics(&j, &p->m);
 		json_key(&j, "endpoints");
 		json_array_begin(&j);
@@ -255,7 +253,12 @@ void format_diff_html(FILE *out, const struct diff_model *m)
 
 		fputs("<section class=\"proc\">\n<h2>", out);
 		html_esc(out, p->comm);
-		fprintf(out, " <small>PID %ld &rarr; %ld</small></h2>\n", p->pid_before, p->pid_after);
+		if (p->nbefore > 1 || p->nafter > 1)
+			fprintf(out, " <small>%d processes &rarr; %d, summed</small></h2>\n",
+				p->nbefore, p->nafter);
+		else
+			fprintf(out, " <small>PID %ld &rarr; %ld</small></h2>\n", p->pid_before,
+				p->pid_after);
 		html_metrics(out, &p->m);
 		for (int k = 0; k < p->neps; k++) {
 			fputs("<h3 class=\"mono\">", out);

@@ -35,7 +35,9 @@ struct diff_ep {
 
 struct diff_proc {
 	char comm[16];
-	long pid_before, pid_after;	/* 0: not in that run */
+	long pid_before, pid_after;	/* the first of each side; 0: not in that run */
+	int nbefore, nafter;		/* processes summed on each side */
+	bool same;			/* one process traced in both runs */
 	struct diff_metrics m;
 	struct diff_ep eps[DIFF_MAX_EPS];
 	int neps;
