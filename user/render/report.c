@@ -134,7 +134,6 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	if (run->limits)
 		format_limits_text(out, run->limits);
 	fprintf(out, "\n");
-	format_findings_lines(out, a, run);
 	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",

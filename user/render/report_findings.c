@@ -62,19 +62,6 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 	free(f);
 }
 
-/* Kept for the summary line of the text report: "FINDING: ..." lines. */
-int format_findings_lines(FILE *out, const struct agg *a, const struct run_info *run)
-{
-	size_t n;
-	struct finding *f = findings_of(a, run, &n, NULL, 0);
-
-	for (size_t i = 0; f && i < n; i++)
-		fprintf(out, "FINDING [%s] %s: %s\n", dr_severity_name(f[i].severity), f[i].rule,
-			f[i].verdict);
-	free(f);
-	return n;
-}
-
 static void json_finding(struct json *j, const struct finding *x)
 {
 	json_object_begin(j);

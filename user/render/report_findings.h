@@ -14,8 +14,6 @@ struct run_info;
 /* The doctor's text report: header, findings, sources (report_doctor.c). */
 void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *run);
 void format_findings_section(FILE *out, const struct agg *a, const struct run_info *run);
-/* One "FINDING [severity] rule: verdict" line each; returns how many. */
-int format_findings_lines(FILE *out, const struct agg *a, const struct run_info *run);
 /* "findings": [...] and "doctor": {...} members of a report object. */
 void json_findings_section(struct json *j, const struct agg *a, const struct run_info *run);
 /* <section id="findings">; returns the number of findings. */
