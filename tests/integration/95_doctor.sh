@@ -368,7 +368,8 @@ fix_cmd tx "refuse 10" '@(refused|error) *' 30
 dr_stop
 assert_eq "$(sed -n 2,4p "$TMP/text.out" | tr '\n' '|')" \
 	"|Findings (1, worst first)||" text/findings_heading
-assert_eq "$(grep -c '^  1\. \[critical\] connect_failures  PID '"$TXPID"' (doctorfix)' "$TMP/text.out")" 1 text/first_line
+assert_eq "$(grep -c '^  1\. \[critical\] connect_failures PID '"$TXPID"' (doctorfix) 127\.0\.0\.1:' "$TMP/text.out")" 1 text/first_line
+assert_eq "$(awk 'length > 80' "$TMP/text.out" | wc -l)" 0 text/fits_80_columns
 assert_eq "$(grep -c '^       refused  *10 connections (BPF events)$' "$TMP/text.out")" 1 text/evidence_with_source
 assert_eq "$(grep -c '^     fix: refused means nothing listens' "$TMP/text.out")" 1 text/fix
 fix_send tx exit

@@ -311,7 +311,7 @@ TEST(fd_limit_fix_names_ulimit_and_limitnofile)
 		    "settings");
 }
 
-/* Worst first; among equals, the agent's own cost first. */
+/* The agent's own cost first, then worst first. */
 TEST(sorted_by_severity_then_rule)
 {
 	struct finding out[8];
@@ -323,9 +323,9 @@ TEST(sorted_by_severity_then_rule)
 	fd_emfile(&f, &p, &p.eps[0]);		/* critical */
 	cost(&f, &p, &p.eps[0]);		/* warning, ranked first of them */
 	ASSERT_EQ(doctor_rules(&f, out, 8), 3, "three");
-	ASSERT_STREQ(out[0].rule, "fd_limit", "critical_first");
-	ASSERT_STREQ(out[1].rule, "agent_cost", "cost_before_other_warnings");
-	ASSERT_STREQ(out[2].rule, "churn", "then_churn");
+	ASSERT_STREQ(out[0].rule, "agent_cost", "cost_first");
+	ASSERT_STREQ(out[1].rule, "fd_limit", "then_critical");
+	ASSERT_STREQ(out[2].rule, "churn", "then_warning");
 }
 
 TEST(healthy_states_key_numbers)

@@ -63,8 +63,8 @@ struct finding {
 
 #define DR_MAX_FINDINGS 64
 
-/* Rule ids in the order a tie in severity is broken: the agent's own cost
- * first, so no one blames the workload for it. */
+/* Rule ids in the order a tie in severity is broken; agent_cost is first
+ * whatever its severity, so no one blames the workload for it. */
 extern const char *const doctor_rule_ids[];
 extern const size_t doctor_nrules;
 
@@ -241,8 +241,8 @@ struct dr_facts {
 
 /* ---- API ---------------------------------------------------------------- */
 
-/* Runs every rule over f; out sorted by severity (worst first), then by
- * rule order, pid and endpoint. Returns the number of findings. */
+/* Runs every rule over f; out sorted: agent_cost first, then by severity
+ * (worst first), rule order, pid and endpoint. Returns how many. */
 size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max);
 
 /* The one-sentence healthy verdict with the key numbers (no findings). */

@@ -618,6 +618,10 @@ static int by_severity(const void *a, const void *b)
 	const struct finding *x = a, *y = b;
 	int r;
 
+	/* The agent's own cost comes first whatever the rest: read the
+	 * other findings knowing it. */
+	if (!strcmp(x->rule, "agent_cost") != !strcmp(y->rule, "agent_cost"))
+		return strcmp(x->rule, "agent_cost") ? 1 : -1;
 	if (x->severity != y->severity)
 		return y->severity - x->severity;
 	r = rule_rank(x->rule) - rule_rank(y->rule);

@@ -7,6 +7,7 @@
 #include "diff_report.h"
 #include "json.h"
 #include "report_html_internal.h"
+#include "report_findings.h"
 
 double diff_ratio(const struct diff_metric *x)
 {
@@ -73,9 +74,9 @@ void format_diff_text(FILE *out, const struct diff_model *m)
 	for (int i = 0; i < m->nfindings; i++) {
 		const struct diff_finding *f = &m->findings[i];
 
-		fprintf(out, "  %-8s [%s] %s  %s%s%s\n           %s\n", change_name(f->change),
-			f->severity, f->rule, f->comm, f->endpoint[0] ? "  " : "", f->endpoint,
-			f->verdict);
+		fprintf(out, "  %-8s [%s] %s  %s%s%s\n", change_name(f->change), f->severity,
+			f->rule, f->comm, f->endpoint[0] ? "  " : "", f->endpoint);
+		findings_wrap(out, "           ", "           ", f->verdict);
 	}
 	for (int i = 0; i < m->nprocs; i++) {
 		const struct diff_proc *p = &m->procs[i];

@@ -32,6 +32,30 @@ static void fmt_value(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.3g", v);
 }
 
+void findings_wrap(FILE *out, const char *first, const char *indent, const char *text)
+{
+	/* A leading newline of first is no column. */
+	int col = fprintf(out, "%s", first) - (first[0] == '\n');
+	const char *w = text;
+	bool start = true;
+
+	/* Words wrapped at 80 columns: the report fits a terminal. */
+	while (*w) {
+		int len = strcspn(w, " ");
+
+		if (!start && col + 1 + len > 80) {
+			col = fprintf(out, "\n%s", indent) - 1;
+			start = true;
+		}
+		col += fprintf(out, "%s%.*s", start ? "" : " ", len, w);
+		start = false;
+		w += len;
+		while (*w == ' ')
+			w++;
+	}
+	fprintf(out, "\n");
+}
+
 void format_findings_section(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	char healthy[1024], v[32];
@@ -42,22 +66,29 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 		return;
 	fprintf(out, "\nFindings (%zu, worst first)\n", n);
 	if (!n)
-		fprintf(out, "  %s\n", healthy);
+		findings_wrap(out, "  ", "  ", healthy);
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *x = &f[i];
+		char head[160], first[32];
+		int used;
 
-		fprintf(out, "\n  %zu. [%s] %s", i + 1, dr_severity_name(x->severity), x->rule);
+		used = snprintf(head, sizeof(head), "[%s] %s", dr_severity_name(x->severity),
+				x->rule);
 		if (x->pid)
-			fprintf(out, "  PID %d (%s)", x->pid, x->comm);
+			used += snprintf(head + used, sizeof(head) - used, "  PID %d (%s)", x->pid,
+					 x->comm);
 		if (x->endpoint[0])
-			fprintf(out, "  %s", x->endpoint);
-		fprintf(out, "\n     %s\n     evidence:\n", x->verdict);
+			snprintf(head + used, sizeof(head) - used, "  %s", x->endpoint);
+		snprintf(first, sizeof(first), "\n  %zu. ", i + 1);
+		findings_wrap(out, first, "     ", head);
+		findings_wrap(out, "     ", "     ", x->verdict);
+		fprintf(out, "     evidence:\n");
 		for (int k = 0; k < x->nev; k++) {
 			fmt_value(v, sizeof(v), x->ev[k].value);
-			fprintf(out, "       %-30s %12s %-11s (%s)\n", x->ev[k].name, v, x->ev[k].unit,
-				x->ev[k].source);
+			fprintf(out, "       %-28s %10s %-11s (%s)\n", x->ev[k].name, v,
+				x->ev[k].unit, x->ev[k].source);
 		}
-		fprintf(out, "     fix: %s\n", x->fix);
+		findings_wrap(out, "     fix: ", "     ", x->fix);
 	}
 	free(f);
 }

@@ -78,10 +78,10 @@ void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 
 		for (int b = 13; b < ORPHAN_HIST_BUCKETS; b++)	/* from 8192 ms up */
 			longer += p->orphan_ms_hist[b];
-		fprintf(out, "  %-13s now %u, %llu of the ended stayed longer than 8 s; %llu "
-			     "passed through (normal on every close by this side), ended after <= "
-			     "%llu ms median, max %llu\n", "orphans", p->truth.orphan,
-			(unsigned long long)longer, (unsigned long long)t->orphaned,
+		fprintf(out, "  %-13s now %u; %llu of the ended stayed longer than 8 s\n",
+			"orphans", p->truth.orphan, (unsigned long long)longer);
+		fprintf(out, "  %-13s %llu passed through (normal), ended <= %llu ms median, "
+			     "max %llu\n", "", (unsigned long long)t->orphaned,
 			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 0.5),
 			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 1.0));
 	}
