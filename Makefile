@@ -25,11 +25,11 @@ endif
 
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 -MMD -MP -I$(OUTPUT) $(USER_INC)
-LDLIBS   := -lbpf -ldw -lelf -lz -lmicrohttpd -lpthread
+LDLIBS   := -lbpf -ldw -lelf -lz -lmicrohttpd -ljansson -lpthread
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I$(VMLINUX_DIR) -Ibpf -Iinclude/abi
 
 # Debian 12 packages: what the build needs, and what the tests drive.
-BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev zlib1g-dev pkg-config
+BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev libjansson-dev zlib1g-dev pkg-config
 TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus \
 	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev \
 	      qemu-system-x86 busybox-static xz-utils

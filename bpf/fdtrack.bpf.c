@@ -23,6 +23,12 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 
 const volatile bool filter_tgid = true;
+/* Set by user space after load in doctor mode: count EMFILE/ENFILE. A
+ * .bss flag, not rodata, so attach shares the one loaded object. */
+bool count_errors = false;
+
+#define EMFILE_ERR 24
+#define ENFILE_ERR 23
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -90,6 +96,38 @@ static __always_inline void stat_inc(__u32 idx)
 
 	if (v)
 		(*v)++;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct fd_err_count);
+} fd_errors SEC(".maps");
+
+static __always_inline bool is_target(void);
+
+/* The failure path only: a syscall that made no fd because the process or
+ * the system has none left. */
+static __always_inline void count_error(long ret)
+{
+	struct fd_err_count zero = {}, *c;
+	__u32 tgid;
+
+	if (!count_errors || (ret != -EMFILE_ERR && ret != -ENFILE_ERR) || !is_target())
+		return;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	c = bpf_map_lookup_elem(&fd_errors, &tgid);
+	if (!c) {
+		bpf_map_update_elem(&fd_errors, &tgid, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&fd_errors, &tgid);
+		if (!c)
+			return;
+	}
+	if (ret == -EMFILE_ERR)
+		__sync_fetch_and_add(&c->emfile, 1);
+	else
+		__sync_fetch_and_add(&c->enfile, 1);
 }
 
 static __always_inline bool is_target(void)
@@ -216,7 +254,11 @@ static __always_inline struct enter_args *take_args(struct enter_args *copy)
 SEC("tracepoint/syscalls/sys_exit_" #name)				\
 int handle_exit_##name(struct sys_exit_ctx *ctx)			\
 {									\
-	if (ctx->ret < 0 || !is_target())				\
+	if (ctx->ret < 0) {						\
+		count_error(ctx->ret);					\
+		return 0;						\
+	}								\
+	if (!is_target())						\
 		return 0;						\
 	return emit(ctx, FD_EV_OPEN, how, ctx->ret, -1, false);	\
 }
@@ -266,8 +308,12 @@ static __always_inline int pair_exit(struct sys_exit_ctx *ctx, __u8 how)
 	struct enter_args a;
 	int fds[2];
 
-	if (!take_args(&a) || ctx->ret < 0)
+	if (!take_args(&a))
 		return 0;
+	if (ctx->ret < 0) {
+		count_error(ctx->ret);
+		return 0;
+	}
 	if (bpf_probe_read_user(fds, sizeof(fds), (void *)a.a0))
 		return 0;
 	return emit(ctx, FD_EV_OPEN, how, fds[0], fds[1], false);

@@ -44,6 +44,13 @@
 #define FD_STAT_STACK_FAIL	4	/* bpf_get_stackid failed */
 #define FD_STAT_MAX		8
 
+/* fd_errors map value: fd-making syscalls of a process that failed for
+ * want of fds (doctor mode only: count_errors in .bss). */
+struct fd_err_count {
+	__u64 emfile;		/* the process is at its RLIMIT_NOFILE */
+	__u64 enfile;		/* the system is at fs.file-max */
+};
+
 struct fd_event {
 	__u64 ts_ns;
 	__u64 site;		/* creation site key (FD_EV_OPEN) */

@@ -252,7 +252,11 @@ size_t reuse_findings(const struct agg *a, struct churn_finding *out, size_t max
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		for (size_t j = 0; n < max && hmap_next(&p->endpoints, &j, (const void **)&k,
 							 (void **)&es);) {
-			if (k->side != EP_REMOTE || !es->live_peak || es->opened < 4)
+			/* The doctor's churn rule (doctor_rules.c): failed connects
+			 * carried no request and are no pool's churn. */
+			if (k->side != EP_REMOTE || !es->live_peak || !es->requests ||
+			    es->opened < 4 + es->connect_refused + es->connect_timeout +
+					 es->connect_other)
 				continue;
 			if (es->opened <= 3 * (uint64_t)es->live_peak ||
 			    es->requests >= 10 * es->opened)

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "tcp_books.h"
+#include "failbooks.h"
 #include "reuse.h"
 
 void agg_init(struct agg *a, uint64_t t0_ns)
@@ -302,6 +303,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			p->total.connect_failed++;
 		if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
 			p->total.resets++;
+		failbooks_close(p, c, old, e);
 		/* tcp_time_wait() ends the full sock with tcp_done() from
 		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
 		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {

@@ -64,6 +64,9 @@ struct endpoint_stats {
 	uint64_t live_since;	/* ... up to this moment (ktime ns) */
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
+	/* How its connections failed (failbooks.c), from the CLOSE event. */
+	uint64_t connect_refused, connect_timeout, connect_other;
+	uint64_t resets_recv, resets_sent;
 };
 
 #define ORPHAN_HIST_BUCKETS 32	/* log2 of milliseconds */

@@ -23,6 +23,10 @@
 #include "quic_tracer.h"
 #include "report_quic.h"
 #include "runloop.h"
+#include "report_findings.h"
+#include "doctor_books.h"
+#include "netstat.h"
+#include "agentcost.h"
 #include "timeutil.h"
 #include "netns.h"
 #include "targets.h"
@@ -170,6 +174,24 @@ static void fd_follow(struct fd_session *fs, const struct agg *a)
 
 		if (!fd_report_proc(&r, p->pid))
 			fd_session_add(fs, p->pid, p->comm);
+	}
+}
+
+/* The doctor's sources each interval: listeners' accept queues from the
+ * snapshot, each target namespace's ListenOverflows, EMFILE counts. */
+static void doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
+			  const struct attach_opts *o, struct fd_session *fs)
+{
+	doctor_observe_listeners(d, snap->socks, snap->n, &snap->owners);
+	for (size_t i = 0; i < o->npids; i++) {
+		struct listen_counters c;
+		uint64_t ino = netns_inode(o->pids[i]), emfile, enfile;
+
+		if (ino && !netstat_read_listen(o->pids[i], &c))
+			doctor_observe_netstat(d, o->pids[i], ino, &c);
+		if (d->fderr_counted && fs &&
+		    !fd_tracer_errors(&fs->ft, o->pids[i], &emfile, &enfile))
+			doctor_observe_fderr(d, o->pids[i], emfile, enfile);
 	}
 }
 
@@ -376,6 +398,8 @@ struct attach_tick {
 	struct quic_books *qb;		/* NULL: QUIC off */
 	struct quic_tracer *qt;
 	struct quic_run *qrun;
+	struct doctor_run *drun;
+	struct agentcost *cost;
 	const struct run_loop *loop;
 	bool live_tty, warned;
 };
@@ -408,6 +432,10 @@ static int attach_tick(void *ctx, uint64_t now)
 
 	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
+	doctor_sample(s->drun, s->snap, o, s->fs);
+	/* Each interval: a target that exits keeps its CPU time. */
+	if (o->doctor)
+		agentcost_sample(s->cost, &s->drun->cost);
 	agg_tick(s->agg, now);
 	say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
@@ -456,6 +484,8 @@ int attach_run(const struct attach_opts *in)
 	struct quic_tracer qt = {};
 	struct quic_books qb = {};
 	struct quic_run qrun = {};
+	struct doctor_run drun = { .doctor_mode = o->doctor };
+	struct agentcost cost = { .stats_fd = -1 };
 	struct tracer_opts topts;
 	bool quic_on = false;
 	struct agg agg;
@@ -562,9 +592,14 @@ int attach_run(const struct attach_opts *in)
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
-				     tracer_targets_fd(&tracer)))
+				     tracer_targets_fd(&tracer))) {
 			fs_on = true;
-		else
+			/* EMFILE/ENFILE from the syscall exits: doctor only. */
+			if (o->doctor) {
+				fd_tracer_count_errors(&fs.ft);
+				drun.fderr_counted = true;
+			}
+		} else
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
 	}
 	/* QUIC: the wire unit on the cgroup root, ngtcp2 probes where the
@@ -593,6 +628,12 @@ int attach_run(const struct attach_opts *in)
 		exporter_adopt_owners(&agg, &snap.owners);
 	seed_from_snapshot(&agg, &tracer, &snap);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
+	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
+	run.doctor = &drun;
+	/* Every program is loaded: the agent's cost counts from here. */
+	if (o->doctor && agentcost_start(&cost, o->pids, o->npids))
+		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
+				"run-time stats could not be turned on)\n");
 
 	if (o->tracer.all)
 		fprintf(stderr, "connscope: tracing every process (--all");
@@ -640,7 +681,8 @@ int attach_run(const struct attach_opts *in)
 	rs = (struct attach_tick){ .o = o, .agg = &agg, .snap = &snap, .tracer = &tracer,
 				   .limits = &limits, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
-				   .qrun = &qrun, .live_tty = live_tty, .loop = &loop };
+				   .qrun = &qrun, .drun = &drun, .cost = &cost, .live_tty = live_tty,
+				   .loop = &loop };
 	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };
@@ -653,6 +695,9 @@ int attach_run(const struct attach_opts *in)
 	ring_buffer__consume(tracer.rb);
 	if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
 		goto cleanup;
+	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
+	if (o->doctor)
+		agentcost_sample(&cost, &drun.cost);
 	agg_tick(&agg, now_ns());
 	if (quic_on) {
 		quic_reap(&qb, now_ns());
@@ -697,6 +742,8 @@ int attach_run(const struct attach_opts *in)
 		;	/* the exporter's output was /metrics */
 	else if (o->json)
 		format_report_json(stdout, &agg, &run);
+	else if (o->doctor)
+		format_doctor_text(stdout, &agg, &run);
 	else
 		format_report_text(stdout, &agg, &run);
 	if (fflush(stdout)) {
@@ -720,6 +767,7 @@ int attach_run(const struct attach_opts *in)
 			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
+	agentcost_stop(&cost);
 	exporter_stop(exp);
 	fd_session_close(&fs);
 	quic_tracer_close(&qt);

@@ -31,6 +31,7 @@ struct attach_opts {
 	double leak_age_s;	/* fd leak suspects: open longer than this */
 	int top;		/* endpoints per process (default 10) */
 	double warn_share;	/* limits warning threshold (default 0.8) */
+	bool doctor;		/* `connscope doctor`: findings first, fd errors, agent cost */
 	struct tracer_opts tracer;
 	struct target_sel sel;	/* --comm, --cgroup: targets now and later */
 };
@@ -40,5 +41,7 @@ int attach_run(const struct attach_opts *o);
 int cmd_attach(int argc, char **argv);
 /* `connscope exporter -p PIDS [--listen ADDR:PORT] [-i S]` */
 int cmd_exporter(int argc, char **argv);
+/* `connscope doctor`: attach's run with the doctor's report */
+int cmd_doctor(int argc, char **argv);
 
 #endif

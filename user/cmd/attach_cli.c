@@ -45,8 +45,38 @@ static void attach_usage(FILE *out)
 		"the window\n");
 }
 
+static void doctor_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: connscope doctor -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j]\n"
+		"                        [--report FILE.html] [--children] [--leak-age S] [...]\n"
+		"  attach for the window, then say what is wrong, with the numbers that prove\n"
+		"  it and the fix: churn, TIME_WAIT and ephemeral ports, fd leak, fd limit,\n"
+		"  connect failures, resets, listen backlog, orphans, connscope's own cost;\n"
+		"  \"healthy\" with the key numbers when no rule fires. Takes attach's\n"
+		"  options (connscope attach --help); -d defaults to 10 s. -j prints attach's\n"
+		"  JSON (findings first), which `connscope diff` compares.\n"
+		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
+		"the window\n");
+}
+
+static int attach_cmdline(int argc, char **argv, bool doctor);
+
 int cmd_attach(int argc, char **argv)
 {
+	return attach_cmdline(argc, argv, false);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	return attach_cmdline(argc, argv, true);
+}
+
+/* attach and doctor share options and the run; doctor only changes the
+ * report, counts fd errors and measures the agent. */
+static int attach_cmdline(int argc, char **argv, bool doctor)
+{
+	const char *cmd = doctor ? "doctor" : "attach";
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -72,7 +102,8 @@ int cmd_attach(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct attach_opts o = { .interval_s = 1, .header = true };
+	struct attach_opts o = { .interval_s = 1, .header = true, .doctor = doctor,
+				 .quiet_live = doctor, .duration_s = doctor ? 10 : 0 };
 	unsigned long long v;
 	int c, r;
 
@@ -151,7 +182,10 @@ int cmd_attach(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'h':
-			attach_usage(stdout);
+			if (doctor)
+				doctor_usage(stdout);
+			else
+				attach_usage(stdout);
 			return 0;
 		default:
 			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
@@ -159,15 +193,15 @@ int cmd_attach(int argc, char **argv)
 			if (r < 0)
 				return EXIT_USAGE;
 			if (!r)
-				return cli_bad_option("attach", argv);
+				return cli_bad_option(cmd, argv);
 			break;
 		}
 	}
-	if (cli_no_more_args("attach", argc, argv))
+	if (cli_no_more_args(cmd, argc, argv))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
-	    cli_need_pids("attach", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
-					     "myserver)), --comm NAME or --cgroup PATH"))
+	    cli_need_pids(cmd, o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
+					"myserver)), --comm NAME or --cgroup PATH"))
 		return EXIT_USAGE;
 	r = attach_run(&o);
 	targets_free(&o.sel);

@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 #include "attach.h"
 #include "exporter.h"
+#include "prom_findings.h"
 #include "fdinv.h"
 #include "procfs.h"
 #include "prom.h"
@@ -254,7 +255,8 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 		     const struct run_info *run, const struct sockstat *st)
 {
 	struct prom_update_in in = {
-		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES,
+		.fixed_series = prom_fixed_series(run, st, true) + EXPORTER_TRAILER_SERIES +
+				prom_findings(NULL, a, run),
 		/* With -p the loop marks exits and series stay: no slots to free. */
 		.gone = e->lim.top_processes ? member_gone : NULL,
 		.ctx = e,

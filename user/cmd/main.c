@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attach.h"
+#include "diff.h"
 #include "cli.h"
 #include "demo.h"
 #include "fdleak.h"
@@ -20,6 +21,8 @@ static void usage(FILE *out)
 		"  attach -p PID [-d S] [-i S] [-j]  trace processes' connections live\n"
 		"  fdleak -p PID [-d S] [-j]      fds by type, growth, the sites that leak\n"
 		"  exporter -p PID|--all [--listen A:P]  serve the metrics for Prometheus\n"
+		"  doctor -p PID [-d S] [-j]      what is wrong, its evidence and the fix\n"
+		"  diff BEFORE.json AFTER.json    what changed between two -j runs\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version                        print the version\n"
 		"`connscope COMMAND --help` for the options of each command.\n");
@@ -49,9 +52,13 @@ int main(int argc, char **argv)
 		return cmd_exporter(argc - 1, argv + 1);
 	if (!strcmp(cmd, "fdleak"))
 		return cmd_fdleak(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
 	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, "
-			"fdleak, exporter, demo and version (connscope --help)\n", cmd);
+			"doctor, diff, fdleak, exporter, demo and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "kfeatures.h"
 #include "prom.h"
+#include "prom_findings.h"
 #include "reuse.h"
 #include "version.h"
 
@@ -429,6 +430,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 		fprintf(out, "connscope_quic_events_lost_total{source=\"ngtcp2\"} %llu\n",
 			(unsigned long long)q->lib_stats[QN_STAT_RB_LOST]);
 	}
+	prom_findings(out, a, run);
 	family(out, "connscope_build_info", "gauge", "connscope version and the hooks in use");
 	fprintf(out, "connscope_build_info{version=\"%s\",hook=\"", CONNSCOPE_VERSION);
 	label_value(out, run->hook ? run->hook : "");

@@ -7,6 +7,8 @@
 #include "report_reuse.h"
 #include "report_quic.h"
 #include "report_kf.h"
+#include "report_findings.h"
+#include "doctor.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -98,6 +100,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
+	/* What to act on first, before any number. */
+	format_findings_section(out, a, run);
 	format_unavailable_text(out, run->features);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
@@ -136,7 +140,6 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	if (run->limits)
 		format_limits_text(out, run->limits);
 	fprintf(out, "\n");
-	format_findings_text(out, a);
 	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
@@ -190,7 +193,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	json_kv_string(&j, "command", "attach");
+	json_kv_string(&j, "command", run->doctor && run->doctor->doctor_mode ? "doctor" : "attach");
 	json_kv_string(&j, "hook", run->hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);
@@ -210,6 +213,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);
 	json_object_end(&j);
+	json_findings_section(&j, a, run);
 
 	json_key(&j, "processes");
 	json_array_begin(&j);
@@ -268,7 +272,6 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 
 	if (run->limits)
 		json_limits(&j, run->limits);
-	json_findings(&j, a);
 
 	json_key(&j, "agent");
 	json_object_begin(&j);

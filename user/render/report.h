@@ -14,6 +14,7 @@
 #include "fd_report.h"
 
 struct kf_plan;
+struct doctor_run;
 
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
@@ -32,6 +33,7 @@ struct run_info {
 	struct fd_report fds;		/* fd tracking; .procs NULL: off */
 	const struct quic_run *quic;	/* QUIC sources, NULL: off */
 	const struct kf_plan *features;	/* what this kernel offers, NULL: not probed */
+	const struct doctor_run *doctor;	/* listen queues, netstat, fd errors, cost; NULL: none */
 	/* BPF programs of the tcpstate unit and whether each is attached. */
 	struct { const char *name; bool attached; } progs[24];
 	int nprogs;

@@ -5,8 +5,6 @@
 #include "report_reuse.h"
 #include "reuse.h"
 
-#define MAX_FINDINGS 32
-
 static double ratio(uint64_t conns, uint64_t requests)
 {
 	return requests ? 1.0 - (double)conns / requests : 0;
@@ -70,45 +68,6 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 		render(out, &p->hm_lifetime, o);
 		render(out, &p->hm_rpc, o);
 	}
-}
-
-/* Words of text after prefix, wrapped at 80 columns, continuation lines
- * indented by two spaces. */
-static void print_wrapped(FILE *out, const char *prefix, const char *text)
-{
-	int col = fprintf(out, "%s", prefix);
-	const char *w = text;
-
-	while (*w) {
-		const char *end = strchr(w, ' ');
-		int len = end ? (int)(end - w) : (int)strlen(w);
-
-		if (col + 1 + len > 80 && col > 2) {
-			fprintf(out, "\n ");
-			col = 1;
-		}
-		col += fprintf(out, " %.*s", len, w);
-		w += len;
-		while (*w == ' ')
-			w++;
-	}
-	fprintf(out, "\n");
-}
-
-int format_findings_text(FILE *out, const struct agg *a)
-{
-	struct churn_finding f[MAX_FINDINGS];
-	size_t n = reuse_findings(a, f, MAX_FINDINGS);
-	char text[256];
-
-	char prefix[64];
-
-	for (size_t i = 0; i < n; i++) {
-		churn_finding_text(text, sizeof(text), &f[i]);
-		snprintf(prefix, sizeof(prefix), "FINDING: pid %d (%s):", f[i].pid, f[i].comm);
-		print_wrapped(out, prefix, text);
-	}
-	return n;
 }
 
 static void json_hist(struct json *j, const char *key, const uint64_t *h)
@@ -206,27 +165,3 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 	json_object_end(j);
 }
 
-void json_findings(struct json *j, const struct agg *a)
-{
-	struct churn_finding f[MAX_FINDINGS];
-	size_t n = reuse_findings(a, f, MAX_FINDINGS);
-	char text[256], ep[64];
-
-	json_key(j, "findings");
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++) {
-		churn_finding_text(text, sizeof(text), &f[i]);
-		endpoint_format(ep, sizeof(ep), &f[i].ep);
-		json_object_begin(j);
-		json_kv_string(j, "kind", "churn");
-		json_kv_int(j, "pid", f[i].pid);
-		json_kv_string(j, "comm", f[i].comm);
-		json_kv_string(j, "endpoint", ep);
-		json_kv_uint(j, "connections", f[i].connections);
-		json_kv_uint(j, "requests", f[i].requests);
-		json_kv_uint(j, "concurrency", f[i].concurrency);
-		json_kv_string(j, "text", text);
-		json_object_end(j);
-	}
-	json_array_end(j);
-}

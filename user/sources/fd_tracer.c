@@ -126,6 +126,27 @@ int fd_tracer_stack(struct fd_tracer *t, int stack_id, uint64_t *ips, int max)
 	return n;
 }
 
+void fd_tracer_count_errors(struct fd_tracer *t)
+{
+	if (t->skel)
+		t->skel->bss->count_errors = true;
+}
+
+int fd_tracer_errors(struct fd_tracer *t, pid_t pid, uint64_t *emfile, uint64_t *enfile)
+{
+	struct fd_err_count c = { 0 };
+	__u32 key = pid;
+	int err = 0;
+
+	if (!t->skel)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.fd_errors), &key, &c))
+		err = errno == ENOENT ? 0 : -errno;
+	*emfile = c.emfile;
+	*enfile = c.enfile;
+	return err;
+}
+
 void fd_tracer_close(struct fd_tracer *t)
 {
 	for (int i = 0; i < t->nlinks; i++)

@@ -30,6 +30,10 @@ int fd_tracer_add_target(struct fd_tracer *t, pid_t pid);
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX]);
 /* The frame-pointer user stack stack_id: number of frames (0: none). */
 int fd_tracer_stack(struct fd_tracer *t, int stack_id, uint64_t *ips, int max);
+/* Doctor mode: count fd-making syscalls failing with EMFILE/ENFILE. */
+void fd_tracer_count_errors(struct fd_tracer *t);
+/* Those counts of pid (0 and 0 when none). */
+int fd_tracer_errors(struct fd_tracer *t, pid_t pid, uint64_t *emfile, uint64_t *enfile);
 void fd_tracer_close(struct fd_tracer *t);
 
 #endif

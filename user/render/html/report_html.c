@@ -21,6 +21,7 @@
 #include "heatmap_top.h"
 #include "kfeatures.h"
 #include "report_html.h"
+#include "report_findings.h"
 #include "report_html_internal.h"
 #include "tcp_state_names.h"
 
@@ -163,8 +164,9 @@ static void head(FILE *out, const struct proc_books **procs, size_t n,
 		comm(out, procs[i]);
 		shown++;
 	}
-	fprintf(out, "</title>\n<style>\n%s%s%s%s</style>\n</head>\n<body>\n<main>\n", css,
-		html_heatmap_css, html_reuse_css, run->fds.procs ? html_fd_css : "");
+	fprintf(out, "</title>\n<style>\n%s%s%s%s%s</style>\n</head>\n<body>\n<main>\n", css,
+		html_heatmap_css, html_reuse_css, html_findings_css,
+		run->fds.procs ? html_fd_css : "");
 }
 
 static void overview(FILE *out, const struct agg *a, const struct run_info *run,
@@ -195,7 +197,7 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 			ULL(a->mismatch_last),
 			ULL(a->mismatch_max));
 	/* What to act on first, before any number. */
-	findings = html_findings(out, a);
+	findings = html_findings_section(out, a, run);
 
 	fputs("<section class=\"kpis\">\n", out);
 	kpi(out, "elapsed", NULL, "%.1f <small>s</small>", run->elapsed_s);

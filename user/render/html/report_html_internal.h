@@ -79,10 +79,6 @@ struct proc_books;
 
 extern const char html_reuse_css[];
 
-/* The churn findings, a highlighted box each with the JSON's text, for
- * the top of the page; nothing when there are none. Returns how many. */
-size_t html_findings(FILE *out, const struct agg *a);
-
 /* html_label_chars over p's reuse heatmaps; at_least when it has none. */
 int html_reuse_label_chars(const struct proc_books *p, int at_least);
 

@@ -17,7 +17,7 @@
 #include "report_html_internal.h"
 #include "reuse.h"
 
-/* As many as the JSON's findings[] holds (report_reuse.c). */
+/* Churning endpoints marked in the table, at most. */
 #define HTML_MAX_FINDINGS 32
 
 const char html_reuse_css[] =
@@ -56,36 +56,6 @@ static bool hist_empty(const uint64_t *h)
 }
 
 /* ---- findings ------------------------------------------------------------- */
-
-size_t html_findings(FILE *out, const struct agg *a)
-{
-	struct churn_finding f[HTML_MAX_FINDINGS];
-	size_t n = reuse_findings(a, f, HTML_MAX_FINDINGS);
-	char text[256], ep[64];
-
-	if (!n)
-		return 0;
-	fprintf(out, "<section id=\"findings\" aria-label=\"findings\">\n<h2>%zu finding%s</h2>\n",
-		n, n == 1 ? "" : "s");
-	for (size_t i = 0; i < n; i++) {
-		/* The text the JSON's findings[].text and the text report have. */
-		churn_finding_text(text, sizeof(text), &f[i]);
-		endpoint_format(ep, sizeof(ep), &f[i].ep);
-		fprintf(out, "<div class=\"finding\" id=\"finding-%zu\" data-kind=\"churn\" "
-			     "data-pid=\"%d\" data-endpoint=\"", i + 1, f[i].pid);
-		html_esc(out, ep);
-		fprintf(out, "\">\n<div class=\"fh\"><span class=\"fk\">churn</span>"
-			     "<a href=\"#reuse-%d\">PID %d (", f[i].pid, f[i].pid);
-		html_esc_n(out, f[i].comm, sizeof(f[i].comm));
-		fputs(")</a> &rarr; <span class=\"mono\">", out);
-		html_esc(out, ep);
-		fputs("</span></div>\n<p class=\"ft\" data-k=\"text\">", out);
-		html_esc(out, text);
-		fputs("</p>\n</div>\n", out);
-	}
-	fputs("</section>\n", out);
-	return n;
-}
 
 /* Whether pid's endpoint k is in a finding: its row is marked. */
 static bool churns(const struct churn_finding *f, size_t n, pid_t pid,

@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The doctor's rules: pure functions of struct dr_facts. Each rule turns
+ * the numbers of one concern into findings; the thresholds are in
+ * doctor.h beside their reasons, and README "Diagnosing a load test"
+ * lists them for users. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "doctor.h"
+
+const char *const doctor_rule_ids[] = {
+	"agent_cost", "fd_limit", "port_exhaustion", "time_wait", "listen_backlog",
+	"connect_failures", "resets", "fd_leak", "orphans", "churn",
+};
+const size_t doctor_nrules = sizeof(doctor_rule_ids) / sizeof(doctor_rule_ids[0]);
+
+const char *dr_severity_name(int severity)
+{
+	return severity >= DR_CRITICAL ? "critical" : severity == DR_WARNING ? "warning" : "info";
+}
+
+void dr_ev(struct finding *f, const char *name, double value, const char *unit,
+	   const char *source)
+{
+	struct dr_evidence *e;
+
+	if (f->nev >= DR_MAX_EVIDENCE)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->unit, sizeof(e->unit), "%s", unit);
+	e->value = value;
+	e->source = source;
+}
+
+/* A new finding in out[*n] (NULL when out is full). */
+static struct finding *add(struct finding *out, size_t *n, size_t max, const char *rule,
+			   int severity, const struct dr_proc *p, const char *endpoint)
+{
+	struct finding *f;
+
+	if (*n >= max)
+		return NULL;
+	f = &out[(*n)++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->rule, sizeof(f->rule), "%s", rule);
+	f->severity = severity;
+	if (p) {
+		f->pid = p->pid;
+		memcpy(f->comm, p->comm, sizeof(f->comm));
+	}
+	if (endpoint)
+		snprintf(f->endpoint, sizeof(f->endpoint), "%s", endpoint);
+	return f;
+}
+
+static void say(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* "4 min", "35 s", "2.5 h": a time left, for sentences. */
+static void human_s(char *buf, size_t len, double s)
+{
+	if (s < 120)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.1f h", s / 3600);
+}
+
+/* ---- churn: a pool too small ------------------------------------------- */
+
+static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+
+		for (size_t k = 0; k < p->neps; k++) {
+			const struct dr_endpoint *e = &p->eps[k];
+			struct finding *x;
+
+			/* Connects that failed never carried a request: not a
+			 * pool's churn (connect_failures speaks of them). */
+			if (e->listen || !e->live_peak || !e->requests ||
+			    e->opened < DR_CHURN_MIN_CONNS + e->refused + e->timeouts + e->failed_other)
+				continue;
+			if (e->opened <= DR_CHURN_CONNS_PER_SLOT * (uint64_t)e->live_peak ||
+			    e->requests >= DR_CHURN_MAX_RPC * e->opened)
+				continue;
+			x = add(out, n, max, "churn", DR_WARNING, p, e->label);
+			if (!x)
+				return;
+			x->connections = e->opened;
+			x->requests = e->requests;
+			x->concurrency = e->live_peak;
+			/* The sentence attach printed before the doctor existed:
+			 * scripts and the HTML report match it. */
+			say(x->verdict, sizeof(x->verdict),
+			    "pool to %s churns: %llu connections for %llu requests at concurrency "
+			    "%u; a pool that keeps >= %u idle connections would open %u", e->label,
+			    (unsigned long long)e->opened, (unsigned long long)e->requests,
+			    e->live_peak, e->live_peak, e->live_peak);
+			say(x->fix, sizeof(x->fix),
+			    "keep at least %u idle connection%s per host in the client's pool (Go: "
+			    "http.Transport.MaxIdleConnsPerHost = %u, default 2; nginx upstream: "
+			    "keepalive %u; Apache HttpClient: setDefaultMaxPerRoute(%u)) and make sure "
+			    "the server keeps connections open (HTTP/1.1 keep-alive, nginx "
+			    "keepalive_timeout)", e->live_peak, e->live_peak == 1 ? "" : "s",
+			    e->live_peak, e->live_peak, e->live_peak);
+			dr_ev(x, "connections_opened", e->opened, "connections", DR_SRC_BPF);
+			dr_ev(x, "requests", e->requests, "requests", DR_SRC_BPF);
+			dr_ev(x, "peak_concurrent", e->live_peak, "connections", DR_SRC_BPF);
+			dr_ev(x, "requests_per_connection", (double)e->requests / e->opened,
+			      "requests", DR_SRC_DERIVED);
+			if (f->window_s > 0)
+				dr_ev(x, "new_connections_per_s", e->opened / f->window_s, "/s",
+				      DR_SRC_DERIVED);
+			dr_ev(x, "right_sized_pool_would_open", e->live_peak, "connections",
+			      DR_SRC_DERIVED);
+		}
+	}
+}
+
+/* ---- TIME_WAIT pile-up and ephemeral port exhaustion ------------------- */
+
+/* The endpoint with the most TIME_WAIT entries of p, NULL without any. */
+static const struct dr_endpoint *tw_endpoint(const struct dr_proc *p)
+{
+	const struct dr_endpoint *best = NULL;
+
+	for (size_t k = 0; k < p->neps; k++)
+		if (p->eps[k].tw_entered && (!best || p->eps[k].tw_entered > best->tw_entered))
+			best = &p->eps[k];
+	return best;
+}
+
+/* The remote endpoint of p whose ports were busiest, NULL without any. */
+static const struct dr_endpoint *port_endpoint(const struct dr_proc *p)
+{
+	const struct dr_endpoint *best = NULL;
+
+	for (size_t k = 0; k < p->neps; k++)
+		if (!p->eps[k].listen && p->eps[k].ports_known &&
+		    (!best || p->eps[k].port_share_peak > best->port_share_peak))
+			best = &p->eps[k];
+	return best;
+}
+
+static void tw_fix(const struct dr_facts *f, const struct dr_proc *p, bool client, char *buf,
+		   size_t len)
+{
+	char range[64] = "";
+
+	if (f->lim_known && f->lim.port_hi)
+		snprintf(range, sizeof(range), " (now %u-%u)", f->lim.port_lo, f->lim.port_hi);
+	if (client)
+		say(buf, len,
+		    "reuse connections instead of closing one per request (keep-alive and a pool "
+		    "as large as the concurrency: Go http.Transport.MaxIdleConnsPerHost, nginx "
+		    "upstream keepalive); or let the server close first so TIME_WAIT stays on "
+		    "its side; widen net.ipv4.ip_local_port_range%s; net.ipv4.tcp_tw_reuse = 1 "
+		    "helps only outgoing connections, needs TCP timestamps on both ends "
+		    "(net.ipv4.tcp_timestamps = 1) and lets a port be reused 1 s after its "
+		    "TIME_WAIT began, so set it only on the client and only with timestamps on",
+		    range);
+	else
+		say(buf, len,
+		    "keep connections open (HTTP keep-alive: nginx keepalive_timeout, Go "
+		    "http.Server.IdleTimeout) or let the clients close first, so TIME_WAIT "
+		    "(60 s per connection) is spread over the clients instead of piling up "
+		    "here; TIME_WAIT on a server costs memory, not ports%s",
+		    f->lim_known && f->lim.max_tw_buckets ?
+		    " (bounded by net.ipv4.tcp_max_tw_buckets)" : "");
+}
+
+static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t *n,
+			   size_t max)
+{
+	uint32_t ports = f->lim_known ? netlimits_ports(&f->lim) : 0;
+	double buckets = f->lim_known && f->lim.max_tw_buckets ?
+			 (double)f->host_tw_peak / f->lim.max_tw_buckets : 0;
+
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		const struct dr_endpoint *tw = tw_endpoint(p), *pe = NULL;
+		double share = 0, rate = 0, exhaust_s = -1;
+		const char *rule = "time_wait";
+		int sev = DR_WARNING;
+		struct finding *x;
+		char when[32] = "";
+		bool client;
+
+		if (!tw)
+			continue;
+		/* Ports run out on the side that connects: only a client's
+		 * TIME_WAIT holds its own ephemeral ports towards one place. A
+		 * server's TIME_WAIT (listen side) costs memory, not ports. */
+		client = !tw->listen;
+		if (client)
+			pe = tw->ports_known ? tw : port_endpoint(p);
+		share = pe ? pe->port_share_peak : 0;
+		if (p->tw_peak < DR_TW_PEAK_WARN && share < DR_PORT_SHARE_WARN)
+			continue;
+		/* Time to exhaustion: at r new TIME_WAIT entries a second towards
+		 * one destination, each holding its port for 60 s, the free ports
+		 * last (range - in use) / r seconds; a rate whose 60 s of
+		 * TIME_WAIT fits in the range never runs out. */
+		if (pe && f->window_s > 0) {
+			rate = pe->tw_entered / f->window_s;
+			if (ports && rate > 0 && rate * DR_TW_SECONDS + pe->live_peak >= ports)
+				exhaust_s = pe->ports_peak < ports ?
+					    (ports - pe->ports_peak) / rate : 0;
+		}
+		if (share >= DR_PORT_SHARE_WARN || exhaust_s >= 0)
+			rule = "port_exhaustion";
+		if (share >= DR_PORT_SHARE_CRIT ||
+		    (exhaust_s >= 0 && exhaust_s <= DR_PORT_EXHAUST_CRIT_S) ||
+		    buckets >= DR_TW_BUCKETS_WARN)
+			sev = DR_CRITICAL;
+		x = add(out, n, max, rule, sev, p, pe && client ? pe->label : tw->label);
+		if (!x)
+			return;
+		if (exhaust_s >= 0)
+			human_s(when, sizeof(when), exhaust_s);
+		if (client && pe)
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
+			    "first (%llu of %llu closes), and to %s it used %.1f%% of the ephemeral "
+			    "ports (%u of %u)%s%s", p->pid, p->comm, p->tw_peak,
+			    (unsigned long long)p->closed_active,
+			    (unsigned long long)(p->closed_active + p->closed_passive), pe->label,
+			    100 * share, pe->ports_peak, ports,
+			    exhaust_s >= 0 ? ", which run out in " : "; at this rate they last",
+			    exhaust_s >= 0 ? when : "");
+		else
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
+			    "first (%llu of %llu closes), most of them on %s", p->pid, p->comm,
+			    p->tw_peak, (unsigned long long)p->closed_active,
+			    (unsigned long long)(p->closed_active + p->closed_passive), tw->label);
+		tw_fix(f, p, client, x->fix, sizeof(x->fix));
+		dr_ev(x, "time_wait_peak", p->tw_peak, "sockets", DR_SRC_SOCKDIAG);
+		dr_ev(x, "time_wait_entered", p->tw_entered, "connections", DR_SRC_BPF);
+		dr_ev(x, "closed_first_by_this_side", p->closed_active, "connections", DR_SRC_BPF);
+		dr_ev(x, "closed_first_by_peer", p->closed_passive, "connections", DR_SRC_BPF);
+		if (pe && client) {
+			dr_ev(x, "ports_in_use_peak", pe->ports_peak, "ports", DR_SRC_SOCKDIAG);
+			dr_ev(x, "port_share_peak", 100 * share, "%", DR_SRC_SOCKDIAG);
+			dr_ev(x, "time_wait_entries_per_s", rate, "/s", DR_SRC_BPF);
+			if (exhaust_s >= 0)
+				dr_ev(x, "seconds_to_exhaustion", exhaust_s, "s", DR_SRC_DERIVED);
+		}
+		if (ports)
+			dr_ev(x, "ephemeral_ports", ports, "ports", DR_SRC_SYSCTL);
+		if (f->lim_known && f->lim.max_tw_buckets) {
+			dr_ev(x, "host_time_wait_peak", f->host_tw_peak, "sockets", DR_SRC_SOCKSTAT);
+			dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets",
+			      DR_SRC_SYSCTL);
+		}
+	}
+}
+
+/* ---- fd leak -------------------------------------------------------------- */
+
+static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		bool soon;
+		struct finding *x;
+		char when[32] = "", lim[32] = "unlimited";
+
+		if (!p->fd_known || p->fd_slope < DR_LEAK_SLOPE || p->leak_old < DR_LEAK_MIN_OLD ||
+		    p->fd_now < p->fd_start + DR_LEAK_MIN_GROWTH)
+			continue;
+		soon = p->fd_seconds_to_limit >= 0 && p->fd_seconds_to_limit < DR_LEAK_CRIT_S;
+		x = add(out, n, max, "fd_leak", soon ? DR_CRITICAL : DR_WARNING, p, NULL);
+		if (!x)
+			return;
+		if (p->fd_seconds_to_limit >= 0)
+			human_s(when, sizeof(when), p->fd_seconds_to_limit);
+		if (p->fd_limit != UINT64_MAX)
+			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)p->fd_limit);
+		say(x->verdict, sizeof(x->verdict),
+		    "PID %d (%s) leaks file descriptors: %u open now, up from %u (%.1f/s), %u of "
+		    "them made at %s and open longer than %.0f s%s%s%s", p->pid, p->comm,
+		    p->fd_now, p->fd_start, p->fd_slope, p->leak_old,
+		    p->leak_site[0] ? p->leak_site : "one site", p->leak_age_s,
+		    p->fd_seconds_to_limit >= 0 ? "; it reaches its limit of " : "",
+		    p->fd_seconds_to_limit >= 0 ? lim : "",
+		    p->fd_seconds_to_limit >= 0 ? " in " : "");
+		if (p->fd_seconds_to_limit >= 0) {
+			size_t used = strlen(x->verdict);
+
+			snprintf(x->verdict + used, sizeof(x->verdict) - used, "%s", when);
+		}
+		say(x->fix, sizeof(x->fix),
+		    "close what %s opens on every path (error and early-return paths too: "
+		    "defer/finally/RAII); raising ulimit -n or LimitNOFILE= only postpones the "
+		    "failure", p->leak_site[0] ? p->leak_site : "that site");
+		dr_ev(x, "fds_now", p->fd_now, "fds", DR_SRC_PROCFD);
+		dr_ev(x, "fds_at_start", p->fd_start, "fds", DR_SRC_PROCFD);
+		dr_ev(x, "fd_growth_per_s", p->fd_slope, "/s", DR_SRC_PROCFD);
+		dr_ev(x, "old_fds_at_top_site", p->leak_old, "fds", DR_SRC_BPF);
+		if (p->fd_limit != UINT64_MAX)
+			dr_ev(x, "fd_limit", p->fd_limit, "fds", DR_SRC_LIMITS);
+		if (p->fd_seconds_to_limit >= 0)
+			dr_ev(x, "seconds_to_limit", p->fd_seconds_to_limit, "s", DR_SRC_DERIVED);
+	}
+}
+
+/* ---- fd limit ------------------------------------------------------------ */
+
+static void rule_fd_limit(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		bool limited = p->fd_known && p->fd_limit && p->fd_limit != UINT64_MAX;
+		double share = limited ? (double)p->fd_peak / p->fd_limit : 0;
+		uint64_t errs = p->fderr_known ? p->emfile + p->enfile : 0;
+		uint64_t want;
+		struct finding *x;
+
+		if (!errs && share < DR_FDLIM_WARN)
+			continue;
+		x = add(out, n, max, "fd_limit",
+			errs || share >= DR_FDLIM_CRIT ? DR_CRITICAL : DR_WARNING, p, NULL);
+		if (!x)
+			return;
+		/* Room for twice the peak: bursts, and the leak-free growth. */
+		want = p->fd_peak * 2 > 1024 ? (uint64_t)p->fd_peak * 2 : 1024;
+		if (p->enfile && !p->emfile)
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) could not get file descriptors: the system ran out "
+			    "(ENFILE %llu times)", p->pid, p->comm, (unsigned long long)p->enfile);
+		else if (errs)
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) ran out of file descriptors: socket/accept/open failed "
+			    "%llu times with EMFILE (and %llu with ENFILE); it used %u of its limit "
+			    "of %llu", p->pid, p->comm, (unsigned long long)p->emfile,
+			    (unsigned long long)p->enfile, p->fd_peak,
+			    (unsigned long long)p->fd_limit);
+		else
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) is near its file descriptor limit: %u open at the peak of "
+			    "%llu allowed (%.0f%%)", p->pid, p->comm, p->fd_peak,
+			    (unsigned long long)p->fd_limit, 100 * share);
+		if (p->enfile && !p->emfile)
+			say(x->fix, sizeof(x->fix),
+			    "raise the system-wide limit fs.file-max (sysctl) and look for the "
+			    "process that holds most files");
+		else
+			say(x->fix, sizeof(x->fix),
+			    "raise RLIMIT_NOFILE to at least %llu: ulimit -n %llu in the shell "
+			    "that starts it, LimitNOFILE=%llu in its systemd unit, nofile in "
+			    "/etc/security/limits.conf, docker run --ulimit nofile=%llu:%llu; if "
+			    "the count keeps growing, see fd_leak", (unsigned long long)want,
+			    (unsigned long long)want, (unsigned long long)want,
+			    (unsigned long long)want, (unsigned long long)want);
+		if (p->fd_known)
+			dr_ev(x, "fds_peak", p->fd_peak, "fds", DR_SRC_PROCFD);
+		if (limited) {
+			dr_ev(x, "fd_limit", p->fd_limit, "fds", DR_SRC_LIMITS);
+			dr_ev(x, "fd_limit_used_peak", 100 * share, "%", DR_SRC_DERIVED);
+		}
+		if (p->fderr_known) {
+			dr_ev(x, "emfile", p->emfile, "errors", DR_SRC_BPFERR);
+			dr_ev(x, "enfile", p->enfile, "errors", DR_SRC_BPFERR);
+		}
+	}
+}
+
+/* ---- connect failures and resets ---------------------------------------- */
+
+static void rule_failures(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+
+		for (size_t k = 0; k < p->neps; k++) {
+			const struct dr_endpoint *e = &p->eps[k];
+			uint64_t fails = e->refused + e->timeouts + e->failed_other;
+			uint64_t tries = e->opened > fails ? e->opened : fails;
+			struct finding *x;
+
+			if (e->listen || fails < DR_FAIL_MIN || fails < DR_FAIL_SHARE * tries)
+				continue;
+			x = add(out, n, max, "connect_failures",
+				fails >= DR_FAIL_CRIT_SHARE * tries ? DR_CRITICAL : DR_WARNING, p,
+				e->label);
+			if (!x)
+				return;
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s): %llu of %llu connects to %s failed (%llu refused, %llu "
+			    "timed out, %llu other)", p->pid, p->comm, (unsigned long long)fails,
+			    (unsigned long long)tries, e->label, (unsigned long long)e->refused,
+			    (unsigned long long)e->timeouts, (unsigned long long)e->failed_other);
+			if (e->refused >= e->timeouts)
+				say(x->fix, sizeof(x->fix),
+				    "refused means nothing listens on %s (the server is down, "
+				    "restarting, or on another port) or its accept queue is full; "
+				    "check the server and its listen backlog (listen_backlog), and "
+				    "retry with backoff in the client", e->label);
+			else
+				say(x->fix, sizeof(x->fix),
+				    "timed-out connects mean SYNs went unanswered: a firewall that "
+				    "drops, a host that is down, or a server whose backlog is full "
+				    "(its ListenOverflows rise); lower the client's connect timeout "
+				    "only after finding which");
+			dr_ev(x, "connects", tries, "connections", DR_SRC_BPF);
+			dr_ev(x, "refused", e->refused, "connections", DR_SRC_BPF);
+			dr_ev(x, "timed_out", e->timeouts, "connections", DR_SRC_BPF);
+			dr_ev(x, "failed_other", e->failed_other, "connections", DR_SRC_BPF);
+		}
+	}
+}
+
+static void rule_resets(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+
+		for (size_t k = 0; k < p->neps; k++) {
+			const struct dr_endpoint *e = &p->eps[k];
+			uint64_t rst = e->resets_recv + e->resets_sent;
+			uint64_t conns = e->opened + e->accepted > rst ? e->opened + e->accepted : rst;
+			struct finding *x;
+
+			if (rst < DR_FAIL_MIN || rst < DR_FAIL_SHARE * conns)
+				continue;
+			x = add(out, n, max, "resets",
+				rst >= DR_FAIL_CRIT_SHARE * conns ? DR_CRITICAL : DR_WARNING, p,
+				e->label);
+			if (!x)
+				return;
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s): %llu of %llu connections %s %s ended in a reset (%llu "
+			    "received from the peer, %llu sent by this side)", p->pid, p->comm,
+			    (unsigned long long)rst, (unsigned long long)conns,
+			    e->listen ? "on" : "to", e->label, (unsigned long long)e->resets_recv,
+			    (unsigned long long)e->resets_sent);
+			if (e->resets_sent >= e->resets_recv)
+				say(x->fix, sizeof(x->fix),
+				    "this side aborts: it closes with unread data in the socket or "
+				    "with SO_LINGER {1, 0}; read the peer's data fully before close() "
+				    "and do not use SO_LINGER 0 to dodge TIME_WAIT (see time_wait)");
+			else
+				say(x->fix, sizeof(x->fix),
+				    "the peer aborts: check its logs; a pooled connection reset "
+				    "when reused means the server's idle timeout is shorter than the "
+				    "client's (Go: set http.Transport.IdleConnTimeout below the "
+				    "server's keepalive_timeout)");
+			dr_ev(x, "connections", conns, "connections", DR_SRC_BPF);
+			dr_ev(x, "resets_received", e->resets_recv, "connections", DR_SRC_BPF);
+			dr_ev(x, "resets_sent", e->resets_sent, "connections", DR_SRC_BPF);
+		}
+	}
+}
+
+/* ---- listen backlog overflow ---------------------------------------------- */
+
+static const struct netstat_ns *ns_of(const struct dr_facts *f, pid_t pid)
+{
+	/* A listener's namespace: the one read through a target's /proc;
+	 * with one namespace (the common case) that is it. */
+	for (size_t i = 0; i < f->nns; i++)
+		if (f->ns[i].pid == pid && f->ns[i].valid)
+			return &f->ns[i];
+	return f->nns == 1 && f->ns[0].valid ? &f->ns[0] : NULL;
+}
+
+static const struct dr_proc *proc_of(const struct dr_facts *f, pid_t pid)
+{
+	for (size_t i = 0; i < f->nprocs; i++)
+		if (f->procs[i].pid == pid)
+			return &f->procs[i];
+	return NULL;
+}
+
+static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	for (size_t i = 0; i < f->nlisteners; i++) {
+		const struct listen_sample *l = &f->listeners[i];
+		const struct netstat_ns *ns = ns_of(f, l->pid);
+		const struct dr_proc *p = proc_of(f, l->pid);
+		uint64_t ovf = ns ? ns->overflows_last - ns->overflows_first : 0;
+		uint64_t drops = ns ? ns->drops_last - ns->drops_first : 0;
+		struct finding *x;
+		char ep[32];
+
+		if (!l->backlog || l->queue_peak < DR_BACKLOG_SHARE * l->backlog)
+			continue;
+		snprintf(ep, sizeof(ep), "listen :%u", l->port);
+		x = add(out, n, max, "listen_backlog",
+			l->queue_peak >= l->backlog && ovf ? DR_CRITICAL : DR_WARNING, p, ep);
+		if (!x)
+			return;
+		if (!p)
+			x->pid = l->pid;
+		say(x->verdict, sizeof(x->verdict),
+		    "PID %d (%s) accepts too slowly on :%u: its accept queue reached %u of its "
+		    "backlog of %u (full in %u of %u samples) and its network namespace counted "
+		    "%llu ListenOverflows and %llu ListenDrops in the window", l->pid,
+		    p ? p->comm : "?", l->port, l->queue_peak, l->backlog, l->samples_full,
+		    l->samples, (unsigned long long)ovf, (unsigned long long)drops);
+		say(x->fix, sizeof(x->fix),
+		    "accept faster (more accepting threads or workers, e.g. nginx "
+		    "worker_processes; less work before accept()) and raise the backlog: "
+		    "listen(fd, N) / nginx listen ... backlog=N / Go's backlog follows "
+		    "net.core.somaxconn, which caps every backlog");
+		dr_ev(x, "accept_queue_peak", l->queue_peak, "connections", DR_SRC_SOCKDIAG);
+		dr_ev(x, "backlog", l->backlog, "connections", DR_SRC_SOCKDIAG);
+		dr_ev(x, "samples_full", l->samples_full, "samples", DR_SRC_SOCKDIAG);
+		if (ns) {
+			dr_ev(x, "listen_overflows", ovf, "SYNs", DR_SRC_NETSTAT);
+			dr_ev(x, "listen_drops", drops, "SYNs", DR_SRC_NETSTAT);
+			dr_ev(x, "listen_overflows_peak_interval", ns->overflows_peak_interval,
+			      "SYNs", DR_SRC_NETSTAT);
+		}
+	}
+}
+
+/* ---- orphan storm ---------------------------------------------------------- */
+
+static void rule_orphans(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
+{
+	double host = f->lim_known && f->lim.max_orphans ?
+		      (double)f->host_orphan_peak / f->lim.max_orphans : 0;
+
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		struct finding *x;
+
+		if (p->orphan_peak < DR_ORPHAN_LIVE && p->orphan_long < DR_ORPHAN_LONG_MIN &&
+		    !(host >= DR_ORPHAN_HOST_CRIT && p->orphan_peak))
+			continue;
+		x = add(out, n, max, "orphans", host >= DR_ORPHAN_HOST_CRIT ? DR_CRITICAL :
+			DR_WARNING, p, NULL);
+		if (!x)
+			return;
+		say(x->verdict, sizeof(x->verdict),
+		    "PID %d (%s) leaves closed connections the kernel cannot finish: %u orphaned "
+		    "at the peak (%u now), %llu of them orphaned longer than %d s, so their peers "
+		    "never close or never read", p->pid, p->comm, p->orphan_peak, p->orphan_now,
+		    (unsigned long long)p->orphan_long, DR_ORPHAN_LONG_MS / 1000);
+		say(x->fix, sizeof(x->fix),
+		    "find the peers that do not finish the close (ss -o state fin-wait-1 / "
+		    "fin-wait-2); net.ipv4.tcp_fin_timeout (now %d s) bounds FIN_WAIT2, "
+		    "net.ipv4.tcp_orphan_retries bounds FIN_WAIT1, net.ipv4.tcp_max_orphans "
+		    "(now %llu) is the host's cap", f->lim.fin_timeout_s,
+		    (unsigned long long)f->lim.max_orphans);
+		dr_ev(x, "orphans_peak", p->orphan_peak, "sockets", DR_SRC_SOCKDIAG);
+		dr_ev(x, "orphans_now", p->orphan_now, "sockets", DR_SRC_SOCKDIAG);
+		dr_ev(x, "orphaned_long", p->orphan_long, "sockets", DR_SRC_BPF);
+		dr_ev(x, "passed_through_orphan", p->orphaned, "sockets", DR_SRC_BPF);
+		if (f->lim_known && f->lim.max_orphans) {
+			dr_ev(x, "host_orphans_peak", f->host_orphan_peak, "sockets", DR_SRC_SOCKSTAT);
+			dr_ev(x, "tcp_max_orphans", f->lim.max_orphans, "sockets", DR_SRC_SYSCTL);
+		}
+	}
+}
+
+/* ---- connscope's own cost ------------------------------------------------- */
+
+static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_t *n,
+			    size_t max)
+{
+	const struct agent_cost *c = &f->cost;
+	double share;
+	struct finding *x;
+
+	if (!c->valid || c->targets_cpu_s < DR_COST_MIN_CPU_S)
+		return;
+	share = c->bpf_s / c->targets_cpu_s;
+	if (share < DR_COST_SHARE)
+		return;
+	x = add(out, n, max, "agent_cost", DR_WARNING, NULL, NULL);
+	if (!x)
+		return;
+	say(x->verdict, sizeof(x->verdict),
+	    "connscope's own BPF programs ran for %.3f s in this window, %.1f%% of the %.3f s "
+	    "of CPU the traced processes used: part of what the workload spent may be the "
+	    "measurement (the BPF time is host-wide, an upper bound of the share)", c->bpf_s,
+	    100 * share, c->targets_cpu_s);
+	say(x->fix, sizeof(x->fix),
+	    "read the other findings knowing this; trace less to measure less: --no-fd drops "
+	    "the fd syscall tracepoints (the largest part), --no-quic the packet hooks, or "
+	    "attach for a shorter window");
+	dr_ev(x, "bpf_run_time_s", c->bpf_s, "s", DR_SRC_BPFSTATS);
+	dr_ev(x, "bpf_runs", c->bpf_runs, "runs", DR_SRC_BPFSTATS);
+	dr_ev(x, "targets_cpu_s", c->targets_cpu_s, "s", DR_SRC_STAT);
+	dr_ev(x, "agent_cpu_s", c->agent_cpu_s, "s", DR_SRC_RUSAGE);
+	dr_ev(x, "cost_share", 100 * share, "%", DR_SRC_DERIVED);
+}
+
+/* ---- all of them ------------------------------------------------------------ */
+
+static int rule_rank(const char *rule)
+{
+	for (size_t i = 0; i < doctor_nrules; i++)
+		if (!strcmp(rule, doctor_rule_ids[i]))
+			return i;
+	return doctor_nrules;
+}
+
+static int by_severity(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+	int r;
+
+	/* The agent's own cost comes first whatever the rest: read the
+	 * other findings knowing it. */
+	if (!strcmp(x->rule, "agent_cost") != !strcmp(y->rule, "agent_cost"))
+		return strcmp(x->rule, "agent_cost") ? 1 : -1;
+	if (x->severity != y->severity)
+		return y->severity - x->severity;
+	r = rule_rank(x->rule) - rule_rank(y->rule);
+	if (r)
+		return r;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->endpoint, y->endpoint);
+}
+
+size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max)
+{
+	size_t n = 0;
+
+	rule_agent_cost(f, out, &n, max);
+	rule_fd_limit(f, out, &n, max);
+	rule_time_wait(f, out, &n, max);
+	rule_backlog(f, out, &n, max);
+	rule_failures(f, out, &n, max);
+	rule_resets(f, out, &n, max);
+	rule_fd_leak(f, out, &n, max);
+	rule_orphans(f, out, &n, max);
+	rule_churn(f, out, &n, max);
+	qsort(out, n, sizeof(*out), by_severity);
+	return n;
+}
+
+int doctor_healthy_text(const struct dr_facts *f, char *buf, size_t len)
+{
+	size_t used = 0;
+	int shown = 0;
+
+	used += snprintf(buf, len, "healthy: no rule fired");
+	for (size_t i = 0; i < f->nprocs && used < len; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		uint64_t conns = p->opened + p->accepted, fails = 0, rst = 0;
+
+		if (!p->target)
+			continue;
+		for (size_t k = 0; k < p->neps; k++) {
+			fails += p->eps[k].refused + p->eps[k].timeouts + p->eps[k].failed_other;
+			rst += p->eps[k].resets_recv + p->eps[k].resets_sent;
+		}
+		used += snprintf(buf + used, len - used,
+				 "%s PID %d (%s): %llu connections opened and %llu accepted for "
+				 "%llu requests (%.1f per connection), TIME_WAIT peak %u, %llu "
+				 "connect failures, %llu resets", shown ? ";" : ".", p->pid, p->comm,
+				 (unsigned long long)p->opened, (unsigned long long)p->accepted,
+				 (unsigned long long)p->requests,
+				 conns ? (double)p->requests / conns : 0, p->tw_peak,
+				 (unsigned long long)fails, (unsigned long long)rst);
+		if (used < len && p->fd_known && p->fd_limit != UINT64_MAX)
+			used += snprintf(buf + used, len - used, ", fds %u at the peak of %llu",
+					 p->fd_peak, (unsigned long long)p->fd_limit);
+		shown++;
+	}
+	if (used < len)
+		used += snprintf(buf + used, len - used, ".");
+	return used;
+}

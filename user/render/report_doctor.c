@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The doctor's text report: which run, the Findings section, where the
+ * numbers come from. The whole attach report is one -j or --report away. */
+#include "doctor.h"
+#include "report.h"
+#include "report_findings.h"
+
+void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *run)
+{
+	const struct proc_books *procs[256];
+	size_t n = report_procs(a, procs, 256), used;
+	char line[2048];
+
+	used = snprintf(line, sizeof(line), "%.1f s (%s)", run->elapsed_s, run->end_reason);
+	for (size_t i = 0, shown = 0; i < n && used < sizeof(line); i++)
+		if (procs[i]->target)
+			used += snprintf(line + used, sizeof(line) - used, "%s PID %d (%s)",
+					 shown++ ? "," : ";", procs[i]->pid, procs[i]->comm);
+	findings_wrap(out, "connscope doctor: ", "  ", line);
+	format_findings_section(out, a, run);
+	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
+		 "sites%s), sock_diag and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "
+		 "accept queues), /proc/PID/net/netstat (ListenOverflows), /proc/sys (limits)%s",
+		 run->doctor && run->doctor->fderr_counted ? ", EMFILE/ENFILE at syscall exits" : "",
+		 run->doctor && run->doctor->cost.valid ? ", BPF run-time stats (agent cost)" : "");
+	findings_wrap(out, "\nsources: ", "  ", line);
+	fprintf(out, "the whole report: connscope attach with the same options, or -j /\n"
+		     "  --report FILE.html\n");
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The BPF programs counted are connscope's own: the bpf-prog fds of this
+ * process, read from /proc/self/fdinfo (run_time_ns / run_cnt appear there
+ * while run-time stats are on). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <bpf/bpf.h>
+#include "agentcost.h"
+#include "procfs.h"
+
+bool agentcost_parse_fdinfo(const char *text, uint64_t *run_ns, uint64_t *runs)
+{
+	const char *t = strstr(text, "\nrun_time_ns:"), *r = strstr(text, "\nrun_cnt:");
+
+	if (!strstr(text, "prog_id:") || !t || !r)
+		return false;
+	*run_ns = strtoull(t + 13, NULL, 10);
+	*runs = strtoull(r + 9, NULL, 10);
+	return true;
+}
+
+static void bpf_totals(uint64_t *ns, uint64_t *runs)
+{
+	DIR *d = opendir("/proc/self/fdinfo");
+	struct dirent *de;
+
+	*ns = *runs = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[300], buf[1024];
+		uint64_t a, b;
+		size_t len;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		/* A leading newline so every key, the first too, is "\nkey:". */
+		buf[0] = '\n';
+		len = fread(buf + 1, 1, sizeof(buf) - 2, f);
+		fclose(f);
+		buf[len + 1] = 0;
+		if (agentcost_parse_fdinfo(buf, &a, &b)) {
+			*ns += a;
+			*runs += b;
+		}
+	}
+	closedir(d);
+}
+
+static double self_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* utime + stime of pid in clock ticks (fields 14 and 15 of its stat). */
+static int proc_ticks(pid_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	/* comm may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -EPROTO;
+	*ticks = ut + st;
+	return 0;
+}
+
+int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
+{
+	memset(c, 0, sizeof(*c));
+	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (c->stats_fd < 0) {
+		int err = -errno;
+
+		c->stats_fd = -1;
+		return err;
+	}
+	bpf_totals(&c->bpf_ns0, &c->runs0);
+	c->self_cpu0 = self_cpu();
+	for (size_t i = 0; i < n && c->npids < DR_MAX_PROCS; i++) {
+		c->pids[c->npids] = pids[i];
+		proc_ticks(pids[i], &c->ticks0[c->npids]);
+		c->ticks_last[c->npids] = c->ticks0[c->npids];
+		c->npids++;
+	}
+	return 0;
+}
+
+void agentcost_sample(struct agentcost *c, struct agent_cost *out)
+{
+	uint64_t ns, runs, ticks = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (c->stats_fd < 0)
+		return;
+	bpf_totals(&ns, &runs);
+	for (size_t i = 0; i < c->npids; i++) {
+		uint64_t t;
+
+		/* A target that exited keeps what it used until then. */
+		if (!proc_ticks(c->pids[i], &t))
+			c->ticks_last[i] = t;
+		ticks += c->ticks_last[i] - c->ticks0[i];
+	}
+	out->valid = true;
+	out->bpf_s = ns > c->bpf_ns0 ? (ns - c->bpf_ns0) / 1e9 : 0;
+	out->bpf_runs = runs > c->runs0 ? runs - c->runs0 : 0;
+	out->agent_cpu_s = self_cpu() - c->self_cpu0;
+	out->targets_cpu_s = (double)ticks / procfs_clk_tck();
+}
+
+void agentcost_stop(struct agentcost *c)
+{
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	c->stats_fd = -1;
+}
