@@ -17,6 +17,13 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 			used += snprintf(line + used, sizeof(line) - used, "%s PID %d (%s)",
 					 shown++ ? "," : ";", procs[i]->pid, procs[i]->comm);
 	findings_wrap(out, "connscope doctor: ", "  ", line);
+	/* Counts the rules read are low when events were lost: say it first. */
+	if (run->stats[CS_STAT_RB_LOST]) {
+		snprintf(line, sizeof(line), "%llu events were lost (ring buffer full): event "
+			 "counts are low; raise --ringbuf-size",
+			 (unsigned long long)run->stats[CS_STAT_RB_LOST]);
+		findings_wrap(out, "WARNING: ", "  ", line);
+	}
 	format_findings_section(out, a, run);
 	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
 		 "sites%s), sock_diag and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "

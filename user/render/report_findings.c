@@ -193,7 +193,7 @@ void json_findings_section(struct json *j, const struct agg *a, const struct run
 const char html_findings_css[] =
 	".finding .sev{font-weight:600;margin-right:6px}\n"
 	".finding .sev-critical{color:#dc2626}\n"
-	".finding .fe{font-size:12.5px;margin:6px 0;border-collapse:collapse}\n"
+	".finding .fe{font-size:12.5px;margin:6px 0;border-collapse:collapse;width:auto}\n"
 	".finding .fe td{padding:1px 10px 1px 0}\n"
 	".finding .ff{font-size:13.5px;margin:4px 0 0}\n"
 	".healthy{background:#f0fdf4;border:1px solid #bbf7d0;border-left:6px solid #16a34a;"
