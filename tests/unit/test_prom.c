@@ -439,4 +439,30 @@ TEST(label_values_escaped)
 	agg_free(&a);
 }
 
+/* Any local user can name a process "\xff" (prctl PR_SET_NAME): one byte
+ * that is not UTF-8 and Prometheus rejects the whole scrape. Each such
+ * byte becomes U+FFFD; valid UTF-8 passes unchanged. */
+TEST(label_values_valid_utf8)
+{
+	struct prom_limits lim = { 0 };
+	struct prom_state s;
+	struct agg a;
+	struct scrape sc;
+
+	agg_init(&a, 0);
+	proc(&a, 9, "\xff");
+	proc(&a, 10, "ok\xc3");
+	proc(&a, 11, "caf\xc3\xa9\xed\xa0\x80");
+	prom_state_init(&s, &lim);
+	snap(&s, &a, 1, &sc);
+	ASSERT_TRUE(strstr(sc.text, "comm=\"\xef\xbf\xbd\"") != NULL, "lone_byte_replaced");
+	ASSERT_TRUE(strstr(sc.text, "comm=\"ok\xef\xbf\xbd\"") != NULL, "cut_sequence_replaced");
+	/* é kept; a UTF-16 surrogate encoded in UTF-8 is not valid: 3 bytes, 3 U+FFFD. */
+	ASSERT_TRUE(strstr(sc.text, "comm=\"caf\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"") !=
+		    NULL, "valid_kept_surrogate_replaced");
+	ASSERT_TRUE(strstr(sc.text, "\xff\"") == NULL, "no_raw_byte");
+	prom_state_free(&s);
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include "unit.h"
 #include "hashmap.h"
+#include "report_html_internal.h"
 
 /* Where 64 fixed keys land in a fresh map: the probe order. Written by a
  * fresh process of this binary (CONNSCOPE_HMAP_ORDER set), which picks its
@@ -66,6 +67,27 @@ TEST(hashmap_seeded_per_process)
 	hmap_order(mine, sizeof(mine));
 	ASSERT_TRUE(strcmp(a, b) || strcmp(a, mine), "three processes, one key order: unseeded");
 	ASSERT_TRUE(hmap_seed() != 0, "seed set before main");
+}
+
+static char *html_of(const char *s, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	html_esc_n(f, s, n);
+	fclose(f);
+	return buf;
+}
+
+/* The HTML report says charset=utf-8: a comm that is not becomes U+FFFD
+ * per bad byte, also when the n-byte limit cuts a sequence. */
+TEST(html_escape_valid_utf8)
+{
+	ASSERT_STREQ(html_of("\xff<", (size_t)-1), "\xef\xbf\xbd&lt;", "lone_byte");
+	ASSERT_STREQ(html_of("caf\xc3\xa9", (size_t)-1), "caf\xc3\xa9", "valid_kept");
+	ASSERT_STREQ(html_of("caf\xc3\xa9", 4), "caf\xef\xbf\xbd", "cut_by_n");
+	ASSERT_STREQ(html_of("\xc0\xaf", (size_t)-1), "\xef\xbf\xbd\xef\xbf\xbd", "overlong");
 }
 
 UNIT_MAIN()

@@ -4,6 +4,7 @@
 #include "kfeatures.h"
 #include "prom.h"
 #include "reuse.h"
+#include "utf8.h"
 #include "version.h"
 
 
@@ -12,16 +13,30 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: backslash, double quote and newline escaped, and valid
+ * UTF-8 only: Prometheus rejects the whole scrape over one bad byte, and
+ * any local user can name a process "\xff". Each byte that is not part of
+ * a well-formed sequence becomes U+FFFD. */
 static void label_value(FILE *out, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
+	const unsigned char *s = (const unsigned char *)v;
+
+	while (*s) {
+		size_t n = utf8_seq_len(s, 4);
+
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
 			fputs("\\n", out);
-		else
-			fputc(*v, out);
+		else if (!n)
+			fputs(UTF8_REPLACEMENT, out);
+		else if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n;
+			continue;
+		} else
+			fputc(*s, out);
+		s++;
 	}
 }
 
