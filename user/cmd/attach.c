@@ -15,6 +15,7 @@
 #include "report.h"
 #include "report_html.h"
 #include "prom.h"
+#include "safefile.h"
 #include "exporter.h"
 #include "snapshot.h"
 #include "netlimits.h"
@@ -244,43 +245,26 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 	hmap_free(&known);
 }
 
-/* Reports go to FILE.tmp beside FILE and are renamed into place when
- * complete: a failed or interrupted run never leaves half a report.
+/* Reports go to a temporary beside FILE and are renamed into place when
+ * complete (safefile.c): a failed or interrupted run never leaves half a
+ * report, and a link planted in a shared directory is never followed.
  * Opened before attaching, so a bad path fails before any work. */
-static FILE *report_open(const char *path, char *tmp, size_t len)
-{
-	FILE *f;
-
-	snprintf(tmp, len, "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		fprintf(stderr, "connscope: cannot write the report %s: %s (check the directory "
-				"exists and is writable)\n", path, strerror(errno));
-	return f;
-}
-
-static int report_commit(FILE *f, const char *tmp, const char *path, const struct agg *a,
-			 const struct run_info *run, const struct sockstat *st)
+static int report_commit(struct safefile *sf, const struct agg *a, const struct run_info *run,
+			 const struct sockstat *st)
 {
 	int err = 0;
 
 	if (st)
-		format_prom_attach(f, a, run, st);
+		format_prom_attach(sf->f, a, run, st);
 	else
-		err = format_report_html(f, a, run);
-
-	if (fflush(f) || ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
+		err = format_report_html(sf->f, a, run);
 	if (err) {
-		fprintf(stderr, "connscope: writing the report %s failed: %s\n", path,
+		fprintf(stderr, "connscope: writing the report %s failed: %s\n", sf->path,
 			strerror(-err));
-		unlink(tmp);
+		safefile_abort(sf);
+		return err;
 	}
-	return err;
+	return safefile_commit(sf);
 }
 
 /* Columns of the terminal, 80 when not one (or unknown). */
@@ -460,16 +444,16 @@ int attach_run(const struct attach_opts *in)
 	bool quic_on = false;
 	struct agg agg;
 	struct exporter *exp = NULL;
-	FILE *html = NULL, *prom = NULL;
-	char html_tmp[4096], prom_tmp[4096];
+	struct safefile html = {}, prom = {};
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
 	int err, ret = 1;
 	char clock[16];
 
-	if (cli_check_targets(o->pids, o->npids, NULL))
-		return 1;
+	err = cli_check_targets(o->pids, o->npids, NULL);
+	if (err)
+		return err;
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;
@@ -493,17 +477,14 @@ int attach_run(const struct attach_opts *in)
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
 						   &o->exporter_limits)))
 		return 1;
-	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp)))) {
+	if (o->report_html && (err = safefile_open(&html, o->report_html))) {
 		exporter_stop(exp);
-		return 1;
+		return err;
 	}
-	if (o->prom_file && !(prom = report_open(o->prom_file, prom_tmp, sizeof(prom_tmp)))) {
+	if (o->prom_file && (err = safefile_open(&prom, o->prom_file))) {
 		exporter_stop(exp);
-		if (html) {
-			fclose(html);
-			unlink(html_tmp);
-		}
-		return 1;
+		safefile_abort(&html);
+		return err;
 	}
 
 	t0 = now_ns();
@@ -703,15 +684,13 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (html) {
-		err = report_commit(html, html_tmp, o->report_html, &agg, &run, NULL);
-		html = NULL;
+	if (html.f) {
+		err = report_commit(&html, &agg, &run, NULL);
 		if (err)
 			goto cleanup;
 	}
-	if (prom) {
-		err = report_commit(prom, prom_tmp, o->prom_file, &agg, &run, &snap.st);
-		prom = NULL;
+	if (prom.f) {
+		err = report_commit(&prom, &agg, &run, &snap.st);
 		if (err)
 			goto cleanup;
 	}
@@ -726,14 +705,8 @@ cleanup:
 	if (quic_on || kernel_quic_books)
 		quic_books_free(&qb);
 	kernel_quic_books = NULL;
-	if (html) {
-		fclose(html);
-		unlink(html_tmp);
-	}
-	if (prom) {
-		fclose(prom);
-		unlink(prom_tmp);
-	}
+	safefile_abort(&html);
+	safefile_abort(&prom);
 	tracer_close(&tracer);
 	snapshot_free(&snap);
 	agg_free(&agg);
