@@ -90,6 +90,19 @@ int exporter_parse_listen(const char *arg, char *addr, size_t addr_len, uint16_t
 	} else {
 		snprintf(addr, addr_len, "%.*s", (int)(colon - arg), arg);
 	}
+	/* The address is checked here, with the rest of the command line, so
+	 * a typo is a usage error (exit 2) before anything is loaded. */
+	{
+		struct in6_addr a6;
+
+		if (inet_pton(AF_INET, addr, &a6) != 1 && inet_pton(AF_INET6, addr, &a6) != 1) {
+			fprintf(stderr, "connscope: --listen '%s': '%s' is not an IP address "
+					"(give e.g. 127.0.0.1:%d or [::1]:%d; names are not "
+					"resolved)\n", arg, addr, EXPORTER_DEFAULT_PORT,
+				EXPORTER_DEFAULT_PORT);
+			return -1;
+		}
+	}
 	*port = p;
 	return 0;
 bad:

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "bpfutil.h"
 #include "kfeatures_probe.h"
 #include "tcp_tracer.h"
@@ -76,6 +77,21 @@ int tracer_preflight(const struct tracer_opts *o)
 					"file for this kernel (e.g. from BTFHub)\n",
 				o->btf_path, strerror(errno));
 			return 1;
+		}
+		/* Parsed here too: libbpf would fail later with an errno that
+		 * says nothing about the file (4001, EIO). */
+		{
+			libbpf_print_fn_t was = libbpf_set_print(NULL);	/* one message: ours */
+			struct btf *btf = btf__parse(o->btf_path, NULL);
+
+			libbpf_set_print(was);
+			if (!btf) {
+				fprintf(stderr, "connscope: --btf %s is not a BTF file: pass this "
+						"kernel's vmlinux BTF (/sys/kernel/btf/vmlinux on the "
+						"kernel itself, or from BTFHub)\n", o->btf_path);
+				return 1;
+			}
+			btf__free(btf);
 		}
 	} else if (stat(KERNEL_BTF, &st)) {
 		fprintf(stderr, "connscope: kernel BTF not found at %s: connscope needs a kernel "
