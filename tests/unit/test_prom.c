@@ -13,6 +13,7 @@
 #include "unit.h"
 #include "prom.h"
 #include "prom_state.h"
+#include "exporter.h"
 
 /* ---- a scrape as name{labels} -> value, and the counter families ---- */
 
@@ -461,6 +462,64 @@ TEST(label_values_valid_utf8)
 	ASSERT_TRUE(strstr(sc.text, "comm=\"caf\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"") !=
 		    NULL, "valid_kept_surrogate_replaced");
 	ASSERT_TRUE(strstr(sc.text, "\xff\"") == NULL, "no_raw_byte");
+	prom_state_free(&s);
+	agg_free(&a);
+}
+
+/* exporter --all on a host where processes come and go: the books, the
+ * "other" set and the retired set stay as big as the live processes,
+ * while "other" keeps counting the ones that are gone (no counter drops,
+ * none stalls) and members still get their grace. Before, every pid ever
+ * seen kept its books and its entry in others/retired. */
+TEST(gone_processes_forgotten_state_stays_flat)
+{
+	struct prom_limits lim = { .top_processes = 2 };
+	struct prom_state s;
+	struct agg a;
+	struct scrape sc;
+	struct proc_books *p;
+	double other_prev = 0;
+	uint64_t other_sum = 0;
+	pid_t next = 1000;
+	size_t forgotten = 0;
+
+	agg_init(&a, 0);
+	prom_state_init(&s, &lim);
+	/* Two long-lived members. */
+	opened(proc(&a, 10, "m1"), 1, 1000);
+	opened(proc(&a, 11, "m2"), 1, 1000);
+	for (int wave = 0; wave < 50; wave++) {
+		/* 20 newcomers this interval, each with some connections: no
+		 * free slot, so all go to "other". */
+		for (int i = 0; i < 20; i++) {
+			p = proc(&a, next++, "short");
+			opened(p, (uint16_t)(1 + i), 3);
+			other_sum += 3;
+		}
+		snap(&s, &a, 10 + wave, &sc);
+		ASSERT_TRUE(opened_of(&sc, "other", "other") >= other_prev, "other_monotonic");
+		ASSERT_EQ(opened_of(&sc, "other", "other"), other_sum, "other_counts_all_ever");
+		other_prev = opened_of(&sc, "other", "other");
+		/* They all exit; the loop forgets them after the snapshot. */
+		for (pid_t q = next - 20; q < next; q++)
+			agg_find_proc(&a, q)->exited = true;
+		forgotten += exporter_forget_gone(&s, &a, NULL, NULL);
+		ASSERT_EQ(a.procs.count, 2, "books_of_live_processes_only");
+		ASSERT_EQ(prom_state_others(&s), 0, "no_gone_pid_in_other");
+		ASSERT_EQ(s.retired.count, 0, "retired_empty");
+	}
+	ASSERT_EQ(forgotten, 50 * 20, "every_gone_process_forgotten");
+	snap(&s, &a, 100, &sc);
+	ASSERT_EQ(opened_of(&sc, "other", "other"), other_sum, "other_kept_after_all_gone");
+	/* A member that exits keeps its series for the grace, then goes. */
+	agg_find_proc(&a, 10)->exited = true;
+	snap(&s, &a, 101, &sc);
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL), 0, "member_books_kept_in_grace");
+	ASSERT_EQ(opened_of(&sc, "10", "m1"), 1000, "member_series_in_grace");
+	snap(&s, &a, 101 + 61, &sc);
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL), 1, "member_forgotten_after_grace");
+	ASSERT_EQ(a.procs.count, 1, "one_left");
+	ASSERT_EQ(s.retired.count, 0, "retired_forgotten_too");
 	prom_state_free(&s);
 	agg_free(&a);
 }

@@ -24,18 +24,22 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	a->bucket_ns = 1000000000ULL;
 }
 
+static void proc_books_free(struct proc_books *p)
+{
+	free(p->rows);
+	hmap_free(&p->endpoints);
+	heatmap_free(&p->hm_lifetime);
+	heatmap_free(&p->hm_rpc);
+	heatmap_free(&p->hm_tw);
+	heatmap_free(&p->hm_orphan);
+}
+
 void agg_free(struct agg *a)
 {
 	struct proc_books *p;
 
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		free(p->rows);
-		hmap_free(&p->endpoints);
-		heatmap_free(&p->hm_lifetime);
-		heatmap_free(&p->hm_rpc);
-		heatmap_free(&p->hm_tw);
-		heatmap_free(&p->hm_orphan);
-	}
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		proc_books_free(p);
 	hmap_free(&a->procs);
 	hmap_free(&a->cur);
 	hmap_free(&a->conns);
@@ -55,6 +59,22 @@ static void tw_forget(struct agg *a, const struct cs_tuple *t)
 	if (tw->tw)
 		hmap_del(&a->tw_by_ptr, &tw->tw);
 	hmap_del(&a->tw, &key);
+}
+
+void agg_drop_proc(struct agg *a, const struct proc_key *key)
+{
+	struct proc_key k = *key;	/* key may point into the table */
+	struct proc_books *p = hmap_get(&a->procs, &k);
+	const uint64_t *seq;
+
+	if (!p)
+		return;
+	proc_books_free(p);
+	hmap_del(&a->procs, &k);
+	seq = hmap_get(&a->cur, &k.pid);
+	if (seq && *seq == k.seq)
+		hmap_del(&a->cur, &k.pid);
+	a->procs_dropped++;
 }
 
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)

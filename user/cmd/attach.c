@@ -408,8 +408,10 @@ static int attach_tick(void *ctx, uint64_t now)
 		fd_session_tick(s->fs, false);
 		fd_session_analyze(s->fs, false);
 	}
-	if (s->exp)
+	if (s->exp) {
 		publish_metrics(s->exp, s->agg, s->run, s->tracer, &s->snap->st);
+		exporter_tick(s->exp, s->agg);
+	}
 	/* A limit crossed is said at once, not only in the report. */
 	if (!s->warned && format_limits_warnings(stderr, s->limits))
 		s->warned = true;

@@ -289,6 +289,51 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 	format_prom_state(out, &e->state, a, run, st, true);
 }
 
+void exporter_tick(struct exporter *e, struct agg *a)
+{
+	/* With -p the listed processes keep their series for good. */
+	if (e->lim.top_processes)
+		exporter_forget_gone(&e->state, a, member_gone, NULL);
+}
+
+/* --all sees every pid the host ever runs: the books of those that are
+ * gone go, once their series are over (members: after the grace) and no
+ * TIME_WAIT socket is still charged to them. Without this the books, the
+ * endpoint maps and the series state grow with every process started. */
+size_t exporter_forget_gone(struct prom_state *s, struct agg *a,
+			    bool (*gone)(const struct proc_books *p, void *ctx), void *ctx)
+{
+	struct hmap tw_holders;
+	struct tw_entry *tw;
+	const struct proc_key *key;
+	struct proc_books *p;
+	struct proc_key *drop;
+	size_t n = 0;
+	uint8_t *one;
+
+	if (!a->procs.count)
+		return 0;
+	drop = calloc(a->procs.count, sizeof(*drop));
+	if (!drop)
+		return 0;
+	hmap_init(&tw_holders, sizeof(pid_t), 1);
+	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
+		if ((one = hmap_upsert(&tw_holders, &tw->pid, NULL)))
+			*one = 1;
+	for (size_t i = 0; hmap_next(&a->procs, &i, (const void **)&key, (void **)&p);) {
+		if (!(gone ? gone(p, ctx) : p->exited) || hmap_get(&tw_holders, &p->pid))
+			continue;
+		if (prom_state_forget(s, p))
+			drop[n++] = *key;
+	}
+	/* After the walk: a delete moves entries under the iterator. */
+	for (size_t i = 0; i < n; i++)
+		agg_drop_proc(a, &drop[i]);
+	hmap_free(&tw_holders);
+	free(drop);
+	return n;
+}
+
 void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
 {
 	const struct inode_owner *o;

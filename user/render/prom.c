@@ -463,8 +463,8 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	       "Series left out to stay within --max-series, summed over every snapshot");
 	fprintf(out, "connscope_series_dropped_total %llu\n", (unsigned long long)s->dropped_total);
 	family(out, "connscope_processes_other", "gauge",
-	       "Processes summed into pid=\"other\" (no free --top-processes slot when they "
-	       "first showed activity)");
+	       "Live processes summed into pid=\"other\" (no free --top-processes slot when "
+	       "they first showed activity; those gone stay in its counters)");
 	fprintf(out, "connscope_processes_other %zu\n", prom_state_others(s));
 }
 
