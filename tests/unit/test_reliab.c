@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include "unit.h"
 #include "hashmap.h"
+#include "fdbooks.h"
+#include "heatmap.h"
 #include "report_html_internal.h"
 
 /* Where 64 fixed keys land in a fresh map: the probe order. Written by a
@@ -88,6 +90,30 @@ TEST(html_escape_valid_utf8)
 	ASSERT_STREQ(html_of("caf\xc3\xa9", (size_t)-1), "caf\xc3\xa9", "valid_kept");
 	ASSERT_STREQ(html_of("caf\xc3\xa9", 4), "caf\xef\xbf\xbd", "cut_by_n");
 	ASSERT_STREQ(html_of("\xc0\xaf", (size_t)-1), "\xef\xbf\xbd\xef\xbf\xbd", "overlong");
+}
+
+/* exporter -p with fd tracing, a day of 1 s intervals: the growth fit
+ * keeps running sums (no sample array walked each tick) and the daemon's
+ * books keep no heatmap columns; the slope is still exact. */
+TEST(fd_books_daemon_constant_per_listing)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t fds[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	const char *types[8] = { "tcp", "tcp", "pipe", "pipe", "tcp", "tcp", "pipe", "pipe" };
+	const uint64_t S = 1000000000ULL;
+
+	fd_books_init(&b, 0, S);
+	b.no_heatmaps = true;
+	for (uint64_t t = 1; t <= 86400; t++)
+		fd_books_reconcile(&b, 77, fds, t % 2 ? 8 : 6, types, t * S, false);
+	p = fd_books_proc(&b, 77);
+	ASSERT_EQ(p->nsamples, 86400, "listings_counted");
+	ASSERT_EQ(heatmap_ncols(&p->hm_type), 0, "no_type_columns");
+	ASSERT_EQ(heatmap_ncols(&p->hm_age), 0, "no_age_columns");
+	/* Flat on average: 8, 6, 8, 6 ... fits a slope of ~0. */
+	ASSERT_TRUE(fd_proc_slope(p) < 1e-6 && fd_proc_slope(p) > -1e-6, "flat_slope");
+	fd_books_free(&b);
 }
 
 UNIT_MAIN()

@@ -545,10 +545,13 @@ int attach_run(const struct attach_opts *in)
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
-				     tracer_targets_fd(&tracer)))
+				     tracer_targets_fd(&tracer))) {
 			fs_on = true;
-		else
+			/* The exporter renders no heatmaps: keep no columns. */
+			fs.books.no_heatmaps = o->exporter;
+		} else {
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
+		}
 	}
 	/* QUIC: the wire unit on the cgroup root, ngtcp2 probes where the
 	 * library is mapped. Like fds, a failure costs that part only. */
