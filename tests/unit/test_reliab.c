@@ -10,6 +10,7 @@
 #include "hashmap.h"
 #include "fdbooks.h"
 #include "heatmap.h"
+#include "quicbooks.h"
 #include "report_html_internal.h"
 
 /* Where 64 fixed keys land in a fresh map: the probe order. Written by a
@@ -114,6 +115,56 @@ TEST(fd_books_daemon_constant_per_listing)
 	/* Flat on average: 8, 6, 8, 6 ... fits a slope of ~0. */
 	ASSERT_TRUE(fd_proc_slope(p) < 1e-6 && fd_proc_slope(p) > -1e-6, "flat_slope");
 	fd_books_free(&b);
+}
+
+/* A Version Negotiation to the CID n (spoofable: anyone can send them). */
+static void vn_to(struct quic_books *b, uint32_t n, uint64_t ts)
+{
+	struct quic_wire_event e;
+	struct quic_pkt *p;
+
+	memset(&e, 0, sizeof(e));
+	e.tgid = 4242;
+	e.type = QW_EV_LONG;
+	e.dir = QW_DIR_INGRESS;
+	e.ts_ns = ts;
+	e.family = 2;
+	e.lport = 50000;
+	e.rport = 4433;
+	p = &e.dgram.pkt[e.dgram.count++];
+	p->form = QUIC_FORM_LONG;
+	p->type = QUIC_PT_VERSION_NEG;
+	p->version = 0;
+	p->dcid_len = 8;
+	memcpy(p->dcid, &n, sizeof(n));
+	p->scid_len = 8;
+	memset(p->scid, 0x0d, 8);
+	quic_books_wire(b, &e);
+}
+
+/* A flood of Version Negotiations to made-up CIDs: the attempts they add
+ * stop at the cap the Initial-side attempts have, what does not fit is
+ * counted, and stale attempts go after the handshake timeout. */
+TEST(quic_version_negotiation_attempts_capped)
+{
+	const uint64_t MS = 1000000ULL;
+	struct quic_books b;
+	const struct quic_proc *p;
+	uint32_t n = QUIC_MAX_CONNS + 1000;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	for (uint32_t i = 0; i < n; i++)
+		vn_to(&b, i, 1 * MS);
+	p = quic_books_proc(&b, 4242);
+	ASSERT_TRUE(p != NULL, "books");
+	ASSERT_EQ(p->attempts.count, QUIC_MAX_CONNS, "attempts_capped");
+	ASSERT_EQ(p->attempts_full, 1000, "overflow_counted");
+	ASSERT_EQ(p->src[0].version_negotiations, QUIC_MAX_CONNS, "counted_once_each_kept");
+	quic_books_tick(&b, 1 * MS + QUIC_HS_TIMEOUT_NS + 1);
+	p = quic_books_proc(&b, 4242);
+	ASSERT_EQ(p->attempts.count, 0, "stale_attempts_expired");
+	ASSERT_EQ(p->attempts_expired, QUIC_MAX_CONNS, "expiry_counted");
+	quic_books_free(&b);
 }
 
 UNIT_MAIN()

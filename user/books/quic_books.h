@@ -68,6 +68,8 @@ struct quic_proc {
 	struct hmap cookies;		/* wire: socket cookie -> its connections */
 	uint64_t unmatched_short;	/* first short headers to a DCID we never saw start */
 	uint64_t evicted;		/* finished connections dropped at QUIC_MAX_CONNS */
+	uint64_t attempts_full;		/* attempts / Version Negotiations not kept: cap reached */
+	uint64_t attempts_expired;	/* attempts no connection followed in QUIC_HS_TIMEOUT_NS */
 	struct heatmap hm_conns;	/* per interval: opened / completed / failed */
 	struct heatmap hm_handshake;	/* completed handshakes by log2 time */
 	bool hm_ready;
