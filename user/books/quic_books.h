@@ -129,6 +129,7 @@ struct quic_run {
 	const char *cgroup;		/* where it is attached */
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */
+	uint64_t seed_failed;		/* ... that could not be seeded */
 	int lib_procs;			/* targets found mapping libngtcp2 */
 	int lib_files;			/* libngtcp2 files with the probes */
 	uint64_t wire_stats[QW_STAT_MAX];

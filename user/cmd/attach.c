@@ -16,6 +16,7 @@
 #include "report_html.h"
 #include "prom.h"
 #include "safefile.h"
+#include "report_losses.h"
 #include "exporter.h"
 #include "snapshot.h"
 #include "netlimits.h"
@@ -64,6 +65,7 @@ static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct
 	q->cgroup = t->cgroup;
 	q->kernel_quic = t->kernel_quic;
 	q->seeded = t->seeded;
+	q->seed_failed = t->seed_failed;
 	q->lib_procs = t->nlib_pids;
 	q->lib_files = t->nlib;
 	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
@@ -309,17 +311,30 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 	fflush(stdout);
 }
 
+/* What the agent missed so far, from every source's counters (the
+ * kernel's maps read here, in the command: renderers never ask). */
+static void refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs)
+{
+	uint64_t fd[FD_STAT_MAX] = { 0 };
+
+	tracer_stats(t, run->stats);
+	if (fs)
+		fd_tracer_stats(&fs->ft, fd);
+	losses_collect(&run->losses, run->stats, t->seeds_failed, fs ? fd : NULL,
+		       fs ? fs->list_failed : 0, fs ? fs->ft.failed : 0, run->quic);
+}
+
 /* The exporter's snapshot: the books rendered as metrics, published for
  * the HTTP thread. Rendering cost is itself a metric. */
 static void publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
-			    struct tracer *t, const struct sockstat *st)
+			    struct tracer *t, struct fd_session *fs, const struct sockstat *st)
 {
 	uint64_t t0 = now_ns(), t1;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	tracer_stats(t, run->stats);
+	refresh_losses(run, t, fs);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
@@ -409,7 +424,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		fd_session_analyze(s->fs, false);
 	}
 	if (s->exp) {
-		publish_metrics(s->exp, s->agg, s->run, s->tracer, &s->snap->st);
+		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
 		exporter_tick(s->exp, s->agg);
 	}
 	/* A limit crossed is said at once, not only in the report. */
@@ -609,7 +624,7 @@ int attach_run(const struct attach_opts *in)
 		}
 	}
 	if (exp) {
-		publish_metrics(exp, &agg, &run, &tracer, &snap.st);
+		publish_metrics(exp, &agg, &run, &tracer, fs_on ? &fs : NULL, &snap.st);
 		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",
 			strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
 			strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
@@ -678,7 +693,7 @@ int attach_run(const struct attach_opts *in)
 	run.comms = (const char (*)[16])o->sel.comms;
 	run.ncomms = o->sel.ncomms;
 	run.cgroup_path = o->sel.cgroup_path;
-	tracer_stats(&tracer, run.stats);
+	refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
 	if (exp)
 		;	/* the exporter's output was /metrics */
 	else if (o->json)
@@ -699,9 +714,10 @@ int attach_run(const struct attach_opts *in)
 		if (err)
 			goto cleanup;
 	}
-	if (run.stats[CS_STAT_RB_LOST])
-		fprintf(stderr, "connscope: warning: %llu events lost; counts are low\n",
-			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
+	if (losses_total(&run.losses)) {
+		fprintf(stderr, "connscope: warning: ");
+		format_losses_headline(stderr, &run.losses);
+	}
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
 	exporter_stop(exp);

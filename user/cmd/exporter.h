@@ -37,7 +37,8 @@ struct exporter_limits {
 #define EXPORTER_LONGOPTS						\
 	{ "all", no_argument, NULL, 'A' },				\
 	{ "top-processes", required_argument, NULL, 'P' },		\
-	{ "max-series", required_argument, NULL, 'S' }
+	{ "max-series", required_argument, NULL, 'S' },		\
+	{ "ringbuf-size", required_argument, NULL, 'R' }
 
 struct exporter;
 struct agg;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "kfeatures.h"
 #include "prom.h"
+#include "report_losses.h"
 #include "reuse.h"
 #include "utf8.h"
 #include "version.h"
@@ -221,8 +222,10 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, one per figure, build_info */
-	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + KF_FIG_MAX + 1 +
+	 * map full, mismatch, one per program, one per figure, build_info,
+	 * one per loss kind */
+	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + PROM_LOSSES_SERIES + run->nprogs +
+	       KF_FIG_MAX + 1 +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -406,6 +409,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	       "Owner map updates that failed (map full)");
 	fprintf(out, "connscope_owner_map_full_total %llu\n",
 		(unsigned long long)run->stats[CS_STAT_OWNER_FULL]);
+	format_losses_prom(out, &run->losses);
 	family(out, "connscope_books_mismatch_sockets", "gauge",
 	       "Sockets where the books and the kernel disagreed at the last reconcile");
 	fprintf(out, "connscope_books_mismatch_sockets %llu\n",

@@ -269,9 +269,16 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 {
 	__u16 port = tuple->sport;
 	__u8 one = 1;
+	int err;
 
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
-	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+	/* A seed that does not fit (more sockets held at start than the maps
+	 * take) leaves that socket's events unowned: counted, reported. */
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
+	if (!err)
+		err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+	if (err)
+		t->seeds_failed++;
+	return err;
 }
 
 int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
@@ -280,9 +287,14 @@ int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
 	struct cs_listen_key key = {
 		.netns = tuple->netns, .family = tuple->family, .port = tuple->sport,
 	};
+	int err;
 
 	memcpy(key.addr, tuple->saddr, sizeof(key.addr));
-	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+	/* EEXIST: a listener the BPF side learned first, which wins. */
+	if (err && err != -EEXIST)
+		t->seeds_failed++;
+	return err == -EEXIST ? 0 : err;
 }
 
 int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct cs_owner *owner)
