@@ -61,9 +61,16 @@ ifneq ($(wildcard tests/fixtures/leakfix.c),)
 FIXTURE_BINS += $(OUTPUT)/fixtures/leakfix_nofp $(OUTPUT)/fixtures/leakfix_fp
 endif
 
+# The unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer:
+# every user object rebuilt instrumented in $(OUTPUT)/asan, run by
+# tests/run.sh (as asan:test_*) after the plain ones.
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ASAN_OBJS  := $(patsubst $(OUTPUT)/user/%.o,$(OUTPUT)/asan/user/%.o,$(LIB_OBJS))
+ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
+
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench
+.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench test-asan fuzz
 
 all: $(OUTPUT)/connscope connscope
 
@@ -110,6 +117,16 @@ $(OUTPUT)/connscope: $(USER_OBJS)
 $(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUTPUT)/asan/user/%.o: user/%.c $(SKELS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out $(USER_INC),$(CFLAGS)) $(call layer_inc,$<) $(SAN_FLAGS) -c $< -o $@
+
+$(OUTPUT)/asan/tests/%: tests/unit/%.c tests/unit/unit.h $(ASAN_OBJS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_OBJS) $(LDLIBS) -o $@
 
 $(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
@@ -175,8 +192,13 @@ demo: deps
 unit: $(UNIT_BINS)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) \
+		$(ASAN_BINS)
 	$(Q)tests/run.sh
+
+# The sanitizer build of the unit tests alone (make test runs them too).
+test-asan: $(ASAN_BINS)
+	$(Q)tests/run.sh asan:
 
 # The kernel guests (tests/integration/95_kernels.sh, part of make test):
 # Debian's kernel packages, fetched with apt-get into $(KERNEL_CACHE) once,
@@ -229,3 +251,4 @@ bench:
 -include $(wildcard $(OUTPUT)/bench/*.d)
 
 -include $(wildcard $(OUTPUT)/bpf/*.d $(foreach d,$(USER_LAYERS),$(OUTPUT)/user/$(d)/*.d) $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)
+-include $(wildcard $(foreach d,$(USER_LAYERS),$(OUTPUT)/asan/user/$(d)/*.d) $(OUTPUT)/asan/tests/*.d)
