@@ -55,7 +55,7 @@ FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_f
 		$(OUTPUT)/fixtures/unwindfix_stripped
 endif
 # libFuzzer targets (clang's runtime, libclang-rt-14-dev): tests/fuzz/*.c.
-FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 # The leaking fixture the same two ways.
 ifneq ($(wildcard tests/fixtures/leakfix.c),)
 FIXTURE_BINS += $(OUTPUT)/fixtures/leakfix_nofp $(OUTPUT)/fixtures/leakfix_fp
@@ -157,6 +157,27 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c include/abi/quic_parse.h
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-Iinclude/abi $< -o $@
 
+# Fuzz targets of user-space parsers link the files they test, built
+# with the same sanitizers (clang, like the target).
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	       -Iuser -Ibpf -I$(OUTPUT) -Itests/fuzz
+FUZZ_FDINV_SRCS := user/fdinv.c user/fdinv_sockets.c user/fdinv_limits.c user/fdinv_classify.c \
+		   user/procfs.c user/hashmap.c
+$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sockdiag.c user/sockdiag.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sockdiag.c -o $@
+
+$(OUTPUT)/fuzz/fuzz_procfs: tests/fuzz/fuzz_procfs.c tests/fuzz/fakeproc.h user/netlimits.c $(FUZZ_FDINV_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/netlimits.c $(FUZZ_FDINV_SRCS) -o $@
+
+$(OUTPUT)/fuzz/fuzz_fdinv: tests/fuzz/fuzz_fdinv.c tests/fuzz/fakeproc.h $(FUZZ_FDINV_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_FDINV_SRCS) -o $@
+
 $(OUTPUT)/fixtures/leakfix_nofp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fomit-frame-pointer $< -o $@
@@ -195,6 +216,13 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) \
 		$(ASAN_BINS)
 	$(Q)tests/run.sh
+
+# Every libFuzzer target for FUZZ_SECONDS each (default 10 minutes):
+# the QUIC parser, sock_diag replies, /proc files, fd tables.
+FUZZ_SECONDS ?= 600
+fuzz: $(FUZZ_BINS)
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=-1 TEST_TIMEOUT=$$(($(FUZZ_SECONDS) * 4 + 120)) \
+		tests/run.sh _fuzz
 
 # The sanitizer build of the unit tests alone (make test runs them too).
 test-asan: $(ASAN_BINS)
