@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <linux/capability.h>
 #include <microhttpd.h>
 #include "exporter_http.h"
 
@@ -154,10 +155,14 @@ static int bind_listen(const char *addr, uint16_t port)
  * (no SECBIT_KEEP_CAPS). */
 static int drop_thread_privileges(void)
 {
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
 	gid_t g = HTTP_UNPRIVILEGED_UID;
 
+	/* Not root (a service user given capabilities): empty this thread's
+	 * sets, which takes the ambient ones too (they need permitted). */
 	if (geteuid() != 0)
-		return 0;	/* nothing to give up (tests, capabilities only) */
+		return syscall(SYS_capset, &hdr, none) ? -errno : 0;
 	if (syscall(SYS_setgroups, 1, &g) || syscall(SYS_setresgid, g, g, g) ||
 	    syscall(SYS_setresuid, HTTP_UNPRIVILEGED_UID, HTTP_UNPRIVILEGED_UID,
 		    HTTP_UNPRIVILEGED_UID))

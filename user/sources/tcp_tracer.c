@@ -66,9 +66,10 @@ int tracer_preflight(const struct tracer_opts *o)
 	if (geteuid() != 0 &&
 	    !((caps >> CAP_SYS_ADMIN_BIT) & 1) &&
 	    !(((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1))) {
-		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF and "
-				"CAP_PERFMON, plus CAP_SYS_PTRACE to read other processes' fds): "
-				"run it with sudo\n");
+		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF, "
+				"CAP_PERFMON and CAP_DAC_READ_SEARCH, plus CAP_SYS_PTRACE for other "
+				"processes' fds and CAP_NET_ADMIN for QUIC on the wire): run it "
+				"with sudo\n");
 		return 1;
 	}
 	if (o->btf_path) {
@@ -110,6 +111,12 @@ int tracer_preflight(const struct tracer_opts *o)
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
+	if (stat(path, &st) && errno == EACCES) {
+		/* tracefs is root's (0700): without root, CAP_DAC_READ_SEARCH. */
+		fprintf(stderr, "connscope: cannot read tracefs (%s: %s): run as root or give "
+				"CAP_DAC_READ_SEARCH too\n", path, strerror(errno));
+		return 1;
+	}
 	if (stat(path, &st)) {
 		fprintf(stderr, "connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
 				"it needs Linux >= 4.16 with tracefs mounted at /sys/kernel/tracing\n",
