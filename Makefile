@@ -247,8 +247,16 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
 	{ uname -r; echo "generated $$(date -u +%F) by: bpftool btf dump file /sys/kernel/btf/vmlinux format c"; } > $(VMLINUX_DIR)/KERNEL_VERSION
 
+# The binary, its man page, and the exporter's systemd unit (in the unit
+# directory of PREFIX; systemd reads /usr/local/lib/systemd/system too).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 install: $(OUTPUT)/connscope
 	install -D -m 0755 $(OUTPUT)/connscope $(DESTDIR)$(PREFIX)/sbin/connscope
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
+	sed 's|@UNITDIR@|$(UNITDIR)|g' docs/connscope.8 > $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' dist/systemd/connscope-exporter.service.in \
+		> $(DESTDIR)$(UNITDIR)/connscope-exporter.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8 $(DESTDIR)$(UNITDIR)/connscope-exporter.service
 
 clean:
 	rm -rf $(OUTPUT) connscope
