@@ -70,7 +70,7 @@ ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench test-asan fuzz
+.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench test-asan fuzz soak
 
 all: $(OUTPUT)/connscope connscope
 
@@ -223,6 +223,13 @@ FUZZ_SECONDS ?= 600
 fuzz: $(FUZZ_BINS)
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=-1 TEST_TIMEOUT=$$(($(FUZZ_SECONDS) * 4 + 120)) \
 		tests/run.sh _fuzz
+
+# Not in make test: an hour attached to churn, an hour of exporter --all
+# with processes coming and going, RSS/maps/series sampled every minute
+# (SOAK_MINUTES, SOAK_SAMPLE_S to shorten). Result in .output/soak.json.
+soak: test-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/soak/run.sh
 
 # The sanitizer build of the unit tests alone (make test runs them too).
 test-asan: $(ASAN_BINS)
