@@ -504,9 +504,11 @@ TEST(gone_processes_forgotten_state_stays_flat)
 	uint64_t other_sum = 0;
 	pid_t next = 1000;
 	size_t forgotten = 0;
+	struct quic_books qb;
 
 	agg_init(&a, 0);
 	prom_state_init(&s, &lim);
+	quic_books_init(&qb, 0, 1000000000ULL);
 	/* Two long-lived members. */
 	opened(proc(&a, 10, "m1"), 1, 1000);
 	opened(proc(&a, 11, "m2"), 1, 1000);
@@ -516,6 +518,8 @@ TEST(gone_processes_forgotten_state_stays_flat)
 		for (int i = 0; i < 20; i++) {
 			p = proc(&a, next++, "short");
 			opened(p, (uint16_t)(1 + i), 3);
+			/* QUIC books of their own too (in-kernel QUIC here). */
+			quic_books_kernel_state(&qb, p->pid, 1, 0x1000 + p->pid, 7, 2);
 			other_sum += 3;
 		}
 		snap(&s, &a, 10 + wave, &sc);
@@ -525,8 +529,9 @@ TEST(gone_processes_forgotten_state_stays_flat)
 		/* They all exit; the loop forgets them after the snapshot. */
 		for (pid_t q = next - 20; q < next; q++)
 			agg_find_proc(&a, q)->exited = true;
-		forgotten += exporter_forget_gone(&s, &a, NULL, NULL);
+		forgotten += exporter_forget_gone(&s, &a, &qb, NULL, NULL);
 		ASSERT_EQ(a.procs.count, 2, "books_of_live_processes_only");
+		ASSERT_EQ(qb.procs.count, 0, "quic_books_of_gone_processes_dropped");
 		ASSERT_EQ(prom_state_others(&s), 0, "no_gone_pid_in_other");
 		ASSERT_EQ(s.retired.count, 0, "retired_empty");
 	}
@@ -536,12 +541,13 @@ TEST(gone_processes_forgotten_state_stays_flat)
 	/* A member that exits keeps its series for the grace, then goes. */
 	agg_find_proc(&a, 10)->exited = true;
 	snap(&s, &a, 101, &sc);
-	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL), 0, "member_books_kept_in_grace");
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 0, "member_books_kept_in_grace");
 	ASSERT_EQ(opened_of(&sc, "10", "m1"), 1000, "member_series_in_grace");
 	snap(&s, &a, 101 + 61, &sc);
-	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL), 1, "member_forgotten_after_grace");
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 1, "member_forgotten_after_grace");
 	ASSERT_EQ(a.procs.count, 1, "one_left");
 	ASSERT_EQ(s.retired.count, 0, "retired_forgotten_too");
+	quic_books_free(&qb);
 	prom_state_free(&s);
 	agg_free(&a);
 }

@@ -99,6 +99,16 @@ static void proc_free(struct quic_proc *p)
 	heatmap_free(&p->hm_handshake);
 }
 
+void quic_books_drop(struct quic_books *b, pid_t pid)
+{
+	struct quic_proc *p = hmap_get(&b->procs, &pid);
+
+	if (!p)
+		return;
+	proc_free(p);
+	hmap_del(&b->procs, &pid);
+}
+
 void quic_books_free(struct quic_books *b)
 {
 	struct quic_proc *p;

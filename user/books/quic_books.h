@@ -85,6 +85,8 @@ struct quic_books {
 
 void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns);
 void quic_books_free(struct quic_books *b);
+/* Deletes pid's QUIC books (a daemon forgetting a process that is gone). */
+void quic_books_drop(struct quic_books *b, pid_t pid);
 
 void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e);
 void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e);

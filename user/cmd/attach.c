@@ -425,7 +425,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	}
 	if (s->exp) {
 		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
-		exporter_tick(s->exp, s->agg);
+		exporter_tick(s->exp, s->agg, s->qb);
 	}
 	/* A limit crossed is said at once, not only in the report. */
 	if (!s->warned && format_limits_warnings(stderr, s->limits))

@@ -211,18 +211,18 @@ static bool proc_gone(const struct proc_books *p, void *ctx)
 	return procfs_pid_gone(p->pid);
 }
 
-void exporter_tick(struct exporter *e, struct agg *a)
+void exporter_tick(struct exporter *e, struct agg *a, struct quic_books *qb)
 {
 	/* With -p the listed processes keep their series for good. */
 	if (e->lim.top_processes)
-		exporter_forget_gone(&e->state, a, proc_gone, e);
+		exporter_forget_gone(&e->state, a, qb, proc_gone, e);
 }
 
 /* --all sees every pid the host ever runs: the books of those that are
  * gone go, once their series are over (members: after the grace) and no
  * TIME_WAIT socket is still charged to them. Without this the books, the
  * endpoint maps and the series state grow with every process started. */
-size_t exporter_forget_gone(struct prom_state *s, struct agg *a,
+size_t exporter_forget_gone(struct prom_state *s, struct agg *a, struct quic_books *qb,
 			    bool (*gone)(const struct proc_books *p, void *ctx), void *ctx)
 {
 	struct hmap tw_holders;
@@ -249,8 +249,12 @@ size_t exporter_forget_gone(struct prom_state *s, struct agg *a,
 			drop[n++] = *key;
 	}
 	/* After the walk: a delete moves entries under the iterator. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		agg_drop_proc(a, &drop[i]);
+		/* QUIC books are per pid: gone with its last books. */
+		if (qb && !agg_find_proc(a, drop[i].pid))
+			quic_books_drop(qb, drop[i].pid);
+	}
 	hmap_free(&tw_holders);
 	free(drop);
 	return n;
