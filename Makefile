@@ -2,11 +2,15 @@
 # connscope: one binary with its BPF objects embedded through bpftool skeletons.
 #   make            build .output/connscope (and ./connscope, a link to it)
 #   make demo       install what is missing, build, run the built-in workload attached
-#   make test       install what is missing, build, run every test
+#   make test       install what is missing, build, run every test (unit tests
+#                   also under ASan+UBSan, fuzz targets briefly)
 #   make test-kernels  only the smoke tests inside Debian's kernels, in QEMU
 #                   (KERNEL_CACHE=DIR: where the kernel packages are kept)
+#   make test-asan  the sanitizer build of the unit tests alone
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (600) each
+#   make soak       an hour attached + an hour of exporter --all, RSS flat?
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (binary, connscope.8, systemd unit)
 OUTPUT   := .output
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
