@@ -78,3 +78,40 @@ fi
 assert_eq "$(scrape | awk '$1 == "connscope_events_lost_total" {print $2}')" "$(lost_metric)" \
 	exporter/equals_kernel_count
 assert_eq "$(scrape | grep -c '^connscope_agent_losses_total{what="')" 13 exporter/every_kind_shown
+
+# Seeds that do not fit: a process holding more sockets at attach than
+# --max-sockets lets the seed map take. Each one left out is counted
+# (tcp_seeds), and the report's first line says so. Before, the map
+# update's result was ignored: those sockets were silently unowned.
+python3 - >"$TMP/holder.log" 2>&1 <<'PY' &
+import resource, socket, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1024)
+keep = []
+for i in range(600):
+    c = socket.create_connection(srv.getsockname())
+    a, _ = srv.accept()
+    keep += [c, a]
+print("holding", len(keep) + 1, flush=True)
+time.sleep(60)
+PY
+HOLDER=$!
+on_exit "kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null"
+wait_for "grep -q holding '$TMP/holder.log'" 30 || fail seeds/holder "$(cat "$TMP/holder.log")"
+"$CONNSCOPE" attach -p "$HOLDER" -d 0.5 --max-sockets 1024 --no-fd --no-quic >"$TMP/seeds.txt" 2>"$TMP/seeds.err"
+assert_eq "$?" 0 seeds/exit_status
+held=$(awk '$1 == "held" && $3 == "start" {print $4}' "$TMP/seeds.txt")
+lost=$(awk '$1 == "tcp_seeds" {print $2}' "$TMP/seeds.txt")
+# 1,201 sockets (600 connections, both ends, and the listener), a seed
+# map of 1,024: 177 do not fit.
+assert_eq "$held" 1201 seeds/held_at_start
+assert_eq "$lost" 177 seeds/counted_exactly
+first=$(awk 'prev == "" && /^(LOST: |connscope attach: )/ {print; exit} {prev = $0}' "$TMP/seeds.txt")
+if [[ $first == "LOST: 177 sockets held at start not seeded (map full)"* ]]; then
+	ok seeds/first_line
+else
+	fail seeds/first_line "first report line: '$first'"
+fi

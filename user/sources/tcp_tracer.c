@@ -198,6 +198,10 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	if (o->max_sockets) {
 		bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
 		bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
+		/* Sockets held at start are sockets too: their seeds fit the
+		 * same budget (what does not fit is counted: tcp_seeds). */
+		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
+		bpf_map__set_max_entries(skel->maps.seed_ports, o->max_sockets);
 	}
 	err = tcpstate_bpf__load(skel);
 	for (size_t i = 0; !err && i < o->ncomms; i++) {
