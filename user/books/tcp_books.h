@@ -172,7 +172,8 @@ struct conn {
 struct tw_entry {
 	pid_t pid;
 	uint8_t cancelled;	/* timer cancelled: expiry or early end follows */
-	uint8_t pad[3];
+	uint8_t missed;		/* reconciles in a row whose dump lacked it */
+	uint8_t pad[2];
 	uint64_t entered_ns;
 	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
 	struct endpoint_key ep;
