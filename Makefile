@@ -164,18 +164,20 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c include/abi/quic_parse.h
 # Fuzz targets of user-space parsers link the files they test, built
 # with the same sanitizers (clang, like the target).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	       -Iuser -Ibpf -I$(OUTPUT) -Itests/fuzz
-FUZZ_FDINV_SRCS := user/fdinv.c user/fdinv_sockets.c user/fdinv_limits.c user/fdinv_classify.c \
-		   user/procfs.c user/hashmap.c
-$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sockdiag.c user/sockdiag.h
+	       -Iuser/sources -Iuser/books -Iuser/lib -Iinclude/abi -Ibpf -I$(OUTPUT) -Itests/fuzz
+FUZZ_FDINV_SRCS := user/sources/fdinv.c user/sources/fdinv_sockets.c user/sources/fdinv_limits.c \
+		   user/sources/fdinv_classify.c user/sources/procfs.c user/books/inode_owners.c \
+		   user/lib/hashmap.c
+$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sources/sockdiag.c user/sources/sockdiag.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sockdiag.c -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sources/sockdiag.c user/sources/netns.c user/sources/procfs.c \
+		user/books/inode_owners.c user/lib/hashmap.c -o $@
 
-$(OUTPUT)/fuzz/fuzz_procfs: tests/fuzz/fuzz_procfs.c tests/fuzz/fakeproc.h user/netlimits.c $(FUZZ_FDINV_SRCS)
+$(OUTPUT)/fuzz/fuzz_procfs: tests/fuzz/fuzz_procfs.c tests/fuzz/fakeproc.h user/sources/netlimits.c $(FUZZ_FDINV_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/netlimits.c $(FUZZ_FDINV_SRCS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sources/netlimits.c $(FUZZ_FDINV_SRCS) -o $@
 
 $(OUTPUT)/fuzz/fuzz_fdinv: tests/fuzz/fuzz_fdinv.c tests/fuzz/fakeproc.h $(FUZZ_FDINV_SRCS)
 	$(call msg,FUZZ,$@)
