@@ -2,11 +2,15 @@
 # connscope: one binary with its BPF objects embedded through bpftool skeletons.
 #   make            build .output/connscope (and ./connscope, a link to it)
 #   make demo       install what is missing, build, run the built-in workload attached
-#   make test       install what is missing, build, run every test
+#   make test       install what is missing, build, run every test (unit tests
+#                   also under ASan+UBSan, fuzz targets briefly)
 #   make test-kernels  only the smoke tests inside Debian's kernels, in QEMU
 #                   (KERNEL_CACHE=DIR: where the kernel packages are kept)
+#   make test-asan  the sanitizer build of the unit tests alone
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (600) each
+#   make soak       an hour attached + an hour of exporter --all, RSS flat?
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (binary, connscope.8, systemd unit)
 OUTPUT   := .output
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -32,7 +36,7 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev libjansson-dev zlib1g-dev pkg-config
 TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus \
 	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev \
-	      qemu-system-x86 busybox-static xz-utils
+	      qemu-system-x86 busybox-static xz-utils curl systemd
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
@@ -55,15 +59,22 @@ FIXTURE_BINS += $(OUTPUT)/fixtures/unwindfix_nofp $(OUTPUT)/fixtures/unwindfix_f
 		$(OUTPUT)/fixtures/unwindfix_stripped
 endif
 # libFuzzer targets (clang's runtime, libclang-rt-14-dev): tests/fuzz/*.c.
-FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 # The leaking fixture the same two ways.
 ifneq ($(wildcard tests/fixtures/leakfix.c),)
 FIXTURE_BINS += $(OUTPUT)/fixtures/leakfix_nofp $(OUTPUT)/fixtures/leakfix_fp
 endif
 
+# The unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer:
+# every user object rebuilt instrumented in $(OUTPUT)/asan, run by
+# tests/run.sh (as asan:test_*) after the plain ones.
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ASAN_OBJS  := $(patsubst $(OUTPUT)/user/%.o,$(OUTPUT)/asan/user/%.o,$(LIB_OBJS))
+ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
+
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench
+.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench test-asan fuzz soak
 
 all: $(OUTPUT)/connscope connscope
 
@@ -111,6 +122,16 @@ $(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/test
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/asan/user/%.o: user/%.c $(SKELS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out $(USER_INC),$(CFLAGS)) $(call layer_inc,$<) $(SAN_FLAGS) -c $< -o $@
+
+$(OUTPUT)/asan/tests/%: tests/unit/%.c tests/unit/unit.h $(ASAN_OBJS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_OBJS) $(LDLIBS) -o $@
+
 $(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
@@ -139,6 +160,29 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c include/abi/quic_parse.h
 	$(Q)mkdir -p $(OUTPUT)/fuzz
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-Iinclude/abi $< -o $@
+
+# Fuzz targets of user-space parsers link the files they test, built
+# with the same sanitizers (clang, like the target).
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	       -Iuser/sources -Iuser/books -Iuser/lib -Iinclude/abi -Ibpf -I$(OUTPUT) -Itests/fuzz
+FUZZ_FDINV_SRCS := user/sources/fdinv.c user/sources/fdinv_sockets.c user/sources/fdinv_limits.c \
+		   user/sources/fdinv_classify.c user/sources/procfs.c user/books/inode_owners.c \
+		   user/lib/hashmap.c
+$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sources/sockdiag.c user/sources/sockdiag.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sources/sockdiag.c user/sources/netns.c user/sources/procfs.c \
+		user/books/inode_owners.c user/lib/hashmap.c -o $@
+
+$(OUTPUT)/fuzz/fuzz_procfs: tests/fuzz/fuzz_procfs.c tests/fuzz/fakeproc.h user/sources/netlimits.c $(FUZZ_FDINV_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sources/netlimits.c $(FUZZ_FDINV_SRCS) -o $@
+
+$(OUTPUT)/fuzz/fuzz_fdinv: tests/fuzz/fuzz_fdinv.c tests/fuzz/fakeproc.h $(FUZZ_FDINV_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_FDINV_SRCS) -o $@
 
 $(OUTPUT)/fixtures/leakfix_nofp: tests/fixtures/leakfix.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
@@ -175,8 +219,27 @@ demo: deps
 unit: $(UNIT_BINS)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) \
+		$(ASAN_BINS)
 	$(Q)tests/run.sh
+
+# Every libFuzzer target for FUZZ_SECONDS each (default 10 minutes):
+# the QUIC parser, sock_diag replies, /proc files, fd tables.
+FUZZ_SECONDS ?= 600
+fuzz: $(FUZZ_BINS)
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=-1 TEST_TIMEOUT=$$(($(FUZZ_SECONDS) * 4 + 120)) \
+		tests/run.sh _fuzz
+
+# Not in make test: an hour attached to churn, an hour of exporter --all
+# with processes coming and going, RSS/maps/series sampled every minute
+# (SOAK_MINUTES, SOAK_SAMPLE_S to shorten). Result in .output/soak.json.
+soak: test-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/soak/run.sh
+
+# The sanitizer build of the unit tests alone (make test runs them too).
+test-asan: $(ASAN_BINS)
+	$(Q)tests/run.sh asan:
 
 # The kernel guests (tests/integration/95_kernels.sh, part of make test):
 # Debian's kernel packages, fetched with apt-get into $(KERNEL_CACHE) once,
@@ -197,8 +260,16 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
 	{ uname -r; echo "generated $$(date -u +%F) by: bpftool btf dump file /sys/kernel/btf/vmlinux format c"; } > $(VMLINUX_DIR)/KERNEL_VERSION
 
+# The binary, its man page, and the exporter's systemd unit (in the unit
+# directory of PREFIX; systemd reads /usr/local/lib/systemd/system too).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 install: $(OUTPUT)/connscope
 	install -D -m 0755 $(OUTPUT)/connscope $(DESTDIR)$(PREFIX)/sbin/connscope
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
+	sed 's|@UNITDIR@|$(UNITDIR)|g' docs/connscope.8 > $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' dist/systemd/connscope-exporter.service.in \
+		> $(DESTDIR)$(UNITDIR)/connscope-exporter.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8 $(DESTDIR)$(UNITDIR)/connscope-exporter.service
 
 clean:
 	rm -rf $(OUTPUT) connscope
@@ -229,3 +300,4 @@ bench:
 -include $(wildcard $(OUTPUT)/bench/*.d)
 
 -include $(wildcard $(OUTPUT)/bpf/*.d $(foreach d,$(USER_LAYERS),$(OUTPUT)/user/$(d)/*.d) $(OUTPUT)/tests/*.d $(OUTPUT)/fixtures/*.d)
+-include $(wildcard $(foreach d,$(USER_LAYERS),$(OUTPUT)/asan/user/$(d)/*.d) $(OUTPUT)/asan/tests/*.d)

@@ -47,7 +47,10 @@ struct {
 	__type(value, __u8);
 } ng_targets SEC(".maps");
 
-/* Calls in flight: thread -> what the return probe needs. */
+/* Calls in flight: thread -> what the return probe needs. LRU: an entry
+ * whose return probe never ran (a missed uretprobe, a thread killed in
+ * the call) is evicted by new calls instead of holding its slot for good,
+ * which at 4,096 leaks would have lost every new connection. */
 struct ng_call {
 	__u64 arg0;		/* pconn for the constructors, conn for migration */
 	struct ng_cid dcid;
@@ -55,7 +58,7 @@ struct ng_call {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct ng_call);
@@ -121,7 +124,8 @@ static __always_inline int new_enter(void *pconn, const void *dcid, const void *
 		bpf_probe_read_user(&c.dcid, sizeof(c.dcid), dcid);
 	if (scid)
 		bpf_probe_read_user(&c.scid, sizeof(c.scid), scid);
-	bpf_map_update_elem(&ng_calls, &id, &c, BPF_ANY);
+	if (bpf_map_update_elem(&ng_calls, &id, &c, BPF_ANY))
+		stat_inc(QN_STAT_CALLS_FULL);
 	return 0;
 }
 
@@ -210,7 +214,8 @@ static __always_inline int migrate_enter(void *conn)
 
 	if (!traced())
 		return 0;
-	bpf_map_update_elem(&ng_calls, &id, &c, BPF_ANY);
+	if (bpf_map_update_elem(&ng_calls, &id, &c, BPF_ANY))
+		stat_inc(QN_STAT_CALLS_FULL);
 	return 0;
 }
 

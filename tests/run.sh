@@ -203,6 +203,29 @@ for bin in .output/tests/test_*; do
 	((${#picked[@]})) && run "$name" "$bin" "${picked[@]}"
 done
 
+# The same unit tests built with ASan + UBSan (make builds them into
+# .output/asan/tests): named asan:test_*, so that "asan:" picks them all.
+# A sanitizer report makes the binary exit nonzero, which counts as a
+# failure even when every test line said ok.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+asan_unit() {
+	set -o pipefail
+	"$1" | sed -u 's/^\(ok\|not ok\|skip\) - /\1 - asan:/'
+}
+for src in tests/unit/test_*.c; do
+	[[ -e $src ]] || continue
+	name=asan:$(basename "$src" .c)
+	[[ -n $filter && $name != *"$filter"* ]] && continue
+	bin=.output/asan/tests/${name#asan:}
+	if [[ ! -x $bin ]]; then
+		failed=$((failed + 1)) ran=$((ran + 1))
+		report "not ok - $name: not built (make test-asan)"
+		continue
+	fi
+	run "$name" bash -c "$(declare -f asan_unit); asan_unit '$bin'"
+done
+
 # Integration scripts: bash, from the repo root, in name order (LC_ALL=C).
 for script in tests/integration/*.sh; do
 	[[ -f $script ]] || continue

@@ -89,6 +89,7 @@ struct quic_wire_event {
 
 #define QN_STAT_EVENTS	0
 #define QN_STAT_RB_LOST	1
+#define QN_STAT_CALLS_FULL	2	/* ng_calls updates that failed: a connection not seen */
 #define QN_STAT_MAX	4
 
 struct quic_lib_event {

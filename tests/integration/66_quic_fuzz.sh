@@ -22,7 +22,7 @@ for f in "$REPO_ROOT"/tests/data/quic/*.bin; do
 done
 assert_eq "$n" 22 seeds
 # -runs bounds the work; -max_total_time bounds the time on a slow machine.
-"$FUZZ" -runs=300000 -max_total_time=30 -timeout=10 -rss_limit_mb=2048 \
+"$FUZZ" -runs="${FUZZ_RUNS:-300000}" -max_total_time="${FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
 	-artifact_prefix="$TMP/" "$TMP/corpus" >"$TMP/log" 2>&1
 rc=$?
 if ((rc == 0)) && grep -q '^Done [0-9]* runs' "$TMP/log"; then

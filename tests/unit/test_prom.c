@@ -13,6 +13,7 @@
 #include "unit.h"
 #include "prom.h"
 #include "prom_state.h"
+#include "exporter.h"
 
 /* ---- a scrape as name{labels} -> value, and the counter families ---- */
 
@@ -50,6 +51,25 @@ static bool is_counter(const char *text, const char *name)
 	return false;
 }
 
+/* Scrapes are compared across snapshots and dropped without a free:
+ * their buffers stay reachable from here, so LeakSanitizer (make
+ * test-asan) reports only what the code under test leaks. */
+static void **kept;
+static size_t nkept, kept_cap;
+
+static void keep(void *ptr)
+{
+	if (nkept == kept_cap) {
+		void **k = realloc(kept, (kept_cap ? kept_cap * 2 : 1024) * sizeof(*k));
+
+		if (!k)
+			return;
+		kept = k;
+		kept_cap = kept_cap ? kept_cap * 2 : 1024;
+	}
+	kept[nkept++] = ptr;
+}
+
 static void parse(struct scrape *sc, char *text)
 {
 	char *save = NULL, *line, *copy = strdup(text);
@@ -66,9 +86,12 @@ static void parse(struct scrape *sc, char *text)
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(line, "{"), line);
 		sc->s[sc->n] = (struct sample){ .key = strdup(line), .v = strtod(sp + 1, NULL),
 						.counter = is_counter(text, name) };
+		keep(sc->s[sc->n].key);
 		sc->n++;
 		sc->lines++;
 	}
+	keep(sc->s);
+	keep(text);
 	free(copy);
 }
 
@@ -435,6 +458,96 @@ TEST(label_values_escaped)
 	prom_state_init(&s, &lim);
 	snap(&s, &a, 1, &sc);
 	ASSERT_TRUE(strstr(sc.text, "comm=\"a\\\"b\\\\c\"") != NULL, "escaped");
+	prom_state_free(&s);
+	agg_free(&a);
+}
+
+/* Any local user can name a process "\xff" (prctl PR_SET_NAME): one byte
+ * that is not UTF-8 and Prometheus rejects the whole scrape. Each such
+ * byte becomes U+FFFD; valid UTF-8 passes unchanged. */
+TEST(label_values_valid_utf8)
+{
+	struct prom_limits lim = { 0 };
+	struct prom_state s;
+	struct agg a;
+	struct scrape sc;
+
+	agg_init(&a, 0);
+	proc(&a, 9, "\xff");
+	proc(&a, 10, "ok\xc3");
+	proc(&a, 11, "caf\xc3\xa9\xed\xa0\x80");
+	prom_state_init(&s, &lim);
+	snap(&s, &a, 1, &sc);
+	ASSERT_TRUE(strstr(sc.text, "comm=\"\xef\xbf\xbd\"") != NULL, "lone_byte_replaced");
+	ASSERT_TRUE(strstr(sc.text, "comm=\"ok\xef\xbf\xbd\"") != NULL, "cut_sequence_replaced");
+	/* é kept; a UTF-16 surrogate encoded in UTF-8 is not valid: 3 bytes, 3 U+FFFD. */
+	ASSERT_TRUE(strstr(sc.text, "comm=\"caf\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"") !=
+		    NULL, "valid_kept_surrogate_replaced");
+	ASSERT_TRUE(strstr(sc.text, "\xff\"") == NULL, "no_raw_byte");
+	prom_state_free(&s);
+	agg_free(&a);
+}
+
+/* exporter --all on a host where processes come and go: the books, the
+ * "other" set and the retired set stay as big as the live processes,
+ * while "other" keeps counting the ones that are gone (no counter drops,
+ * none stalls) and members still get their grace. Before, every pid ever
+ * seen kept its books and its entry in others/retired. */
+TEST(gone_processes_forgotten_state_stays_flat)
+{
+	struct prom_limits lim = { .top_processes = 2 };
+	struct prom_state s;
+	struct agg a;
+	struct scrape sc;
+	struct proc_books *p;
+	double other_prev = 0;
+	uint64_t other_sum = 0;
+	pid_t next = 1000;
+	size_t forgotten = 0;
+	struct quic_books qb;
+
+	agg_init(&a, 0);
+	prom_state_init(&s, &lim);
+	quic_books_init(&qb, 0, 1000000000ULL);
+	/* Two long-lived members. */
+	opened(proc(&a, 10, "m1"), 1, 1000);
+	opened(proc(&a, 11, "m2"), 1, 1000);
+	for (int wave = 0; wave < 50; wave++) {
+		/* 20 newcomers this interval, each with some connections: no
+		 * free slot, so all go to "other". */
+		for (int i = 0; i < 20; i++) {
+			p = proc(&a, next++, "short");
+			opened(p, (uint16_t)(1 + i), 3);
+			/* QUIC books of their own too (in-kernel QUIC here). */
+			quic_books_kernel_state(&qb, p->pid, 1, 0x1000 + p->pid, 7, 2);
+			other_sum += 3;
+		}
+		snap(&s, &a, 10 + wave, &sc);
+		ASSERT_TRUE(opened_of(&sc, "other", "other") >= other_prev, "other_monotonic");
+		ASSERT_EQ(opened_of(&sc, "other", "other"), other_sum, "other_counts_all_ever");
+		other_prev = opened_of(&sc, "other", "other");
+		/* They all exit; the loop forgets them after the snapshot. */
+		for (pid_t q = next - 20; q < next; q++)
+			agg_find_proc(&a, q)->exited = true;
+		forgotten += exporter_forget_gone(&s, &a, &qb, NULL, NULL);
+		ASSERT_EQ(a.procs.count, 2, "books_of_live_processes_only");
+		ASSERT_EQ(qb.procs.count, 0, "quic_books_of_gone_processes_dropped");
+		ASSERT_EQ(prom_state_others(&s), 0, "no_gone_pid_in_other");
+		ASSERT_EQ(s.retired.count, 0, "retired_empty");
+	}
+	ASSERT_EQ(forgotten, 50 * 20, "every_gone_process_forgotten");
+	snap(&s, &a, 100, &sc);
+	ASSERT_EQ(opened_of(&sc, "other", "other"), other_sum, "other_kept_after_all_gone");
+	/* A member that exits keeps its series for the grace, then goes. */
+	agg_find_proc(&a, 10)->exited = true;
+	snap(&s, &a, 101, &sc);
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 0, "member_books_kept_in_grace");
+	ASSERT_EQ(opened_of(&sc, "10", "m1"), 1000, "member_series_in_grace");
+	snap(&s, &a, 101 + 61, &sc);
+	ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 1, "member_forgotten_after_grace");
+	ASSERT_EQ(a.procs.count, 1, "one_left");
+	ASSERT_EQ(s.retired.count, 0, "retired_forgotten_too");
+	quic_books_free(&qb);
 	prom_state_free(&s);
 	agg_free(&a);
 }

@@ -35,7 +35,6 @@ void fd_books_free(struct fd_books *b)
 	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);) {
 		hmap_free(&p->fds);
 		hmap_free(&p->recent_close);
-		free(p->samples);
 		heatmap_free(&p->hm_type);
 		heatmap_free(&p->hm_age);
 	}
@@ -230,16 +229,19 @@ static void sample(struct fd_books *b, struct fd_proc *p, size_t n, const char *
 	struct fd_open *o;
 	char label[32];
 
-	if (p->nsamples == p->samples_cap) {
-		size_t cap = p->samples_cap ? p->samples_cap * 2 : 64;
-		struct fd_sample *s = realloc(p->samples, cap * sizeof(*s));
+	double x, y = n;
 
-		if (!s)
-			return;
-		p->samples = s;
-		p->samples_cap = cap;
+	if (!p->nsamples) {
+		p->first_sample_ns = now_ns;
+		p->first_count = n;
 	}
-	p->samples[p->nsamples++] = (struct fd_sample){ .t_ns = now_ns, .count = n };
+	if (n > p->peak_count)
+		p->peak_count = n;
+	x = now_ns > p->first_sample_ns ? (now_ns - p->first_sample_ns) / 1e9 : 0;
+	p->nsamples++;
+	p->sx += x, p->sy += y, p->sxx += x * x, p->sxy += x * y;
+	if (b->no_heatmaps)
+		return;
 	if (!p->hm_ready) {
 		heatmap_init(&p->hm_type, "fd_type", "fds by type", "fds", b->t0_ns, b->bucket_ns);
 		heatmap_init(&p->hm_age, "fd_age", "open fds by age", "fds", b->t0_ns, b->bucket_ns);
@@ -341,17 +343,12 @@ void fd_books_reconcile(struct fd_books *b, pid_t pid, const int32_t *fds, size_
 
 double fd_proc_slope(const struct fd_proc *p)
 {
-	double n = p->nsamples, sx = 0, sy = 0, sxx = 0, sxy = 0, d;
+	double n = p->nsamples, d;
 
 	if (p->nsamples < 2)
 		return 0;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		double x = (p->samples[i].t_ns - p->samples[0].t_ns) / 1e9, y = p->samples[i].count;
-
-		sx += x, sy += y, sxx += x * x, sxy += x * y;
-	}
-	d = n * sxx - sx * sx;
-	return d > 0 ? (n * sxy - sx * sy) / d : 0;
+	d = n * p->sxx - p->sx * p->sx;
+	return d > 0 ? (n * p->sxy - p->sx * p->sy) / d : 0;
 }
 
 static int by_old(const void *a, const void *b)

@@ -65,8 +65,14 @@ struct fd_proc {
 	uint32_t execs;			/* exec() seen: older sites belong to the old image */
 	bool reconciled;
 	uint64_t list_ns;		/* when the last /proc listing began */
-	struct fd_sample *samples;
-	size_t nsamples, samples_cap;
+	/* The fd count over time, as the running sums of a least-squares
+	 * fit (x: s since the first listing, y: fds): constant memory and
+	 * O(1) per listing however long the run, not an array walked each
+	 * interval. */
+	size_t nsamples;
+	uint64_t first_sample_ns;
+	uint32_t first_count, peak_count;	/* fds at the first listing, most at any */
+	double sx, sy, sxx, sxy;
 	struct heatmap hm_type;		/* fds by type, per interval */
 	struct heatmap hm_age;		/* open fds by age (log2 s), per interval */
 	bool hm_ready;
@@ -77,6 +83,9 @@ struct fd_books {
 	struct hmap sites;	/* struct fd_site_key -> struct fd_site */
 	uint64_t t0_ns, bucket_ns;
 	uint64_t events, snapshots;
+	/* A daemon (the exporter) writes no report: no heatmap columns,
+	 * which would grow by one per process every interval. */
+	bool no_heatmaps;
 };
 
 void fd_books_init(struct fd_books *b, uint64_t t0_ns, uint64_t bucket_ns);

@@ -99,6 +99,16 @@ static void proc_free(struct quic_proc *p)
 	heatmap_free(&p->hm_handshake);
 }
 
+void quic_books_drop(struct quic_books *b, pid_t pid)
+{
+	struct quic_proc *p = hmap_get(&b->procs, &pid);
+
+	if (!p)
+		return;
+	proc_free(p);
+	hmap_del(&b->procs, &pid);
+}
+
 void quic_books_free(struct quic_books *b)
 {
 	struct quic_proc *p;
@@ -404,6 +414,13 @@ static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 				break;
 			}
 			a = hmap_get(&p->attempts, &d);
+			/* Spoofed datagrams can name any number of CIDs: the
+			 * same cap as the attempts below, and what does not fit
+			 * is counted, not silently kept or dropped. */
+			if (!c && !a && p->attempts.count >= QUIC_MAX_CONNS) {
+				p->attempts_full++;
+				break;
+			}
 			if (!c && (!a || !a->vn)) {
 				a = a ? a : hmap_upsert(&p->attempts, &d, NULL);
 				if (a) {
@@ -426,8 +443,13 @@ static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 		case QUIC_PT_UNKNOWN:
 			/* A version we cannot read past the CIDs: an attempt
 			 * that Version Negotiation may answer. */
-			if (!hmap_get(&p->wconns, &s) && s.len &&
-			    p->attempts.count < QUIC_MAX_CONNS) {
+			if (hmap_get(&p->wconns, &s) || !s.len)
+				break;
+			if (p->attempts.count >= QUIC_MAX_CONNS && !hmap_get(&p->attempts, &s)) {
+				p->attempts_full++;
+				break;
+			}
+			{
 				bool created;
 
 				a = hmap_upsert(&p->attempts, &s, &created);
@@ -620,6 +642,30 @@ static void wire_evict(struct quic_proc *p, uint64_t now)
 	free(gone);
 }
 
+/* An attempt no connection followed within the handshake timeout never
+ * will (a client gives up long before): without this, spoofed attempts
+ * would hold their slots for good and fill the cap. */
+static void attempts_expire(struct quic_proc *p, uint64_t now)
+{
+	struct qattempt *a;
+	const struct qcid *k;
+	struct qcid *gone;
+	size_t n = 0;
+
+	if (!p->attempts.count)
+		return;
+	gone = calloc(p->attempts.count, sizeof(*gone));
+	if (!gone)
+		return;
+	for (size_t i = 0; hmap_next(&p->attempts, &i, (const void **)&k, (void **)&a);)
+		if (now > a->first_ns + QUIC_HS_TIMEOUT_NS)
+			gone[n++] = *k;
+	for (size_t i = 0; i < n; i++)
+		hmap_del(&p->attempts, &gone[i]);
+	p->attempts_expired += n;
+	free(gone);
+}
+
 void quic_books_tick(struct quic_books *b, uint64_t now_ns)
 {
 	struct quic_proc *p;
@@ -631,6 +677,7 @@ void quic_books_tick(struct quic_books *b, uint64_t now_ns)
 			    now_ns > c->first_ns + QUIC_HS_TIMEOUT_NS)
 				wire_fail(p, c, now_ns);
 		wire_evict(p, now_ns);
+		attempts_expire(p, now_ns);
 		if (p->hm_ready) {
 			heatmap_extend(&p->hm_conns, now_ns);
 			heatmap_extend(&p->hm_handshake, now_ns);

@@ -68,6 +68,8 @@ struct quic_proc {
 	struct hmap cookies;		/* wire: socket cookie -> its connections */
 	uint64_t unmatched_short;	/* first short headers to a DCID we never saw start */
 	uint64_t evicted;		/* finished connections dropped at QUIC_MAX_CONNS */
+	uint64_t attempts_full;		/* attempts / Version Negotiations not kept: cap reached */
+	uint64_t attempts_expired;	/* attempts no connection followed in QUIC_HS_TIMEOUT_NS */
 	struct heatmap hm_conns;	/* per interval: opened / completed / failed */
 	struct heatmap hm_handshake;	/* completed handshakes by log2 time */
 	bool hm_ready;
@@ -83,6 +85,8 @@ struct quic_books {
 
 void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns);
 void quic_books_free(struct quic_books *b);
+/* Deletes pid's QUIC books (a daemon forgetting a process that is gone). */
+void quic_books_drop(struct quic_books *b, pid_t pid);
 
 void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e);
 void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e);
@@ -127,6 +131,7 @@ struct quic_run {
 	const char *cgroup;		/* where it is attached */
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */
+	uint64_t seed_failed;		/* ... that could not be seeded */
 	int lib_procs;			/* targets found mapping libngtcp2 */
 	int lib_files;			/* libngtcp2 files with the probes */
 	uint64_t wire_stats[QW_STAT_MAX];

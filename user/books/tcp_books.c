@@ -25,18 +25,22 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	a->bucket_ns = 1000000000ULL;
 }
 
+static void proc_books_free(struct proc_books *p)
+{
+	free(p->rows);
+	hmap_free(&p->endpoints);
+	heatmap_free(&p->hm_lifetime);
+	heatmap_free(&p->hm_rpc);
+	heatmap_free(&p->hm_tw);
+	heatmap_free(&p->hm_orphan);
+}
+
 void agg_free(struct agg *a)
 {
 	struct proc_books *p;
 
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		free(p->rows);
-		hmap_free(&p->endpoints);
-		heatmap_free(&p->hm_lifetime);
-		heatmap_free(&p->hm_rpc);
-		heatmap_free(&p->hm_tw);
-		heatmap_free(&p->hm_orphan);
-	}
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		proc_books_free(p);
 	hmap_free(&a->procs);
 	hmap_free(&a->cur);
 	hmap_free(&a->conns);
@@ -56,6 +60,22 @@ static void tw_forget(struct agg *a, const struct cs_tuple *t)
 	if (tw->tw)
 		hmap_del(&a->tw_by_ptr, &tw->tw);
 	hmap_del(&a->tw, &key);
+}
+
+void agg_drop_proc(struct agg *a, const struct proc_key *key)
+{
+	struct proc_key k = *key;	/* key may point into the table */
+	struct proc_books *p = hmap_get(&a->procs, &k);
+	const uint64_t *seq;
+
+	if (!p)
+		return;
+	proc_books_free(p);
+	hmap_del(&a->procs, &k);
+	seq = hmap_get(&a->cur, &k.pid);
+	if (seq && *seq == k.seq)
+		hmap_del(&a->cur, &k.pid);
+	a->procs_dropped++;
 }
 
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
@@ -595,7 +615,17 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
 			struct proc_books *holder;
 
-			if (hmap_get(&tw_seen, key))
+			if (hmap_get(&tw_seen, key)) {
+				tw->missed = 0;
+				continue;
+			}
+			/* A sock_diag dump taken while sockets come and go can
+			 * skip entries of the buckets it walks (it resumes by
+			 * position): one absence of a TIME_WAIT whose timer
+			 * was never cancelled is not its end. Gone only when
+			 * the next dump lacks it too (found by 23_storm: 463
+			 * of 3,000 dropped while still in the kernel). */
+			if (!tw->cancelled && ++tw->missed < 2)
 				continue;
 			/* Entered after the dump began: not in it, not gone. */
 			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled)

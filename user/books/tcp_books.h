@@ -151,6 +151,7 @@ struct agg {
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */
 	bool daemon;
+	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
 };
 
 #define AGG_DAEMON_ROWS 4
@@ -174,7 +175,8 @@ struct conn {
 struct tw_entry {
 	pid_t pid;
 	uint8_t cancelled;	/* timer cancelled: expiry or early end follows */
-	uint8_t pad[3];
+	uint8_t missed;		/* reconciles in a row whose dump lacked it */
+	uint8_t pad[2];
 	uint64_t entered_ns;
 	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
 	struct endpoint_key ep;
@@ -201,6 +203,11 @@ struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
  * created when absent; a later start than the latest's means the pid was
  * reused: the earlier process is marked exited. */
 struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns);
+/* Deletes one process's books (its key in a->procs): a daemon forgets
+ * processes that are gone, or its memory would grow with every pid it
+ * ever saw. Pointers to any books may move (hmap_del). Events that still
+ * come for the pid make new books. */
+void agg_drop_proc(struct agg *a, const struct proc_key *key);
 
 /* A socket the process held when we attached (from sock_diag + /proc). */
 void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s);

@@ -15,6 +15,8 @@
 #include "report.h"
 #include "report_html.h"
 #include "prom.h"
+#include "safefile.h"
+#include "report_losses.h"
 #include "exporter.h"
 #include "snapshot.h"
 #include "netlimits.h"
@@ -67,6 +69,7 @@ static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct
 	q->cgroup = t->cgroup;
 	q->kernel_quic = t->kernel_quic;
 	q->seeded = t->seeded;
+	q->seed_failed = t->seed_failed;
 	q->lib_procs = t->nlib_pids;
 	q->lib_files = t->nlib;
 	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
@@ -266,43 +269,26 @@ static void seed_from_snapshot(struct agg *a, struct tracer *t, const struct tcp
 	hmap_free(&known);
 }
 
-/* Reports go to FILE.tmp beside FILE and are renamed into place when
- * complete: a failed or interrupted run never leaves half a report.
+/* Reports go to a temporary beside FILE and are renamed into place when
+ * complete (safefile.c): a failed or interrupted run never leaves half a
+ * report, and a link planted in a shared directory is never followed.
  * Opened before attaching, so a bad path fails before any work. */
-static FILE *report_open(const char *path, char *tmp, size_t len)
-{
-	FILE *f;
-
-	snprintf(tmp, len, "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		fprintf(stderr, "connscope: cannot write the report %s: %s (check the directory "
-				"exists and is writable)\n", path, strerror(errno));
-	return f;
-}
-
-static int report_commit(FILE *f, const char *tmp, const char *path, const struct agg *a,
-			 const struct run_info *run, const struct sockstat *st)
+static int report_commit(struct safefile *sf, const struct agg *a, const struct run_info *run,
+			 const struct sockstat *st)
 {
 	int err = 0;
 
 	if (st)
-		format_prom_attach(f, a, run, st);
+		format_prom_attach(sf->f, a, run, st);
 	else
-		err = format_report_html(f, a, run);
-
-	if (fflush(f) || ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
+		err = format_report_html(sf->f, a, run);
 	if (err) {
-		fprintf(stderr, "connscope: writing the report %s failed: %s\n", path,
+		fprintf(stderr, "connscope: writing the report %s failed: %s\n", sf->path,
 			strerror(-err));
-		unlink(tmp);
+		safefile_abort(sf);
+		return err;
 	}
-	return err;
+	return safefile_commit(sf);
 }
 
 /* Columns of the terminal, 80 when not one (or unknown). */
@@ -347,17 +333,30 @@ static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, co
 	fflush(stdout);
 }
 
+/* What the agent missed so far, from every source's counters (the
+ * kernel's maps read here, in the command: renderers never ask). */
+static void refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs)
+{
+	uint64_t fd[FD_STAT_MAX] = { 0 };
+
+	tracer_stats(t, run->stats);
+	if (fs)
+		fd_tracer_stats(&fs->ft, fd);
+	losses_collect(&run->losses, run->stats, t->seeds_failed, fs ? fd : NULL,
+		       fs ? fs->list_failed : 0, fs ? fs->ft.failed : 0, run->quic);
+}
+
 /* The exporter's snapshot: the books rendered as metrics, published for
  * the HTTP thread. Rendering cost is itself a metric. */
 static void publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
-			    struct tracer *t, const struct sockstat *st)
+			    struct tracer *t, struct fd_session *fs, const struct sockstat *st)
 {
 	uint64_t t0 = now_ns(), t1;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	tracer_stats(t, run->stats);
+	refresh_losses(run, t, fs);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
@@ -452,8 +451,10 @@ static int attach_tick(void *ctx, uint64_t now)
 		fd_session_tick(s->fs, false);
 		fd_session_analyze(s->fs, false);
 	}
-	if (s->exp)
-		publish_metrics(s->exp, s->agg, s->run, s->tracer, &s->snap->st);
+	if (s->exp) {
+		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
+		exporter_tick(s->exp, s->agg, s->qb);
+	}
 	/* A limit crossed is said at once, not only in the report. */
 	if (!s->warned && format_limits_warnings(stderr, s->limits))
 		s->warned = true;
@@ -490,16 +491,16 @@ int attach_run(const struct attach_opts *in)
 	bool quic_on = false;
 	struct agg agg;
 	struct exporter *exp = NULL;
-	FILE *html = NULL, *prom = NULL;
-	char html_tmp[4096], prom_tmp[4096];
+	struct safefile html = {}, prom = {};
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
 	int err, ret = 1;
 	char clock[16];
 
-	if (cli_check_targets(o->pids, o->npids, NULL))
-		return 1;
+	err = cli_check_targets(o->pids, o->npids, NULL);
+	if (err)
+		return err;
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;
@@ -523,17 +524,14 @@ int attach_run(const struct attach_opts *in)
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
 						   &o->exporter_limits)))
 		return 1;
-	if (o->report_html && !(html = report_open(o->report_html, html_tmp, sizeof(html_tmp)))) {
+	if (o->report_html && (err = safefile_open(&html, o->report_html))) {
 		exporter_stop(exp);
-		return 1;
+		return err;
 	}
-	if (o->prom_file && !(prom = report_open(o->prom_file, prom_tmp, sizeof(prom_tmp)))) {
+	if (o->prom_file && (err = safefile_open(&prom, o->prom_file))) {
 		exporter_stop(exp);
-		if (html) {
-			fclose(html);
-			unlink(html_tmp);
-		}
-		return 1;
+		safefile_abort(&html);
+		return err;
 	}
 
 	t0 = now_ns();
@@ -599,8 +597,11 @@ int attach_run(const struct attach_opts *in)
 				fd_tracer_count_errors(&fs.ft);
 				drun.fderr_counted = true;
 			}
-		} else
+			/* The exporter renders no heatmaps: keep no columns. */
+			fs.books.no_heatmaps = o->exporter;
+		} else {
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
+		}
 	}
 	/* QUIC: the wire unit on the cgroup root, ngtcp2 probes where the
 	 * library is mapped. Like fds, a failure costs that part only. */
@@ -664,7 +665,7 @@ int attach_run(const struct attach_opts *in)
 		}
 	}
 	if (exp) {
-		publish_metrics(exp, &agg, &run, &tracer, &snap.st);
+		publish_metrics(exp, &agg, &run, &tracer, fs_on ? &fs : NULL, &snap.st);
 		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",
 			strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
 			strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
@@ -737,7 +738,7 @@ int attach_run(const struct attach_opts *in)
 	run.comms = (const char (*)[16])o->sel.comms;
 	run.ncomms = o->sel.ncomms;
 	run.cgroup_path = o->sel.cgroup_path;
-	tracer_stats(&tracer, run.stats);
+	refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
 	if (exp)
 		;	/* the exporter's output was /metrics */
 	else if (o->json)
@@ -750,21 +751,20 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (html) {
-		err = report_commit(html, html_tmp, o->report_html, &agg, &run, NULL);
-		html = NULL;
+	if (html.f) {
+		err = report_commit(&html, &agg, &run, NULL);
 		if (err)
 			goto cleanup;
 	}
-	if (prom) {
-		err = report_commit(prom, prom_tmp, o->prom_file, &agg, &run, &snap.st);
-		prom = NULL;
+	if (prom.f) {
+		err = report_commit(&prom, &agg, &run, &snap.st);
 		if (err)
 			goto cleanup;
 	}
-	if (run.stats[CS_STAT_RB_LOST])
-		fprintf(stderr, "connscope: warning: %llu events lost; counts are low\n",
-			(unsigned long long)run.stats[CS_STAT_RB_LOST]);
+	if (losses_total(&run.losses)) {
+		fprintf(stderr, "connscope: warning: ");
+		format_losses_headline(stderr, &run.losses);
+	}
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
 	agentcost_stop(&cost);
@@ -774,14 +774,8 @@ cleanup:
 	if (quic_on || kernel_quic_books)
 		quic_books_free(&qb);
 	kernel_quic_books = NULL;
-	if (html) {
-		fclose(html);
-		unlink(html_tmp);
-	}
-	if (prom) {
-		fclose(prom);
-		unlink(prom_tmp);
-	}
+	safefile_abort(&html);
+	safefile_abort(&prom);
 	tracer_close(&tracer);
 	snapshot_free(&snap);
 	agg_free(&agg);

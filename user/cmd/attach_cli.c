@@ -222,6 +222,7 @@ static void exporter_usage(FILE *out)
 		"      --top-processes N  with --all: processes with series of their own, the\n"
 		"                         rest are pid=\"other\" (default 20)\n"
 		"      --max-series N     series per scrape at most (default 10000)\n"
+		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
 		"      --listen A:P       where to serve /metrics (default 127.0.0.1:%d; a\n"
 		"                         non-loopback address only when named here)\n"
 		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"

@@ -128,6 +128,14 @@ int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16])
 					"`pgrep NAME`)\n", pids[i]);
 			return 1;
 		}
+		/* Nothing to trace in a kernel thread: no fds, no sockets of
+		 * its own, and a run would end with an empty report and 0. */
+		if (id.flags & PROCFS_PF_KTHREAD) {
+			fprintf(stderr, "connscope: process %d (%s) is a kernel thread, which owns "
+					"no sockets; give the pid of a user process (`pgrep NAME`)\n",
+				pids[i], id.comm);
+			return EXIT_USAGE;
+		}
 		if (comms)
 			memcpy(comms[i], id.comm, sizeof(comms[i]));
 	}

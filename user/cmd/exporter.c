@@ -1,76 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <microhttpd.h>
 #include "attach.h"
 #include "exporter.h"
 #include "prom_findings.h"
+#include "exporter_http.h"
 #include "fdinv.h"
 #include "procfs.h"
 #include "prom.h"
 #include "timeutil.h"
 
 struct exporter {
-	struct MHD_Daemon *daemon;
-	pthread_mutex_t lock;	/* guards text, len, scrapes */
-	char *text;
-	size_t len;
-	uint64_t scrapes;
+	struct http_server *http;	/* the HTTP thread (exporter_http.c) */
 	/* The tracing loop's alone: */
 	struct exporter_limits lim;
 	struct prom_state state;	/* who has series of their own, across snapshots */
 	struct hmap members_gone;	/* pid_t -> nothing: members seen exited */
 	struct hmap member_fds;		/* pid_t -> struct prom_fd: --all, from /proc */
 };
-
-static const char index_page[] =
-	"<!DOCTYPE html><html><head><title>connscope exporter</title></head><body>"
-	"<h1>connscope exporter</h1><p><a href=\"/metrics\">/metrics</a>: per-process "
-	"TCP connection, TIME_WAIT, reuse and fd metrics (Prometheus text format "
-	"0.0.4)</p></body></html>\n";
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
-			     const char *body, size_t len)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **req_cls)
-{
-	struct exporter *e = cls;
-	enum MHD_Result ret;
-
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET only\n", 9);
-	if (!strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_page,
-			     sizeof(index_page) - 1);
-	if (strcmp(url, "/metrics"))
-		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n", 24);
-	/* Copied under the lock: the loop may publish a new snapshot now. */
-	pthread_mutex_lock(&e->lock);
-	e->scrapes++;
-	ret = reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-		    e->text ? e->text : "", e->text ? e->len : 0);
-	pthread_mutex_unlock(&e->lock);
-	return ret;
-}
 
 int exporter_parse_listen(const char *arg, char *addr, size_t addr_len, uint16_t *port)
 {
@@ -91,6 +42,19 @@ int exporter_parse_listen(const char *arg, char *addr, size_t addr_len, uint16_t
 	} else {
 		snprintf(addr, addr_len, "%.*s", (int)(colon - arg), arg);
 	}
+	/* The address is checked here, with the rest of the command line, so
+	 * a typo is a usage error (exit 2) before anything is loaded. */
+	{
+		struct in6_addr a6;
+
+		if (inet_pton(AF_INET, addr, &a6) != 1 && inet_pton(AF_INET6, addr, &a6) != 1) {
+			fprintf(stderr, "connscope: --listen '%s': '%s' is not an IP address "
+					"(give e.g. 127.0.0.1:%d or [::1]:%d; names are not "
+					"resolved)\n", arg, addr, EXPORTER_DEFAULT_PORT,
+				EXPORTER_DEFAULT_PORT);
+			return -1;
+		}
+	}
 	*port = p;
 	return 0;
 bad:
@@ -104,82 +68,40 @@ struct exporter *exporter_start(const char *addr, uint16_t port, const struct ex
 {
 	struct prom_limits plim = { .top_processes = lim->top_processes,
 				    .max_series = lim->max_series };
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	/* No MHD_USE_ERROR_LOG: one message of ours per failure. */
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD;
-	struct exporter *e;
+	struct exporter *e = calloc(1, sizeof(*e));
 
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		flags |= MHD_USE_IPv6;
-	} else {
-		fprintf(stderr, "connscope: --listen: '%s' is not an IP address (give e.g. "
-				"127.0.0.1 or ::1)\n", addr);
-		return NULL;
-	}
-	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	pthread_mutex_init(&e->lock, NULL);
+	e->http = http_start(addr, port);
+	if (!e->http) {
+		free(e);
+		return NULL;
+	}
 	e->lim = *lim;
 	prom_state_init(&e->state, &plim);
 	hmap_init(&e->members_gone, sizeof(pid_t), 0);
 	hmap_init(&e->member_fds, sizeof(pid_t), sizeof(struct prom_fd));
-	e->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, e, MHD_OPTION_SOCK_ADDR,
-				     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned int)10, MHD_OPTION_END);
-	if (!e->daemon) {
-		fprintf(stderr, "connscope: cannot listen on %s:%u (in use? try another "
-				"--listen port)\n", addr, port);
-		prom_state_free(&e->state);
-		pthread_mutex_destroy(&e->lock);
-		free(e);
-		return NULL;
-	}
 	return e;
 }
 
 void exporter_publish(struct exporter *e, const char *text, size_t len)
 {
-	char *copy = malloc(len + 1);
-
-	if (!copy)
-		return;
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	pthread_mutex_lock(&e->lock);
-	free(e->text);
-	e->text = copy;
-	e->len = len;
-	pthread_mutex_unlock(&e->lock);
+	http_publish(e->http, text, len);
 }
 
 uint64_t exporter_scrapes(struct exporter *e)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&e->lock);
-	n = e->scrapes;
-	pthread_mutex_unlock(&e->lock);
-	return n;
+	return http_scrapes(e->http);
 }
 
 void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
-	MHD_stop_daemon(e->daemon);
+	http_stop(e->http);
 	prom_state_free(&e->state);
 	hmap_free(&e->members_gone);
 	hmap_free(&e->member_fds);
-	pthread_mutex_destroy(&e->lock);
-	free(e->text);
 	free(e);
 }
 
@@ -278,6 +200,68 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 	format_prom_state(out, &e->state, a, run, st, true);
 }
 
+/* Gone, for forgetting: members as the snapshot saw them; any other
+ * process holding a socket at the last reconcile is alive, the rest are
+ * asked of /proc (a stat each, only for those without sockets). */
+static bool proc_gone(const struct proc_books *p, void *ctx)
+{
+	if (member_gone(p, ctx))
+		return true;
+	for (int st = 1; st < CS_TCP_MAX_STATES; st++)
+		if (p->truth.state[st])
+			return false;
+	return procfs_pid_gone(p->pid);
+}
+
+void exporter_tick(struct exporter *e, struct agg *a, struct quic_books *qb)
+{
+	/* With -p the listed processes keep their series for good. */
+	if (e->lim.top_processes)
+		exporter_forget_gone(&e->state, a, qb, proc_gone, e);
+}
+
+/* --all sees every pid the host ever runs: the books of those that are
+ * gone go, once their series are over (members: after the grace) and no
+ * TIME_WAIT socket is still charged to them. Without this the books, the
+ * endpoint maps and the series state grow with every process started. */
+size_t exporter_forget_gone(struct prom_state *s, struct agg *a, struct quic_books *qb,
+			    bool (*gone)(const struct proc_books *p, void *ctx), void *ctx)
+{
+	struct hmap tw_holders;
+	struct tw_entry *tw;
+	const struct proc_key *key;
+	struct proc_books *p;
+	struct proc_key *drop;
+	size_t n = 0;
+	uint8_t *one;
+
+	if (!a->procs.count)
+		return 0;
+	drop = calloc(a->procs.count, sizeof(*drop));
+	if (!drop)
+		return 0;
+	hmap_init(&tw_holders, sizeof(pid_t), 1);
+	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
+		if ((one = hmap_upsert(&tw_holders, &tw->pid, NULL)))
+			*one = 1;
+	for (size_t i = 0; hmap_next(&a->procs, &i, (const void **)&key, (void **)&p);) {
+		if (!(gone ? gone(p, ctx) : p->exited) || hmap_get(&tw_holders, &p->pid))
+			continue;
+		if (prom_state_forget(s, p))
+			drop[n++] = *key;
+	}
+	/* After the walk: a delete moves entries under the iterator. */
+	for (size_t i = 0; i < n; i++) {
+		agg_drop_proc(a, &drop[i]);
+		/* QUIC books are per pid: gone with its last books. */
+		if (qb && !agg_find_proc(a, drop[i].pid))
+			quic_books_drop(qb, drop[i].pid);
+	}
+	hmap_free(&tw_holders);
+	free(drop);
+	return n;
+}
+
 void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
 {
 	const struct inode_owner *o;
@@ -308,6 +292,17 @@ int exporter_opt(int c, const char *arg, struct attach_opts *o)
 		if (cli_parse_u64("--top-processes", arg, 1, EXPORTER_MAX_TOP_PROCESSES, &v))
 			return -1;
 		o->exporter_limits.top_processes = v;
+		return 1;
+	case 'R':
+		/* As attach's: a small one makes losses a test can provoke. */
+		if (cli_parse_u64("--ringbuf-size", arg, 4096, 1ULL << 30, &v))
+			return -1;
+		if (v & (v - 1)) {
+			fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of two "
+					"(e.g. 8388608)\n", v);
+			return -1;
+		}
+		o->tracer.ringbuf_bytes = v;
 		return 1;
 	case 'S':
 		if (cli_parse_u64("--max-series", arg, EXPORTER_MIN_MAX_SERIES,

@@ -37,7 +37,8 @@ struct exporter_limits {
 #define EXPORTER_LONGOPTS						\
 	{ "all", no_argument, NULL, 'A' },				\
 	{ "top-processes", required_argument, NULL, 'P' },		\
-	{ "max-series", required_argument, NULL, 'S' }
+	{ "max-series", required_argument, NULL, 'S' },		\
+	{ "ringbuf-size", required_argument, NULL, 'R' }
 
 struct exporter;
 struct agg;
@@ -55,6 +56,18 @@ int exporter_check_opts(struct attach_opts *o);
 /* --all: books for every process holding a TCP socket at start, so their
  * sockets are seeded and followed like a target's. */
 void exporter_adopt_owners(struct agg *a, const struct inode_map *owners);
+
+/* After each snapshot: with --all, forget the processes that are gone
+ * (exporter_forget_gone), so memory stays flat however many come and go. */
+struct quic_books;
+void exporter_tick(struct exporter *e, struct agg *a, struct quic_books *qb);
+struct prom_state;
+struct proc_books;
+/* The books of gone processes (gone(p) true, or p->exited when NULL)
+ * whose series are over and that hold no TIME_WAIT socket are deleted,
+ * their QUIC books too (qb may be NULL); returns how many. */
+size_t exporter_forget_gone(struct prom_state *s, struct agg *a, struct quic_books *qb,
+			    bool (*gone)(const struct proc_books *p, void *ctx), void *ctx);
 
 /* Parses "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT". 0, or -1 after printing
  * why. */

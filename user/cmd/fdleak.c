@@ -127,8 +127,9 @@ static int fdleak_run(const struct fdleak_opts *o)
 	bool warned = false, color;
 	int ret = 1;
 
-	if (cli_check_targets(o->pids, o->npids, comms))
-		return 1;
+	ret = cli_check_targets(o->pids, o->npids, comms);
+	if (ret)
+		return ret;
 	ret = tracer_preflight(&o->tracer);
 	if (ret)
 		return ret;

@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Linear probing with backward-shift deletion (no tombstones, so lookups
- * stay short however much churn the tables see). */
+ * stay short however much churn the tables see).
+ *
+ * Keys include 4-tuples whose remote half a peer chooses: with a fixed
+ * hash anyone who can reach a traced server could precompute ports that
+ * all land in one probe chain and turn every lookup linear. The hash is
+ * keyed with a per-process secret from getrandom(), so chains depend on
+ * something the peer cannot know. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
 #include "hashmap.h"
 
 #define SLOT_ALIGN 8
@@ -34,17 +43,49 @@ void hmap_clear(struct hmap *m)
 	m->count = 0;
 }
 
-/* FNV-1a, then a murmur-style finaliser so that keys differing only in
- * high bytes (kernel addresses) spread over the low bits. */
+static uint64_t hash_seed;
+
+/* Before main() and before other constructors (priority 101, the first
+ * one not reserved), so no map ever hashes with another seed and the hot
+ * path needs no check. getrandom() does not block once the pool is
+ * initialised, long before anyone runs an agent; should it fail anyway
+ * (seccomp, an old kernel), time and pid still differ per run, which
+ * beats a constant. */
+__attribute__((constructor(101))) static void seed_init(void)
+{
+	uint64_t s = 0;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != sizeof(s)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ts.tv_sec << 32 ^
+		    (uint64_t)getpid();
+	}
+	hash_seed = s | 1;
+}
+
+uint64_t hmap_seed(void)
+{
+	return hash_seed;
+}
+
+/* FNV-1a started from the secret seed, then a murmur-style finaliser so
+ * that keys differing only in high bytes (kernel addresses) spread over
+ * the low bits. Not a MAC, but the chains a key lands in are no longer
+ * computable from outside the process. */
 static uint64_t hash_bytes(const void *key, size_t n)
 {
 	const uint8_t *p = key;
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL ^ hash_seed;
 
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ p[i]) * 1099511628211ULL;
+	h ^= hash_seed;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
 	return h;
 }

@@ -21,14 +21,23 @@ void hmap_free(struct hmap *m);
 /* The value stored under key, or NULL. */
 void *hmap_get(const struct hmap *m, const void *key);
 /* The value under key, inserted zeroed when absent (*created says which);
- * NULL only when memory runs out. Pointers stay valid until the next insert. */
+ * NULL only when memory runs out. Pointers stay valid until the next insert
+ * or delete. */
 void *hmap_upsert(struct hmap *m, const void *key, bool *created);
 /* Removes key; returns whether it was there. */
 bool hmap_del(struct hmap *m, const void *key);
 void hmap_clear(struct hmap *m);
 
 /* Iteration: for (size_t i = 0; hmap_next(m, &i, &k, &v); ) ...
- * Deleting during iteration is not allowed. */
+ * Deleting during iteration is not allowed, and neither is keeping a
+ * pointer across a delete: a delete shifts later entries of the probe
+ * chain back into the hole (no tombstones), so entries move on delete as
+ * well as on insert. Collect the keys, delete after the walk. The order
+ * differs from one process to the next: the hash is seeded per process
+ * (hmap_seed()), so that peers cannot choose colliding 4-tuples. */
 bool hmap_next(const struct hmap *m, size_t *iter, const void **key, void **val);
+
+/* This process's hash secret (from getrandom(), made on first use). */
+uint64_t hmap_seed(void);
 
 #endif

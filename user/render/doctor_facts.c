@@ -94,10 +94,9 @@ static void fill_fds(struct dr_proc *d, const struct run_info *run)
 	d->fd_now = fp->inv.total;
 	d->fd_start = d->fd_peak = fp->inv.total;
 	if (fp->books && fp->books->nsamples) {
-		d->fd_start = fp->books->samples[0].count;
-		for (size_t i = 0; i < fp->books->nsamples; i++)
-			if (fp->books->samples[i].count > d->fd_peak)
-				d->fd_peak = fp->books->samples[i].count;
+		d->fd_start = fp->books->first_count;
+		if (fp->books->peak_count > d->fd_peak)
+			d->fd_peak = fp->books->peak_count;
 	}
 	if (d->fd_now > d->fd_peak)
 		d->fd_peak = d->fd_now;

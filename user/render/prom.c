@@ -4,7 +4,9 @@
 #include "kfeatures.h"
 #include "prom.h"
 #include "prom_findings.h"
+#include "report_losses.h"
 #include "reuse.h"
+#include "utf8.h"
 #include "version.h"
 
 
@@ -13,16 +15,30 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: backslash, double quote and newline escaped, and valid
+ * UTF-8 only: Prometheus rejects the whole scrape over one bad byte, and
+ * any local user can name a process "\xff". Each byte that is not part of
+ * a well-formed sequence becomes U+FFFD. */
 static void label_value(FILE *out, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
+	const unsigned char *s = (const unsigned char *)v;
+
+	while (*s) {
+		size_t n = utf8_seq_len(s, 4);
+
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
 			fputs("\\n", out);
-		else
-			fputc(*v, out);
+		else if (!n)
+			fputs(UTF8_REPLACEMENT, out);
+		else if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n;
+			continue;
+		} else
+			fputc(*s, out);
+		s++;
 	}
 }
 
@@ -207,8 +223,10 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, one per figure, build_info */
-	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + run->nprogs + KF_FIG_MAX + 1 +
+	 * map full, mismatch, one per program, one per figure, build_info,
+	 * one per loss kind */
+	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + PROM_LOSSES_SERIES + run->nprogs +
+	       KF_FIG_MAX + 1 +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -392,6 +410,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	       "Owner map updates that failed (map full)");
 	fprintf(out, "connscope_owner_map_full_total %llu\n",
 		(unsigned long long)run->stats[CS_STAT_OWNER_FULL]);
+	format_losses_prom(out, &run->losses);
 	family(out, "connscope_books_mismatch_sockets", "gauge",
 	       "Sockets where the books and the kernel disagreed at the last reconcile");
 	fprintf(out, "connscope_books_mismatch_sockets %llu\n",
@@ -450,8 +469,8 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	       "Series left out to stay within --max-series, summed over every snapshot");
 	fprintf(out, "connscope_series_dropped_total %llu\n", (unsigned long long)s->dropped_total);
 	family(out, "connscope_processes_other", "gauge",
-	       "Processes summed into pid=\"other\" (no free --top-processes slot when they "
-	       "first showed activity)");
+	       "Live processes summed into pid=\"other\" (no free --top-processes slot when "
+	       "they first showed activity; those gone stay in its counters)");
 	fprintf(out, "connscope_processes_other %zu\n", prom_state_others(s));
 }
 

@@ -262,40 +262,58 @@ static void hist_clamp(uint64_t *v, const uint64_t *last)
 		v[b] = max64(v[b], last[b]);
 }
 
-/* "other": the sum of every process summed into it, no counter below
- * what the last snapshot showed. */
+/* The counters (not the gauges) of p added into v. */
+static void add_counters(struct prom_view *v, const struct proc_books *p)
+{
+	const uint64_t *from = (const uint64_t *)&p->total;
+	uint64_t *to = (uint64_t *)&v->total;
+	struct endpoint_stats *es;
+
+	for (size_t c = 0; c < NCOUNTERS; c++)
+		to[c] += from[c];
+	v->requests += p->requests;
+	hist_add(v->lifetime_ms_hist, p->lifetime_ms_hist);
+	hist_add(v->rpc_hist, p->rpc_hist);
+	hist_add(v->handshake_us_hist, p->handshake_us_hist);
+	v->lifetime_ns_sum += p->lifetime_ns_sum;
+	v->rpc_sum += p->rpc_sum;
+	v->handshake_ns_sum += p->handshake_ns_sum;
+	for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
+		v->ep_other_conns += es->opened + es->accepted;
+}
+
+bool prom_state_forget(struct prom_state *s, const struct proc_books *p)
+{
+	if (hmap_get(&s->members, &p->pid))
+		return false;
+	if (hmap_del(&s->others, &p->pid))
+		add_counters(&s->other_base, p);
+	hmap_del(&s->retired, &p->pid);
+	s->forgotten++;
+	return true;
+}
+
+/* "other": the sum of every process summed into it (those forgotten
+ * included), no counter below what the last snapshot showed. */
 static void other_view(struct prom_state *s, const struct agg *a, struct prom_view *v)
 {
 	const pid_t *pid;
 
-	memset(v, 0, sizeof(*v));
+	*v = s->other_base;
 	snprintf(v->comm, sizeof(v->comm), "other");
 	v->ep_other = true;
 	for (size_t i = 0; hmap_next(&s->others, &i, (const void **)&pid, NULL);) {
 		const struct proc_books *p = agg_find_proc(a, *pid);
-		const uint64_t *from;
-		uint64_t *to = (uint64_t *)&v->total;
 		struct endpoint_stats *es;
 
 		if (!p)
 			continue;
-		from = (const uint64_t *)&p->total;
-		for (size_t c = 0; c < NCOUNTERS; c++)
-			to[c] += from[c];
-		v->requests += p->requests;
+		add_counters(v, p);
 		for (int st = 0; st < CS_TCP_MAX_STATES; st++)
 			v->state[st] += p->truth.state[st];
 		v->orphan += p->truth.orphan;
-		hist_add(v->lifetime_ms_hist, p->lifetime_ms_hist);
-		hist_add(v->rpc_hist, p->rpc_hist);
-		hist_add(v->handshake_us_hist, p->handshake_us_hist);
-		v->lifetime_ns_sum += p->lifetime_ns_sum;
-		v->rpc_sum += p->rpc_sum;
-		v->handshake_ns_sum += p->handshake_ns_sum;
-		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);) {
-			v->ep_other_conns += es->opened + es->accepted;
+		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
 			v->ep_other_tw += es->tw_live;
-		}
 	}
 	if (s->have_other) {
 		const uint64_t *last = (const uint64_t *)&s->other.total;
@@ -412,7 +430,7 @@ void prom_state_views(struct prom_state *s, const struct agg *a, const struct pr
 		n++;
 	}
 	free(ms);
-	if (s->others.count)
+	if (s->others.count || s->have_other)
 		other_view(s, a, &s->views[n++]);
 	/* The cap: whole views in order, up to the first that does not fit. */
 	for (size_t i = 0; i < n; i++) {

@@ -109,6 +109,10 @@ struct prom_state {
 	uint64_t next_seq;
 	bool have_other;
 	struct prom_view other;	/* last shown: its counters never go below it */
+	/* Counters of "other" processes whose books are gone (forgotten):
+	 * "other" = this + the live ones, so it neither drops nor stalls. */
+	struct prom_view other_base;
+	uint64_t forgotten;	/* processes forgotten (prom_state_forget) */
 	/* The last snapshot: */
 	struct prom_view *views;	/* written: members in join order, then "other" */
 	size_t nviews, views_cap;
@@ -140,6 +144,18 @@ void prom_state_views(struct prom_state *s, const struct agg *a, const struct pr
 /* The members: for (size_t i = 0; prom_state_next_member(s, &i, &pid);) */
 bool prom_state_next_member(const struct prom_state *s, size_t *iter, pid_t *pid);
 void prom_state_free(struct prom_state *s);
+
+/* p is gone and its books are about to be deleted: a process in "other"
+ * has its counters folded into the "other" base, and neither map keeps
+ * its pid, so the state stays as big as the live processes, not as every
+ * pid ever seen. false: p is a member whose series are still shown (its
+ * books must stay until it is retired). */
+bool prom_state_forget(struct prom_state *s, const struct proc_books *p);
+/* Is pid in "other"? */
+static inline bool prom_state_is_other(const struct prom_state *s, pid_t pid)
+{
+	return hmap_get(&s->others, &pid) != NULL;
+}
 
 /* What "activity" ranks newcomers by: connections opened + accepted +
  * closed, plus the TCP sockets the process held at the last reconcile. */

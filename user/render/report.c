@@ -9,6 +9,7 @@
 #include "report_kf.h"
 #include "report_findings.h"
 #include "doctor.h"
+#include "report_losses.h"
 
 static int cmp_books(const void *a, const void *b)
 {
@@ -95,7 +96,10 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
 	uint64_t lost = run->stats[CS_STAT_RB_LOST], full = run->stats[CS_STAT_OWNER_FULL];
 
-	fprintf(out, "\nconnscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
+	/* Losses first: nobody reads a count as exact past this line. */
+	fputc('\n', out);
+	format_losses_headline(out, &run->losses);
+	fprintf(out, "connscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
 		run->elapsed_s, run->end_reason, run->interval_s,
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->tw_method)
@@ -146,6 +150,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
 	format_quic_agent_text(out, run->quic);
+	format_losses_text(out, &run->losses);
 	if (a->mismatch_last)
 		fprintf(out, "books vs kernel: DISAGREE by %llu sockets at the end (largest gap "
 			     "%llu)\n", (unsigned long long)a->mismatch_last,
@@ -290,6 +295,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "books_mismatch_last", a->mismatch_last);
 	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);
 	json_quic_agent(&j, run->quic);
+	json_losses(&j, &run->losses);
 	json_object_end(&j);
 
 	json_key(&j, "sources");

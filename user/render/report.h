@@ -12,6 +12,7 @@
 #include "report_tw.h"
 #include "quic_books.h"
 #include "fd_report.h"
+#include "losses.h"
 
 struct kf_plan;
 struct doctor_run;
@@ -37,6 +38,7 @@ struct run_info {
 	/* BPF programs of the tcpstate unit and whether each is attached. */
 	struct { const char *name; bool attached; } progs[24];
 	int nprogs;
+	struct agent_losses losses;	/* what the agent knows it missed */
 };
 
 /* Live table: header once, then one row per traced process per interval. */

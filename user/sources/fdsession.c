@@ -163,8 +163,14 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 void fd_session_tick(struct fd_session *s, bool final)
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
-		if (!s->procs[i].exited)
-			list_into_books(&s->books, s->rb, &s->procs[i], final);
+		/* A listing that fails is an interval without fd truth:
+		 * counted, unless the process is simply gone. */
+		if (!s->procs[i].exited) {
+			int err = list_into_books(&s->books, s->rb, &s->procs[i], final);
+
+			if (err && err != -ENOENT && err != -ESRCH)
+				s->list_failed++;
+		}
 		resolve_before_exec(s, i);
 	}
 }

@@ -30,6 +30,7 @@ struct fd_session {
 	 * belong to: struct fd_site_key -> struct site_frames. */
 	struct hmap resolved;
 	bool open;
+	uint64_t list_failed;		/* /proc/PID/fd listings that failed (not: gone) */
 };
 
 /* Loads and attaches the fd programs with a ring manager of their own

@@ -239,6 +239,7 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 	memset(id->comm, 0, sizeof(id->comm));
 	memcpy(id->comm, lp + 1, clen);
 	id->pid = pid;
+	id->flags = 0;
 
 	/* After ") " comes field 3 (state); walk to field 22, starttime. */
 	p = rp + 1;
@@ -247,6 +248,8 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 			p++;
 		if (!*p)
 			return -EPROTO;
+		if (field == 9)
+			id->flags = strtoul(p, NULL, 10);
 		if (field == 22)
 			break;
 		while (*p && *p != ' ')

@@ -29,7 +29,12 @@ struct proc_ident {
 	pid_t pid;
 	char comm[16];
 	uint64_t start_ticks;
+	uint32_t flags;		/* field 9: PF_* (PROCFS_PF_KTHREAD) */
 };
+
+/* A kernel thread (kthreadd, kworker/...): no user space, no fds, no
+ * sockets of its own; include/linux/sched.h. */
+#define PROCFS_PF_KTHREAD 0x00200000u
 
 /* 0, -ENOENT when the process does not exist, other -errno. */
 int procfs_read_ident(pid_t pid, struct proc_ident *id);

@@ -221,6 +221,7 @@ struct seed_ctx {
 	int seeds_fd;
 	pid_t pid;
 	uint32_t n;
+	uint32_t failed;	/* not stored: the seed map is full */
 	char comm[16];
 	uint64_t start_ns;
 };
@@ -237,6 +238,8 @@ static int seed_one(const struct sd_sock *s, void *arg)
 	owner.start_ns = c->start_ns;
 	if (!bpf_map_update_elem(c->seeds_fd, &s->cookie, &owner, BPF_ANY))
 		c->n++;
+	else
+		c->failed++;
 	return 0;
 }
 
@@ -259,6 +262,9 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 	}
 	inode_map_free(&inodes);
 	t->seeded += c.n;
+	/* A dump or /proc scan that failed seeds nothing: one failure; a
+	 * process gone meanwhile is none. */
+	t->seed_failed += c.failed + (err && err != -ENOENT && err != -ESRCH);
 	return err;
 }
 

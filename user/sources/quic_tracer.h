@@ -44,6 +44,7 @@ struct quic_tracer {
 	int targets_fd;			/* the tcpstate unit's targets map, or -1 */
 	bool kernel_quic;		/* IPPROTO_QUIC sockets can be made here */
 	uint32_t seeded;		/* UDP sockets of the targets found at start */
+	uint64_t seed_failed;		/* UDP sockets not seeded (map full, dump failed) */
 	char wire_error[PATH_MAX + 256];	/* why the wire source is off; "" when on */
 	struct quic_books *books;
 };

@@ -125,23 +125,91 @@ static void sd_fill(struct sd_sock *s, const struct inet_diag_msg *m)
 		    (uint64_t)m->id.idiag_cookie[1] << 32;
 }
 
+/* NLMSG_NEXT steps by the aligned length, which is past the end when the
+ * last message is not padded (len, unsigned, then wraps and NLMSG_OK lets
+ * the next read run off the buffer: found by fuzz_sockdiag). The kernel
+ * pads; outside data need not. */
+static const struct nlmsghdr *next_msg(const struct nlmsghdr *h, size_t *len)
+{
+	size_t step = NLMSG_ALIGN(h->nlmsg_len);
+
+	if (step > *len)
+		step = *len;
+	*len -= step;
+	return (const struct nlmsghdr *)((const char *)h + step);
+}
+
+int sockdiag_parse_reply(const void *buf, size_t n, uint32_t seq, sd_sock_cb cb, void *ctx,
+			 bool *done)
+{
+	const struct nlmsghdr *h;
+	struct sd_sock s;
+	size_t len = n;
+	int err;
+
+	*done = false;
+	for (h = buf; NLMSG_OK(h, len); h = next_msg(h, &len)) {
+		if (h->nlmsg_seq != seq)
+			continue;	/* stale, e.g. an earlier dump */
+
+		if (h->nlmsg_type == NLMSG_DONE) {
+			*done = true;
+			/* The DONE payload carries the dump's status when the
+			 * kernel stopped on an error. */
+			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
+				int st;
+
+				memcpy(&st, NLMSG_DATA(h), sizeof(st));
+				/* An errno, or a malformed reply (found by
+				 * fuzz_sockdiag: callers print strerror(-err)). */
+				if (st < 0)
+					return st >= -4095 ? st : -EBADMSG;
+			}
+			return 0;
+		}
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			struct nlmsgerr e;
+
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(e)))
+				return -EBADMSG;
+			memcpy(&e, NLMSG_DATA(h), sizeof(e));
+			/* A positive "error" is no errno: still an error. */
+			if (e.error)
+				return e.error < 0 && e.error >= -4095 ? e.error : -EBADMSG;
+			continue;	/* an ACK: not an error */
+		}
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+			continue;
+		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+			return -EBADMSG;
+
+		sd_fill(&s, NLMSG_DATA(h));
+		err = cb(&s, ctx);
+		if (err)
+			return err;
+	}
+	/* A datagram must hold whole messages; leftovers mean a truncated
+	 * or corrupt reply. */
+	if (len >= sizeof(struct nlmsghdr))
+		return -EBADMSG;
+	return 0;
+}
+
 /* Run one family's dump to its NLMSG_DONE. 0, -errno, or the callback's
  * nonzero value. */
 static int sd_dump_family(struct sd_conn *c, uint8_t family, uint8_t protocol, uint32_t states,
 			  sd_sock_cb cb, void *ctx)
 {
 	struct sockaddr_nl from;
-	struct sd_sock s;
+	bool done = false;
 	int err;
 
 	err = sd_send_req(c, family, protocol, states);
 	if (err)
 		return err;
 
-	for (;;) {
+	while (!done) {
 		ssize_t n = sd_recv(c, &from);
-		struct nlmsghdr *h;
-		size_t len;
 
 		if (n < 0)
 			return n;
@@ -149,50 +217,11 @@ static int sd_dump_family(struct sd_conn *c, uint8_t family, uint8_t protocol, u
 		 * to our port is not ours to trust. */
 		if (from.nl_pid != 0)
 			continue;
-
-		len = n;
-		for (h = (struct nlmsghdr *)c->buf; NLMSG_OK(h, len);
-		     h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_seq != c->seq)
-				continue;	/* stale, e.g. an earlier dump */
-
-			if (h->nlmsg_type == NLMSG_DONE) {
-				/* The DONE payload carries the dump's status
-				 * when the kernel stopped on an error. */
-				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
-					int st;
-
-					memcpy(&st, NLMSG_DATA(h), sizeof(st));
-					if (st < 0)
-						return st;
-				}
-				return 0;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr e;
-
-				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(e)))
-					return -EBADMSG;
-				memcpy(&e, NLMSG_DATA(h), sizeof(e));
-				if (e.error)
-					return e.error;
-				continue;	/* an ACK: not an error */
-			}
-			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
-				continue;
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-				return -EBADMSG;
-
-			sd_fill(&s, NLMSG_DATA(h));
-			err = cb(&s, ctx);
-			if (err)
-				return err;
-		}
-		/* A datagram must hold whole messages; leftovers mean a
-		 * truncated or corrupt reply. */
-		if (len >= sizeof(struct nlmsghdr))
-			return -EBADMSG;
+		err = sockdiag_parse_reply(c->buf, n, c->seq, cb, ctx, &done);
+		if (err)
+			return err;
 	}
+	return 0;
 }
 
 static int sd_socket(void *ctx)

@@ -4,6 +4,8 @@
 #ifndef CONNSCOPE_SOCKDIAG_H
 #define CONNSCOPE_SOCKDIAG_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "kernel_view.h"
@@ -27,5 +29,13 @@ int sockdiag_dump_tcp_of(pid_t pid, uint32_t state_mask, sd_sock_cb cb, void *ct
 /* Every UDP socket, v4 then v6 (the same struct; state is TCP_CLOSE or
  * TCP_ESTABLISHED, for unconnected and connected sockets). */
 int sockdiag_dump_udp(sd_sock_cb cb, void *ctx);
+
+/* One datagram of a dump's reply (buf: n bytes, 4-byte aligned): cb for
+ * each socket of request seq, *done at NLMSG_DONE. 0, -errno (an error
+ * the kernel reported, a malformed or truncated message) or cb's nonzero
+ * value. What arrives is outside data: every length is checked before it
+ * is used (tests/fuzz/fuzz_sockdiag.c). */
+int sockdiag_parse_reply(const void *buf, size_t n, uint32_t seq, sd_sock_cb cb, void *ctx,
+			 bool *done);
 
 #endif

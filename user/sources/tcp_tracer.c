@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "bpfutil.h"
 #include "kfeatures_probe.h"
 #include "tcp_tracer.h"
@@ -65,9 +66,10 @@ int tracer_preflight(const struct tracer_opts *o)
 	if (geteuid() != 0 &&
 	    !((caps >> CAP_SYS_ADMIN_BIT) & 1) &&
 	    !(((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1))) {
-		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF and "
-				"CAP_PERFMON, plus CAP_SYS_PTRACE to read other processes' fds): "
-				"run it with sudo\n");
+		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF, "
+				"CAP_PERFMON and CAP_DAC_READ_SEARCH, plus CAP_SYS_PTRACE for other "
+				"processes' fds and CAP_NET_ADMIN for QUIC on the wire): run it "
+				"with sudo\n");
 		return 1;
 	}
 	if (o->btf_path) {
@@ -76,6 +78,21 @@ int tracer_preflight(const struct tracer_opts *o)
 					"file for this kernel (e.g. from BTFHub)\n",
 				o->btf_path, strerror(errno));
 			return 1;
+		}
+		/* Parsed here too: libbpf would fail later with an errno that
+		 * says nothing about the file (4001, EIO). */
+		{
+			libbpf_print_fn_t was = libbpf_set_print(NULL);	/* one message: ours */
+			struct btf *btf = btf__parse(o->btf_path, NULL);
+
+			libbpf_set_print(was);
+			if (!btf) {
+				fprintf(stderr, "connscope: --btf %s is not a BTF file: pass this "
+						"kernel's vmlinux BTF (/sys/kernel/btf/vmlinux on the "
+						"kernel itself, or from BTFHub)\n", o->btf_path);
+				return 1;
+			}
+			btf__free(btf);
 		}
 	} else if (stat(KERNEL_BTF, &st)) {
 		fprintf(stderr, "connscope: kernel BTF not found at %s: connscope needs a kernel "
@@ -94,6 +111,12 @@ int tracer_preflight(const struct tracer_opts *o)
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
+	if (stat(path, &st) && errno == EACCES) {
+		/* tracefs is root's (0700): without root, CAP_DAC_READ_SEARCH. */
+		fprintf(stderr, "connscope: cannot read tracefs (%s: %s): run as root or give "
+				"CAP_DAC_READ_SEARCH too\n", path, strerror(errno));
+		return 1;
+	}
 	if (stat(path, &st)) {
 		fprintf(stderr, "connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
 				"it needs Linux >= 4.16 with tracefs mounted at /sys/kernel/tracing\n",
@@ -175,6 +198,10 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	if (o->max_sockets) {
 		bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
 		bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
+		/* Sockets held at start are sockets too: their seeds fit the
+		 * same budget (what does not fit is counted: tcp_seeds). */
+		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
+		bpf_map__set_max_entries(skel->maps.seed_ports, o->max_sockets);
 	}
 	err = tcpstate_bpf__load(skel);
 	for (size_t i = 0; !err && i < o->ncomms; i++) {
@@ -253,9 +280,16 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 {
 	__u16 port = tuple->sport;
 	__u8 one = 1;
+	int err;
 
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
-	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+	/* A seed that does not fit (more sockets held at start than the maps
+	 * take) leaves that socket's events unowned: counted, reported. */
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
+	if (!err)
+		err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+	if (err)
+		t->seeds_failed++;
+	return err;
 }
 
 int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
@@ -264,9 +298,14 @@ int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
 	struct cs_listen_key key = {
 		.netns = tuple->netns, .family = tuple->family, .port = tuple->sport,
 	};
+	int err;
 
 	memcpy(key.addr, tuple->saddr, sizeof(key.addr));
-	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
+	/* EEXIST: a listener the BPF side learned first, which wins. */
+	if (err && err != -EEXIST)
+		t->seeds_failed++;
+	return err == -EEXIST ? 0 : err;
 }
 
 int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct cs_owner *owner)

@@ -34,6 +34,7 @@ struct tracer {
 	const char *method;	/* the set_state hook in use */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool follow_children;
+	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
 };
 
 /* Checks that need no BPF: privileges, BTF, tracefs. Prints one message

@@ -6,17 +6,31 @@
 #include <stdio.h>
 #include <string.h>
 #include "report_html_internal.h"
+#include "utf8.h"
 
 /* ---- escaping ------------------------------------------------------------ */
 
 /* Text and attribute values alike: the five characters that end or change
  * markup. Control characters are not allowed in HTML and a comm may hold
- * any; they become '?', as in the terminal renderer. At most n bytes, so a
- * comm[16] need not be terminated. */
+ * any; they become '?', as in the terminal renderer. A byte that is not
+ * part of well-formed UTF-8 becomes U+FFFD (the page says utf-8). At most
+ * n bytes, so a comm[16] need not be terminated. */
 void html_esc_n(FILE *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && s[i]; i++) {
 		unsigned char c = s[i];
+		size_t len;
+
+		if (c >= 0x80) {
+			len = utf8_seq_len((const unsigned char *)s + i, n - i);
+			if (!len) {
+				fputs(UTF8_REPLACEMENT, out);
+			} else {
+				fwrite(s + i, 1, len, out);
+				i += len - 1;
+			}
+			continue;
+		}
 
 		switch (c) {
 		case '&':

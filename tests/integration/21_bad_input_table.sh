@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Bad input, table-driven: each row is one invocation a user could type.
+# Every one must end with its documented status (2 for a bad command line,
+# 1 for an environment that cannot work: see README "Exit status"), one
+# line on stderr that names the problem and says what to give instead, an
+# empty stdout, and nothing written: each runs in an empty directory that
+# must stay as it was, report paths point into it, and a planted link's
+# target keeps its bytes.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+TMP=$(lib_tmpdir)
+WORK=$TMP/work
+mkdir -p "$WORK"
+
+# The state of WORK (and the victim of the link rows) before each row.
+listing() {
+	(cd "$WORK" && find . -printf '%p %y %s\n' | sort)
+	cat "$TMP/victim" 2>/dev/null
+}
+
+# row NAME STATUS PROBLEM FIX CMD...: PROBLEM and FIX are extended regexes
+# the one stderr line must both match (the problem named, the way out).
+row() {
+	local name=$1 want=$2 problem=$3 fix=$4 rc before after
+	shift 4
+	before=$(listing)
+	(cd "$WORK" && timeout 60 "$@") >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	after=$(listing)
+	if [[ $rc -ne $want ]]; then
+		fail "$name" "exit status $rc, want $want; stderr: $(cat "$TMP/err")"
+		return
+	fi
+	if [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
+		fail "$name" "want one line on stderr, got: $(cat "$TMP/err")"
+		return
+	fi
+	if ! grep -Eq -- "$problem" "$TMP/err"; then
+		fail "$name" "message does not name the problem (/$problem/): $(cat "$TMP/err")"
+		return
+	fi
+	if ! grep -Eq -- "$fix" "$TMP/err"; then
+		fail "$name" "message says no fix (/$fix/): $(cat "$TMP/err")"
+		return
+	fi
+	if [[ -s $TMP/out ]]; then
+		fail "$name" "wrote to stdout: $(head -c 200 "$TMP/out")"
+		return
+	fi
+	if [[ $before != "$after" ]]; then
+		fail "$name" "left files behind: before [$before] after [$after]"
+		return
+	fi
+	ok "$name"
+}
+
+C=$CONNSCOPE
+ME=$$
+NOPID=$(cat /proc/sys/kernel/pid_max)
+while [ -e "/proc/$NOPID" ]; do NOPID=$((NOPID - 1)); done
+RANGE='expected (seconds|an integer) between'
+
+# ---- commands and options ----
+row unknown_command 2 "unknown command 'frobnicate'" "COMMAND --help|--help" $C frobnicate
+row unknown_option 2 "option .--frob. is unknown|unrecognized option" "--help" $C attach --frob
+row stray_argument 2 "unexpected argument 'extra'" "--help|remove|drop" $C summary extra
+
+# ---- pids ----
+row missing_pid 2 "which process" "give -p PID" $C attach -d 1
+row zero_pid 2 "-p '0'" "expected a process id" $C attach -p 0 -d 1
+row negative_pid 2 "-p '-5'" "expected a process id" $C attach -p -5 -d 1
+row non_numeric_pid 2 "-p 'abc'" "expected a process id" $C attach -p abc -d 1
+row huge_pid 2 "-p '99999999999'" "1\.\.[0-9]+" $C attach -p 99999999999 -d 1
+row empty_pid_in_list 2 "-p '1,,2'" "e\.g\. -p" $C attach -p 1,,2 -d 1
+row no_such_pid 1 "no such process: $NOPID" "pgrep" $C attach -p "$NOPID" -d 1
+row kernel_thread 2 "process 2 \(kthreadd\) is a kernel thread" "user process" $C attach -p 2 -d 1
+row kernel_thread_exporter 2 "is a kernel thread" "user process" \
+	$C exporter -p 2 -d 1 --listen 127.0.0.1:1
+
+# ---- durations and intervals ----
+row duration_non_numeric 2 "-d 'abc'" "$RANGE" $C attach -p $ME -d abc
+row duration_negative 2 "-d '-5'" "$RANGE" $C attach -p $ME -d -5
+row duration_huge 2 "-d '1e12'" "$RANGE" $C attach -p $ME -d 1e12
+row duration_nan 2 "-d 'nan'" "$RANGE" $C attach -p $ME -d nan
+row interval_zero 2 "-i '0'" "$RANGE 0\.1" $C attach -p $ME -i 0
+row interval_negative 2 "-i '-1'" "$RANGE" $C attach -p $ME -i -1
+row interval_huge 2 "-i '99999999'" "$RANGE" $C attach -p $ME -i 99999999
+row interval_non_numeric 2 "-i '1s'" "$RANGE" $C exporter -p $ME -i 1s
+row leak_age_negative 2 "--leak-age '-1'" "$RANGE" $C attach -p $ME --leak-age -1
+row top_zero 2 "--top '0'" "$RANGE" $C attach -p $ME --top 0
+row ringbuf_not_pow2 2 "--ringbuf-size 5000" "power of two" $C attach -p $ME --ringbuf-size 5000
+
+# ---- --listen ----
+row listen_no_port 2 "--listen '127.0.0.1'" "ADDR:PORT" $C exporter -p $ME --listen 127.0.0.1
+row listen_port_zero 2 "--listen ':0'" "port 1\.\.65535" $C exporter -p $ME --listen :0
+row listen_port_huge 2 "--listen ':70000'" "port 1\.\.65535" $C exporter -p $ME --listen :70000
+row listen_port_non_numeric 2 "--listen ':http'" "port 1\.\.65535" $C exporter -p $ME --listen :http
+row listen_bad_address 2 "'999\.1\.1\.1' is not an IP address" "127\.0\.0\.1" \
+	$C exporter -p $ME --listen 999.1.1.1:9477
+row listen_hostname 2 "'localhost' is not an IP address" "names are not resolved" \
+	$C exporter -p $ME --listen localhost:9477
+port=$(free_port)
+fx_start holder server -p "$port" || fail listen_port_in_use "no listener to collide with"
+row listen_port_in_use 1 "cannot listen on 127\.0\.0\.1:$port" "another --listen port" \
+	$C exporter -p $ME -d 1 --listen 127.0.0.1:$port
+fx_stop holder
+
+# ---- flags that cannot go together ----
+row exporter_pid_and_all 2 "-p and --all both given" "not both" $C exporter -p $ME --all
+row exporter_neither 2 "which processes\?" "--all" $C exporter
+row top_processes_without_all 2 "--top-processes needs --all" "--all" \
+	$C exporter -p $ME --top-processes 3
+row children_with_all 2 "--children with --all" "drop --children" $C exporter --all --children
+
+# ---- --report / --prom paths ----
+mkdir "$WORK/adir"
+row report_is_directory 2 "report $WORK/adir is a directory" "give a file name" \
+	$C attach -p $ME -d 1 --report "$WORK/adir"
+row report_trailing_slash 2 "names a directory" "give a file name" \
+	$C attach -p $ME -d 1 --report "$WORK/adir/"
+row report_missing_directory 1 "cannot write the report $WORK/nodir/r\.html: No such file" \
+	"check the directory exists" $C attach -p $ME -d 1 --report "$WORK/nodir/r.html"
+# /proc takes no new files, even from root: unwritable whoever asks.
+row report_unwritable_directory 1 "cannot write the report /proc/r\.html" \
+	"check the directory exists and is writable" $C attach -p $ME -d 1 --report /proc/r.html
+printf 'precious\n' >"$TMP/victim"
+ln -s "$TMP/victim" "$WORK/link.html"
+row report_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
+	$C attach -p $ME -d 1 --report "$WORK/link.html"
+row prom_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
+	$C attach -p $ME -d 1 --prom "$WORK/link.html"
+rm "$WORK/link.html"
+
+# ---- privileges and the kernel ----
+row not_root 1 "needs root" "run it with sudo" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups $C attach -p $ME -d 1
+row root_without_capabilities 1 "cannot load the BPF programs: Operation not permitted" \
+	"run as root" setpriv --inh-caps=-all --bounding-set=-all $C attach -p $ME -d 1
+row btf_missing 1 "cannot read BTF file /nonexistent/vmlinux: No such file" "--btf|BTFHub" \
+	$C attach -p $ME -d 1 --btf /nonexistent/vmlinux
+printf 'not btf\n' >"$TMP/notbtf"
+row btf_not_btf 1 "$TMP/notbtf is not a BTF file" "BTFHub|/sys/kernel/btf/vmlinux" \
+	$C attach -p $ME -d 1 --btf "$TMP/notbtf"
+
+# ---- the old report temporary: a link planted at FILE.tmp ----
+# Reports used to be written to FILE.tmp with fopen(): a link planted
+# there by anyone who can write the directory sent root's write wherever
+# it pointed. The run must succeed, write FILE, and leave the link's
+# target alone.
+printf 'precious\n' >"$TMP/victim"
+ln -s "$TMP/victim" "$WORK/r.html.tmp"
+fx_start tgt server -p "$(free_port)" || fail planted_tmp_link "no target process"
+if (cd "$WORK" && "$C" attach -p "$FX_PID_tgt" -d 0.5 -j --report r.html) \
+	>"$TMP/out" 2>"$TMP/err"; then
+	if [[ $(cat "$TMP/victim") == precious && -f $WORK/r.html && ! -L $WORK/r.html ]] &&
+		grep -q '<html' "$WORK/r.html"; then
+		ok planted_tmp_link
+	else
+		fail planted_tmp_link "victim now: $(head -c 80 "$TMP/victim"); $(ls -l "$WORK")"
+	fi
+else
+	fail planted_tmp_link "attach failed: $(cat "$TMP/err")"
+fi
+fx_stop tgt
+rm -f "$WORK/r.html.tmp" "$WORK/r.html"
+leftover=$(find "$WORK" -name '.r.html.*')
+assert_eq "$leftover" "" planted_tmp_link/no_temporary_left

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The parsers of outside data under libFuzzer (ASan + UBSan), each for a
+# bounded number of runs, seeded from tests/fuzz/corpus/<target> (real
+# replies and files recorded on a 6.x kernel, plus every input that once
+# crashed one): netlink sock_diag replies (fuzz_sockdiag), the /proc and
+# /proc/sys files (fuzz_procfs), a /proc/PID fd table with its fdinfo and
+# net tables (fuzz_fdinv). A crash, a bad read or a broken invariant fails
+# it. `make fuzz` runs each for FUZZ_SECONDS (default 600).
+set -u
+source "$TESTS_DIR/lib.sh"
+
+TMP=$(lib_tmpdir)
+SECONDS_EACH=${FUZZ_SECONDS:-20}
+RUNS=${FUZZ_RUNS:-200000}
+
+for target in fuzz_sockdiag fuzz_procfs fuzz_fdinv; do
+	bin=$REPO_ROOT/.output/fuzz/$target
+	if [[ ! -x $bin ]]; then
+		fail "$target/built" "$bin missing (make $bin; needs libclang-rt-14-dev)"
+		continue
+	fi
+	seeds=$REPO_ROOT/tests/fuzz/corpus/$target
+	n=$(find "$seeds" -type f | wc -l)
+	if ((n < 1)); then
+		fail "$target/seeds" "no seeds in $seeds"
+		continue
+	fi
+	# A working copy: libFuzzer adds what it finds to its first corpus
+	# directory, and the checked-in one stays as it is.
+	mkdir -p "$TMP/$target"
+	cp "$seeds"/* "$TMP/$target/"
+	# The fake /proc trees go under TMPDIR, removed with TMP.
+	TMPDIR=$TMP "$bin" -runs="$RUNS" -max_total_time="$SECONDS_EACH" -timeout=10 \
+		-rss_limit_mb=2048 -artifact_prefix="$TMP/$target-" "$TMP/$target" \
+		>"$TMP/$target.log" 2>&1
+	rc=$?
+	if ((rc == 0)) && grep -q '^Done [0-9]* runs' "$TMP/$target.log"; then
+		ok "$target/$(grep -o '^Done [0-9]* runs' "$TMP/$target.log" | tr ' ' _)"
+	else
+		crash=$(ls "$TMP/$target-"* 2>/dev/null | head -1)
+		[[ -n $crash ]] && cp "$crash" "$REPO_ROOT/.output/fuzz/" 2>/dev/null
+		fail "$target" "libFuzzer exit $rc (input kept in .output/fuzz/): $(grep -m3 -E 'ERROR|SUMMARY|abort|Done' "$TMP/$target.log" | tr '\n' ' ')"
+	fi
+done

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stddef.h>
+#include <string.h>
+#include "fdtrack.h"
+#include "losses.h"
+#include "quic_books.h"
+#include "tcpstate.h"
+
+static const struct {
+	const char *key, *text;
+} kinds[LOSS_MAX] = {
+	[LOSS_TCP_EVENTS] = { "tcp_events", "TCP events (ring buffer full)" },
+	[LOSS_OWNER_MAP_FULL] = { "owner_map_full", "sockets not owned (owner map full)" },
+	[LOSS_ACCEPT_UNRESOLVED] = { "accept_unresolved", "accepted sockets not resolved" },
+	[LOSS_TCP_SEEDS] = { "tcp_seeds", "sockets held at start not seeded (map full)" },
+	[LOSS_FD_EVENTS] = { "fd_events", "fd events (ring buffer full)" },
+	[LOSS_FD_STACKS] = { "fd_stacks", "fd stack snapshots (ring buffer full)" },
+	[LOSS_FD_LISTINGS] = { "fd_listings", "/proc/PID/fd listings failed" },
+	[LOSS_QUIC_WIRE_EVENTS] = { "quic_wire_events", "QUIC wire events (ring buffer full)" },
+	[LOSS_QUIC_NGTCP2_EVENTS] = { "quic_ngtcp2_events",
+				      "ngtcp2 events (ring buffer full)" },
+	[LOSS_QUIC_NGTCP2_CALLS] = { "quic_ngtcp2_calls",
+				     "ngtcp2 calls not followed (call map full)" },
+	[LOSS_QUIC_UDP_SEEDS] = { "quic_udp_seeds", "UDP sockets held at start not seeded" },
+	[LOSS_QUIC_ATTEMPTS] = { "quic_attempts",
+				 "QUIC attempts not kept (cap reached: spoofed flood?)" },
+	[LOSS_ATTACH_FAILED] = { "attach_failed", "programs or sources not attached" },
+};
+
+const char *loss_key(int k)
+{
+	return k >= 0 && k < LOSS_MAX ? kinds[k].key : "unknown";
+}
+
+const char *loss_text(int k)
+{
+	return k >= 0 && k < LOSS_MAX ? kinds[k].text : "unknown";
+}
+
+uint64_t losses_total(const struct agent_losses *l)
+{
+	uint64_t t = 0;
+
+	for (int k = 0; k < LOSS_MAX; k++)
+		t += l->n[k];
+	return t;
+}
+
+void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_seeds_failed,
+		    const uint64_t *fd, uint64_t fd_listings_failed, int fd_progs_failed,
+		    const struct quic_run *q)
+{
+	const struct quic_proc *p;
+
+	memset(l, 0, sizeof(*l));
+	l->n[LOSS_TCP_EVENTS] = tcp[CS_STAT_RB_LOST];
+	l->n[LOSS_OWNER_MAP_FULL] = tcp[CS_STAT_OWNER_FULL];
+	l->n[LOSS_ACCEPT_UNRESOLVED] = tcp[CS_STAT_ACCEPT_MISS];
+	l->n[LOSS_TCP_SEEDS] = tcp_seeds_failed;
+	if (fd) {
+		l->n[LOSS_FD_EVENTS] = fd[FD_STAT_RB_LOST];
+		l->n[LOSS_FD_STACKS] = fd[FD_STAT_SNAP_LOST];
+	}
+	l->n[LOSS_FD_LISTINGS] = fd_listings_failed;
+	l->n[LOSS_ATTACH_FAILED] = fd_progs_failed > 0 ? fd_progs_failed : 0;
+	if (!q)
+		return;
+	l->n[LOSS_QUIC_WIRE_EVENTS] = q->wire_stats[QW_STAT_RB_LOST];
+	l->n[LOSS_QUIC_NGTCP2_EVENTS] = q->lib_stats[QN_STAT_RB_LOST];
+	l->n[LOSS_QUIC_NGTCP2_CALLS] = q->lib_stats[QN_STAT_CALLS_FULL];
+	l->n[LOSS_QUIC_UDP_SEEDS] = q->seed_failed;
+	/* The wire source asked for and off: its reason is in the report. */
+	l->n[LOSS_ATTACH_FAILED] += !q->wire_on && q->wire_error && q->wire_error[0];
+	for (size_t i = 0; q->books && hmap_next(&q->books->procs, &i, NULL, (void **)&p);)
+		l->n[LOSS_QUIC_ATTEMPTS] += p->attempts_full;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The agent's losses (losses.h) in each output: the text report's first
+ * line and its agent block, JSON agent.losses, Prometheus. */
+#ifndef CONNSCOPE_REPORT_LOSSES_H
+#define CONNSCOPE_REPORT_LOSSES_H
+
+#include <stdio.h>
+#include "losses.h"
+
+struct json;
+
+/* "LOST: 12 TCP events (ring buffer full), ...; counts are low" when
+ * anything was lost, nothing otherwise. The report's first line. */
+void format_losses_headline(FILE *out, const struct agent_losses *l);
+/* "losses: none", or one line per kind that lost something. */
+void format_losses_text(FILE *out, const struct agent_losses *l);
+/* "losses": { "total": N, "<key>": n, ... } with every kind. */
+void json_losses(struct json *j, const struct agent_losses *l);
+/* connscope_agent_losses_total{what="<key>"}: PROM_LOSSES_SERIES lines. */
+#define PROM_LOSSES_SERIES LOSS_MAX
+void format_losses_prom(FILE *out, const struct agent_losses *l);
+
+#endif
