@@ -63,9 +63,19 @@ int tracer_preflight(const struct tracer_opts *o)
 	char path[512];
 	struct stat st;
 
-	if (geteuid() != 0 &&
-	    !((caps >> CAP_SYS_ADMIN_BIT) & 1) &&
-	    !(((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1))) {
+	bool may_bpf = ((caps >> CAP_SYS_ADMIN_BIT) & 1) ||
+		       (((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1));
+
+	/* Root without its capabilities (setpriv, a container's bounding
+	 * set): said before the feature probes, whose loads would fail too
+	 * and read as a kernel without BPF. */
+	if (geteuid() == 0 && !may_bpf) {
+		fprintf(stderr, "connscope: cannot load the BPF programs: %s (run as root with "
+				"its capabilities: CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; this "
+				"root has neither)\n", strerror(EPERM));
+		return 1;
+	}
+	if (geteuid() != 0 && !may_bpf) {
 		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF, "
 				"CAP_PERFMON and CAP_DAC_READ_SEARCH, plus CAP_SYS_PTRACE for other "
 				"processes' fds and CAP_NET_ADMIN for QUIC on the wire): run it "
