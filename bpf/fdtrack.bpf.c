@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include "fdtrack.h"
 #include "ringbuf_wakeup.bpf.h"
+#include "agent.bpf.h"
 
 #define O_CLOEXEC_FLAG 02000000	/* O_CLOEXEC == SOCK_CLOEXEC == EFD_CLOEXEC... on x86 */
 #define F_DUPFD 0
@@ -42,12 +43,7 @@ struct {
 	__uint(max_entries, 4 << 20);
 } fd_snaps SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} fd_targets SEC(".maps");
+AGENT_TARGETS_MAP(fd_targets);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -83,19 +79,11 @@ struct {
 	__type(value, struct enter_args);
 } fd_enter SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FD_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} fd_stats SEC(".maps");
+AGENT_STATS_MAP(fd_stats, FD_STAT_MAX);
 
 static __always_inline void stat_inc(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&fd_stats, &idx);
-
-	if (v)
-		(*v)++;
+	agent_stat_inc(&fd_stats, idx);
 }
 
 struct {
@@ -132,9 +120,7 @@ static __always_inline void count_error(long ret)
 
 static __always_inline bool is_target(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return !filter_tgid || bpf_map_lookup_elem(&fd_targets, &tgid);
+	return agent_traced(&fd_targets, filter_tgid, agent_current_tgid());
 }
 
 /* Syscall tracepoint records: enter has args as u64s, exit the return. */

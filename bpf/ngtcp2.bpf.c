@@ -23,6 +23,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "quic.h"
+#include "agent.bpf.h"
 
 /* ngtcp2_cid (ngtcp2.h): the library's own layout, stable across sonames. */
 struct ng_cid {
@@ -40,12 +41,7 @@ struct {
 /* Traced processes: user space makes this the tcpstate unit's own map
  * (bpf_map__reuse_fd), so children it follows are traced here too. The
  * probes are on the library file, for every process that maps it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} ng_targets SEC(".maps");
+AGENT_TARGETS_MAP(ng_targets);
 
 /* Calls in flight: thread -> what the return probe needs. LRU: an entry
  * whose return probe never ran (a missed uretprobe, a thread killed in
@@ -64,26 +60,16 @@ struct {
 	__type(value, struct ng_call);
 } ng_calls SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, QN_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} ng_stats SEC(".maps");
+AGENT_STATS_MAP(ng_stats, QN_STAT_MAX);
 
 static __always_inline void stat_inc(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&ng_stats, &idx);
-
-	if (v)
-		(*v)++;
+	agent_stat_inc(&ng_stats, idx);
 }
 
 static __always_inline bool traced(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return !filter_tgid || bpf_map_lookup_elem(&ng_targets, &tgid);
+	return agent_traced(&ng_targets, filter_tgid, agent_current_tgid());
 }
 
 static __always_inline struct quic_lib_event *reserve(__u8 type, __u64 conn)

@@ -22,6 +22,7 @@
 #include "quic.h"
 #include "tcpstate.h"	/* CS_TICK_NS */
 #include "ringbuf_wakeup.bpf.h"
+#include "agent.bpf.h"
 
 
 #define AF_INET		2
@@ -42,12 +43,7 @@ struct {
 	__uint(max_entries, 4 << 20);
 } quic_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} qw_targets SEC(".maps");
+AGENT_TARGETS_MAP(qw_targets);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -116,19 +112,11 @@ struct {
 	__type(value, struct qw_buf);
 } qw_scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, QW_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} qw_stats SEC(".maps");
+AGENT_STATS_MAP(qw_stats, QW_STAT_MAX);
 
 static __always_inline void stat_inc(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&qw_stats, &idx);
-
-	if (v)
-		(*v)++;
+	agent_stat_inc(&qw_stats, idx);
 }
 
 /* The current task's group leader start time: with the tgid, the identity
@@ -144,7 +132,7 @@ static __always_inline __u64 current_start_ns(void)
 
 static __always_inline bool is_target(__u32 tgid)
 {
-	return !filter_tgid || bpf_map_lookup_elem(&qw_targets, &tgid);
+	return agent_traced(&qw_targets, filter_tgid, tgid);
 }
 
 /* Where a datagram sits in the skb, and its two ends. */

@@ -16,6 +16,7 @@
 #include "tcpstate.h"
 #include "sock_read.bpf.h"
 #include "ringbuf_wakeup.bpf.h"
+#include "agent.bpf.h"
 
 #define IPPROTO_TCP 6
 
@@ -41,12 +42,7 @@ struct {
 } events SEC(".maps");
 
 /* Traced processes (tgid -> 1), filled after load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
+AGENT_TARGETS_MAP(targets);
 
 /* Live sock -> owner. A plain hash, not an LRU: an LRU would make room by
  * dropping the owner of a live connection without a word, while a full
@@ -154,12 +150,7 @@ struct {
 	__type(value, struct tw_track);
 } tw_owners SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CS_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
+AGENT_STATS_MAP(stats, CS_STAT_MAX);
 
 /* No memcmp in BPF: compare the fixed-size tuple field by field. */
 static __always_inline bool tuple_eq(const struct cs_tuple *a, const struct cs_tuple *b)
@@ -175,10 +166,7 @@ static __always_inline bool tuple_eq(const struct cs_tuple *a, const struct cs_t
 
 static __always_inline void stat_inc(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
-
-	if (v)
-		(*v)++;
+	agent_stat_inc(&stats, idx);
 }
 
 static __always_inline void owner_from_task(struct cs_owner *o, struct task_struct *task)
@@ -229,10 +217,9 @@ static __always_inline bool comm_is_target(const char *comm)
 
 static __always_inline bool current_is_target(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct task_struct *task;
 
-	if (!filter_tgid || bpf_map_lookup_elem(&targets, &tgid))
+	if (agent_traced(&targets, filter_tgid, agent_current_tgid()))
 		return true;
 	if (!filter_comm && !filter_cgroup)
 		return false;
