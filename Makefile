@@ -278,8 +278,8 @@ clean:
 # comparison side by side, prints the ratio table and writes
 # .output/bench.json. hyperfine, perf, valgrind (callgrind) and libbpf-tools
 # (tcpstates, tcplife) are the tools it measures with or against.
-BENCH_PKGS := hyperfine libbpf-tools linux-perf valgrind time lsof iproute2 jq procps
-BENCH_BINS := $(OUTPUT)/bench/loadgen $(OUTPUT)/bench/aggbench
+BENCH_PKGS := hyperfine libbpf-tools linux-perf valgrind time lsof iproute2 jq procps uthash-dev
+BENCH_BINS := $(OUTPUT)/bench/loadgen $(OUTPUT)/bench/aggbench $(OUTPUT)/bench/hashbench
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -291,6 +291,11 @@ $(OUTPUT)/bench/loadgen: tests/bench/loadgen.c | $(OUTPUT)/bench
 $(OUTPUT)/bench/aggbench: tests/bench/aggbench.c $(LIB_OBJS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# Our hash table against uthash (a candidate we did not take: see README).
+$(OUTPUT)/bench/hashbench: tests/bench/hashbench.c $(OUTPUT)/user/lib/hashmap.o | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/user/lib/hashmap.o -o $@
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(TEST_PKGS) $(BENCH_PKGS)"

@@ -70,17 +70,29 @@ uint64_t hmap_seed(void)
 	return hash_seed;
 }
 
-/* FNV-1a started from the secret seed, then a murmur-style finaliser so
- * that keys differing only in high bytes (kernel addresses) spread over
- * the low bits. Not a MAC, but the chains a key lands in are no longer
- * computable from outside the process. */
+/* Eight bytes a step, each folded in with a multiply and a shift, started
+ * from the secret seed, then a murmur-style finaliser so that keys
+ * differing only in high bytes (kernel addresses) spread over the low bits.
+ * A byte-wise FNV-1a made a 40-byte 4-tuple cost 40 dependent multiplies:
+ * twice uthash's time per operation in tests/bench/hashbench.c. Not a MAC,
+ * but the chains a key lands in are not computable from outside the
+ * process. */
 static uint64_t hash_bytes(const void *key, size_t n)
 {
 	const uint8_t *p = key;
-	uint64_t h = 1469598103934665603ULL ^ hash_seed;
+	uint64_t h = hash_seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
+	for (; n >= 8; n -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
 	h ^= hash_seed;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
