@@ -67,7 +67,7 @@ if run_case hidden --btf "$HIDDEN"; then
 		"$(printf '0\t0')" hidden/no_io_counted
 	assert_eq "$(grep -c 'data-figure="connection_io"' "$TMP/hidden.html")" 1 hidden/html_names_figure
 	assert_eq "$(grep -c "^connscope_figure_available{figure=\"connection_io\",needs=\"$NEEDS\"} 0\$" "$TMP/hidden.prom")" 1 hidden/prom_figure_off
-	assert_eq "$(grep -c '^connscope_figure_available{.*} 1$' "$TMP/hidden.prom")" 6 hidden/prom_other_figures_on
+	assert_eq "$(grep -c '^connscope_figure_available{.*} 1$' "$TMP/hidden.prom")" 8 hidden/prom_other_figures_on
 	assert_eq "$(grep -c '^connscope_program_attached{program="handle_send_btf"} 0$' "$TMP/hidden.prom")" 1 hidden/send_program_not_loaded
 	# The text report says it near the top.
 	"$CONNSCOPE" attach --btf "$HIDDEN" -p $$ -d 0.2 -H >"$TMP/hidden.txt" 2>"$TMP/hidden_txt.err"
@@ -83,5 +83,5 @@ if run_case own; then
 	assert_eq "$(jqn ".processes[] | select(.pid == $CPID) | .reuse | [.requests, .bytes_sent, .bytes_received] | @tsv" "$J")" \
 		"$(printf '%s\t%s\t%s' $R $((R * 4)) $((R * 3)))" own/io_counted
 	assert_eq "$(grep -c 'data-figure=' "$TMP/own.html")" 0 own/html_names_nothing
-	assert_eq "$(grep -c '^connscope_figure_available{.*} 1$' "$TMP/own.prom")" 7 own/prom_all_figures_on
+	assert_eq "$(grep -c '^connscope_figure_available{.*} 1$' "$TMP/own.prom")" 9 own/prom_all_figures_on
 fi

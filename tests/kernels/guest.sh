@@ -60,6 +60,10 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	"$CONNSCOPE" attach --children -p "$FX_PID_srv" -d 0.3 -j >"$TMP/c.json" 2>"$TMP/c.err"
 	assert_eq "$? $(jqn .run.follow_children "$TMP/c.json")" "0 true" attach/children_loads
 	assert_eq "$(grep -c 'children is off' "$TMP/c.err")" 0 attach/children_not_off
+	# --comm loads the exec, rename and exit programs (targets_join/_exit).
+	"$CONNSCOPE" attach --comm tcpfix -d 0.3 -j >"$TMP/n.json" 2>"$TMP/n.err"
+	assert_eq "$? $(jqn '[.processes[] | select(.comm == "tcpfix")] | length' "$TMP/n.json")" "0 2" \
+		attach/comm_loads_and_finds_both
 else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi

@@ -15,11 +15,12 @@
 /* Tracepoints of the kernel lines the README's table names. */
 static const char *const tp_6_1[] = {
 	"inet_sock_set_state", "timer_start", "timer_cancel", "timer_expire_entry",
-	"sched_process_fork", "sched_process_exec", NULL,
+	"sched_process_fork", "sched_process_exec", "task_rename", "sched_process_exit", NULL,
 };
 static const char *const tp_6_3[] = {
 	"inet_sock_set_state", "timer_start", "timer_cancel", "timer_expire_entry",
-	"sched_process_fork", "sched_process_exec", "sock_send_length", "sock_recv_length", NULL,
+	"sched_process_fork", "sched_process_exec", "task_rename", "sched_process_exit",
+	"sock_send_length", "sock_recv_length", NULL,
 };
 
 /* A BTF holding typedef btf_trace_NAME -> pointer -> func proto for each
@@ -126,8 +127,9 @@ TEST(no_tracepoint_btf_turns_off_every_tp_btf_figure)
 	char names[256];
 
 	plan_for(none, &plan);
-	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 4, "four figures off");
-	ASSERT_STREQ(names, "connection_io,time_wait_timers,children,fd_exec", "in table order");
+	ASSERT_EQ(off_names(&plan, names, sizeof(names)), 6, "six figures off");
+	ASSERT_STREQ(names, "connection_io,time_wait_timers,children,fd_exec,targets_join,targets_exit",
+		     "in table order");
 }
 
 /* The tw timer figure needs the tp_btf set_state hook too: the timer

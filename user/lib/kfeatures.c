@@ -15,6 +15,8 @@ static const char *const hook_tracepoints[KF_HOOK_MAX][4] = {
 	[KF_HOOK_TW_TIMERS] = { "timer_start", "timer_cancel", "timer_expire_entry" },
 	[KF_HOOK_FORK] = { "sched_process_fork" },
 	[KF_HOOK_EXEC] = { "sched_process_exec" },
+	[KF_HOOK_RENAME] = { "task_rename" },
+	[KF_HOOK_EXIT] = { "sched_process_exit" },
 };
 
 /* THE table: each figure, the hooks it needs, and what to tell the user.
@@ -45,6 +47,19 @@ static const struct {
 		{ "fd_exec", "fds closed by exec (O_CLOEXEC) seen as it happens",
 		  "tp_btf sched:sched_process_exec (Linux 5.5)" },
 		{ KF_HOOK_EXEC }, 1 },
+	[KF_FIG_TARGETS_JOIN] = {
+		{ "targets_join",
+		  "--comm/--cgroup: processes that fork, exec or rename into the target "
+		  "during the run join it",
+		  "tp_btf sched:sched_process_fork, sched:sched_process_exec and "
+		  "task:task_rename (Linux 5.5)" },
+		{ KF_HOOK_FORK, KF_HOOK_EXEC, KF_HOOK_RENAME }, 3 },
+	[KF_FIG_TARGETS_EXIT] = {
+		{ "targets_exit",
+		  "targets leave the kernel filter when they exit, so a process that reuses "
+		  "the pid is not traced",
+		  "tp_btf sched:sched_process_exit (Linux 5.5)" },
+		{ KF_HOOK_EXIT, KF_HOOK_SET_STATE_BTF }, 2 },
 	[KF_FIG_FD_TRACKING] = {
 		{ "fd_tracking", "fd tracking: fdleak and the fd part of attach",
 		  "BPF helpers bpf_get_current_task_btf (Linux 5.11) and bpf_task_pt_regs "

@@ -21,6 +21,8 @@ enum kf_hook {
 	KF_HOOK_TW_TIMERS,	/* tp_btf timer_start/cancel/expire_entry + tw_timer_handler */
 	KF_HOOK_FORK,		/* tp_btf sched:sched_process_fork */
 	KF_HOOK_EXEC,		/* tp_btf sched:sched_process_exec */
+	KF_HOOK_RENAME,		/* tp_btf task:task_rename */
+	KF_HOOK_EXIT,		/* tp_btf sched:sched_process_exit */
 	KF_HOOK_TASK_HELPERS,	/* bpf_task_pt_regs (with bpf_get_current_task_btf) */
 	KF_HOOK_CGROUP_SOCK,	/* cgroup_skb + cgroup_sock programs, sk_storage maps */
 	KF_HOOK_SKB_CURRENT,	/* current task helpers in cgroup_skb programs */
@@ -32,6 +34,8 @@ enum kf_figure {
 	KF_FIG_TW_TIMERS,	/* exact TIME_WAIT end from the tw timer */
 	KF_FIG_CHILDREN,	/* --children */
 	KF_FIG_FD_EXEC,		/* fds closed by exec, as it happens */
+	KF_FIG_TARGETS_JOIN,	/* --comm/--cgroup: processes joining during the run */
+	KF_FIG_TARGETS_EXIT,	/* targets leave the kernel filter at exit */
 	KF_FIG_FD_TRACKING,	/* fdleak, attach's fd part */
 	KF_FIG_QUIC_WIRE,	/* QUIC seen on the wire */
 	KF_FIG_QUIC_SEND_OWNER,	/* a UDP socket charged to its sender at a send */

@@ -183,10 +183,12 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 				  kf_has(kf, KF_HOOK_FORK));
 	bpf_program__set_autoload(skel->progs.handle_exec_btf,
 				  (by_name || by_cgroup) && kf_has(kf, KF_HOOK_EXEC));
-	bpf_program__set_autoload(skel->progs.handle_rename_btf, by_name);
+	bpf_program__set_autoload(skel->progs.handle_rename_btf,
+				  by_name && kf_has(kf, KF_HOOK_RENAME));
 	/* Targets leave the filter at exit (tp_btf only: a kernel without it
 	 * keeps them, as before). */
-	bpf_program__set_autoload(skel->progs.handle_exit_btf, use_btf && !o->all);
+	bpf_program__set_autoload(skel->progs.handle_exit_btf,
+				  use_btf && !o->all && kf_has(kf, KF_HOOK_EXIT));
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->filter_comm = by_name;
 	skel->rodata->filter_cgroup = by_cgroup;
