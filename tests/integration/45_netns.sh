@@ -80,21 +80,25 @@ assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_csrv) | [.totals.connect
 for f in chcli chsrv csrv; do fx_stop $f; done
 
 # ---- summary -p: that namespace's ss -s, byte for byte ----
+# TCP alloc and orphan are host-wide and move with any work on the
+# machine: a quiet moment is one where ss -s is the same before and after
+# ours, and ours the same as it. Bounded retries; a namespace mix-up
+# (Total, inuse, tw are this namespace's) never agrees.
 same=no
 for _ in $(seq 1 30); do
-	a=$(inns ss -s)
+	a=$(inns ss -s | head -n 9)
 	ours=$("$CONNSCOPE" summary -p "$spid" | head -n 9)
-	wait_for "[ \"\$(inns ss -s)\" = \"\$a\" ]" 1
-	b=$(inns ss -s)
-	if [ "$a" = "$b" ]; then
+	wait_for "[ \"\$(inns ss -s | head -n 9)\" = \"\$a\" ]" 1
+	b=$(inns ss -s | head -n 9)
+	if [ "$a" = "$b" ] && [ "$ours" = "$a" ]; then
 		same=yes
 		break
 	fi
 done
 if [ $same = yes ]; then
-	assert_eq "$ours" "$(printf '%s\n' "$a" | head -n 9)" summary_p_ss_s_block_identical
+	ok summary_p_ss_s_block_identical
 else
-	fail summary_p_ss_s_block_identical "no quiet moment in 30 tries"
+	fail summary_p_ss_s_block_identical "30 tries, last: ours '$ours', ss -s '$a' then '$b'"
 fi
 "$CONNSCOPE" summary -j -p "$spid" >"$TMP/sum.json"
 assert_eq "$(jqn .summary.netns "$TMP/sum.json")" "$(stat -Lc %i "/proc/$spid/ns/net")" summary_p_netns
