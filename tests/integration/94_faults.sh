@@ -65,11 +65,10 @@ cs_attach "$TMP/a1.json" "$TMP/a1.err" -p "$FX_PID_cli" -j -i 0.2 ||
 	fail attach/start "$(cat "$TMP/a1.err")"
 fx_cmd cli "churn 5" >/dev/null
 kill_and_check attach "$CS_PID"
-"$CONNSCOPE" attach -p "$FX_PID_cli" -d 2 -j >"$TMP/a2.json" 2>"$TMP/a2.err" &
-A2=$!
-wait_for "grep -q '^connscope: tracing' '$TMP/a2.err' || ! kill -0 $A2 2>/dev/null" 30
+cs_attach "$TMP/a2.json" "$TMP/a2.err" -p "$FX_PID_cli" -j -i 0.2 ||
+	fail attach/second_agent_start "$(cat "$TMP/a2.err")"
 fx_cmd cli "churn 7" >/dev/null
-wait "$A2"
+cs_stop
 assert_eq "$?" 0 attach/second_agent_exit_status
 assert_eq "$(jq -r ".processes[] | select(.pid == $FX_PID_cli) | .totals.connections_opened" "$TMP/a2.json")" 7 \
 	attach/second_agent_counts_exactly

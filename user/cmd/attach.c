@@ -511,8 +511,15 @@ int attach_run(const struct attach_opts *in)
 		uint32_t ino = 0;
 
 		err = netns_check_enter(o->pids[i]);
+		/* Not even its namespace can be read: another user's process
+		 * without CAP_SYS_PTRACE (net:[0] would blame the namespace). */
+		if (err && err != -ENOENT && netns_of_pid(o->pids[i], &ino) == -EACCES) {
+			fprintf(stderr, "connscope: cannot read pid %d's namespaces and fds: %s: "
+					"another user's process needs root or CAP_SYS_PTRACE\n",
+				o->pids[i], strerror(EACCES));
+			return 1;
+		}
 		if (err && err != -ENOENT) {
-			netns_of_pid(o->pids[i], &ino);
 			fprintf(stderr, "connscope: cannot enter the network namespace of pid %d "
 					"(net:[%u]): %s: its sockets are visible only from inside "
 					"it; run connscope as root with CAP_SYS_ADMIN (in the initial "
