@@ -492,6 +492,9 @@ int attach_run(const struct attach_opts *in)
 	struct agg agg;
 	struct exporter *exp = NULL;
 	struct safefile html = {}, prom = {};
+	/* No fd session: --no-fd, or exporter --all, whose fd gauges come from
+	 * /proc listings of the processes it shows. */
+	struct fd_report no_fds = { .listing_only = o->exporter_limits.proc_fds };
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
@@ -578,7 +581,9 @@ int attach_run(const struct attach_opts *in)
 			goto cleanup;
 		}
 	}
-	/* fds too, unless asked not to; a failure here costs the fd part of
+	/* fds too, unless asked not to: counted from /proc listings each
+	 * interval, and with --fd-sites also traced by the fd syscall
+	 * programs for the leak sites. A failure here costs the fd part of
 	 * the report, not the run. */
 	if (!o->no_fd) {
 		char comms[CLI_MAX_PIDS][16];
@@ -590,7 +595,7 @@ int attach_run(const struct attach_opts *in)
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
-				     tracer_targets_fd(&tracer))) {
+				     tracer_targets_fd(&tracer), o->fd_sites || o->doctor)) {
 			fs_on = true;
 			/* EMFILE/ENFILE from the syscall exits: doctor only. */
 			if (o->doctor) {
@@ -652,7 +657,7 @@ int attach_run(const struct attach_opts *in)
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
 	run.features = kf_plan(NULL);
-	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
+	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.interval_s = o->interval_s;
 	{
 		const char *names[24];
@@ -730,7 +735,7 @@ int attach_run(const struct attach_opts *in)
 	run.tw_method = tracer.tw_method;
 	run.features = kf_plan(NULL);
 	run.limits = &limits;
-	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
+	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;

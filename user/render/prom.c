@@ -211,8 +211,8 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 	out->open = fp->inv.total;
 	out->max = fp->lim.soft;
 	memcpy(out->by_type, fp->inv.by_type, sizeof(out->by_type));
-	/* Leak suspects need the fd tracing's sites. */
-	out->has_suspects = true;
+	/* Leak suspects need the fd tracing's sites (--fd-sites). */
+	out->has_suspects = !fp->listing_only;
 	for (size_t k = 0; k < fp->nsus; k++)
 		out->suspects += fp->sus[k].old;
 }
@@ -223,10 +223,10 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, one per figure, build_info,
-	 * one per loss kind */
+	 * map full, mismatch, one per program, one per figure, fd source,
+	 * build_info, one per loss kind */
 	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + PROM_LOSSES_SERIES + run->nprogs +
-	       KF_FIG_MAX + 1 +
+	       KF_FIG_MAX + 1 + 1 +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -426,6 +426,11 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 		fprintf(out, "connscope_figure_available{figure=\"%s\",needs=\"%s\"} %d\n",
 			kf_figure(f)->figure, kf_figure(f)->needs,
 			run->features ? run->features->on[f] : 1);
+	family(out, "connscope_fd_source", "gauge",
+	       "1 for how fds are counted: listing (/proc/PID/fd each interval, no sites), "
+	       "sites (also the fd syscall tracepoints, --fd-sites), off (--no-fd)");
+	fprintf(out, "connscope_fd_source{mode=\"%s\"} 1\n",
+		run->fds.listing_only ? "listing" : run->fds.procs ? "sites" : "off");
 	if (run->quic) {
 		/* PROM_QUIC_AGENT_SERIES of them. */
 		const struct quic_run *q = run->quic;

@@ -558,6 +558,12 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	html_esc(out, run->end_reason);
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
+	/* Which fd source ran: sites exist only with the fd syscall programs. */
+	fprintf(out, "<dt>fds</dt><dd data-k=\"fd_mode\">%s</dd>\n",
+		run->fds.listing_only ? "listing: /proc/PID/fd each interval, no fd syscall "
+					"tracing (leak sites need --fd-sites)" :
+		run->fds.procs ? "sites: /proc/PID/fd listings and fd syscall tracepoints "
+				 "(--fd-sites)" : "off (--no-fd)");
 	dd_u(out, "events", run->stats[CS_STAT_EVENTS]);
 	fprintf(out, "<dt>events lost</dt><dd%s>%llu</dd>\n",
 		run->stats[CS_STAT_RB_LOST] ? " class=\"bad\"" : "",
