@@ -97,7 +97,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
-		{ "fd-sites", no_argument, NULL, 'S' },
+		{ "fd-sites", no_argument, NULL, 'f' },
 		{ "no-quic", no_argument, NULL, 'Q' },
 		{ "prom", required_argument, NULL, 'm' },
 		{ "leak-age", required_argument, NULL, 'L' },
@@ -160,7 +160,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'F':
 			o.no_fd = true;
 			break;
-		case 'S':
+		case 'f':
 			o.fd_sites = true;
 			break;
 		case 'Q':
@@ -238,7 +238,7 @@ static void exporter_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope exporter -p PID[,PID...]|--comm NAME|--cgroup PATH|--all\n"
 		"                          [--listen ADDR:PORT] [-i SECONDS] [--top-processes N]\n"
-		"                          [--max-series N] [--children] [--no-fd] [-v]\n"
+		"                          [--max-series N] [--children] [--no-fd] [--fd-sites] [-v]\n"
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
 		"      --comm NAME        every process of that name, now and later\n"
@@ -253,7 +253,9 @@ static void exporter_usage(FILE *out)
 		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"
 		"  -d, --duration S       stop after S seconds (default: until SIGTERM)\n"
 		"      --children         also trace processes the targets fork\n"
-		"      --no-fd            do not trace fds\n"
+		"      --no-fd            do not count fds (from /proc listings otherwise)\n"
+		"      --fd-sites         with -p: also the fd syscall tracepoints, for the\n"
+		"                         leak-suspect gauges (slows every syscall on the machine)\n"
 		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
 }
 
@@ -266,6 +268,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, 'C' },
 		{ "no-fd", no_argument, NULL, 'F' },
+		{ "fd-sites", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
@@ -293,6 +296,9 @@ int cmd_exporter(int argc, char **argv)
 		case 'F':
 			o.no_fd = true;
 			break;
+		case 'f':
+			o.fd_sites = true;
+			break;
 		case 'v':
 			o.tracer.verbose = true;
 			break;
@@ -319,7 +325,14 @@ int cmd_exporter(int argc, char **argv)
 			break;
 		}
 	}
-	if (cli_no_more_args("exporter", argc, argv) || exporter_check_opts(&o))
+	if (cli_no_more_args("exporter", argc, argv))
+		return EXIT_USAGE;
+	if (o.fd_sites && (o.no_fd || o.tracer.all)) {
+		fprintf(stderr, "connscope: exporter: --fd-sites traces the fds of the -p "
+				"processes; it goes with neither --no-fd nor --all\n");
+		return EXIT_USAGE;
+	}
+	if (exporter_check_opts(&o))
 		return EXIT_USAGE;
 	r = attach_run(&o);
 	targets_free(&o.sel);

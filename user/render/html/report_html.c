@@ -559,7 +559,7 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
 	/* Which fd source ran: sites exist only with the fd syscall programs. */
-	fprintf(out, "<dt>fds</dt><dd data-k=\"fd_mode\">%s</dd>\n",
+	fprintf(out, "<dt>fd source</dt><dd data-k=\"fd_mode\">%s</dd>\n",
 		run->fds.listing_only ? "listing: /proc/PID/fd each interval, no fd syscall "
 					"tracing (leak sites need --fd-sites)" :
 		run->fds.procs ? "sites: /proc/PID/fd listings and fd syscall tracepoints "
