@@ -65,6 +65,10 @@ static void quic_join_books(struct agg *a, const struct quic_books *qb)
 static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
 {
 	q->wire_on = quic_tracer_wire_on(t);
+	q->skb_on = quic_tracer_skb_on(t);
+	q->skb_after_s = q->skb_on && t->skb_since_ns > a->t0_ns ?
+			 (t->skb_since_ns - a->t0_ns) / 1e9 : 0;
+	q->skb_why = t->skb_why;
 	q->wire_error = t->wire_error;
 	q->cgroup = t->cgroup;
 	q->kernel_quic = t->kernel_quic;

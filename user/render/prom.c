@@ -443,6 +443,11 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 			q->lib_files > 0);
 		fprintf(out, "connscope_quic_source_attached{source=\"kernel\"} %d\n",
 			q->kernel_quic);
+		family(out, "connscope_quic_packet_programs_attached", "gauge",
+		       "1 once the wire source's cgroup_skb programs run (they run for every "
+		       "packet on the machine, so only after a traced process held or made a UDP "
+		       "socket)");
+		fprintf(out, "connscope_quic_packet_programs_attached %d\n", q->skb_on);
 		family(out, "connscope_quic_datagrams_total", "counter",
 		       "UDP datagrams of traced sockets the wire source saw");
 		fprintf(out, "connscope_quic_datagrams_total %llu\n",
