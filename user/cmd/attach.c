@@ -202,6 +202,21 @@ static void doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 	}
 }
 
+/* The rings a snapshot drains between its chunks: a dump of many sockets
+ * or a long /proc scan never leaves them unread. */
+struct snap_rings {
+	struct ring_buffer *rb[2];
+};
+
+static void drain_rings(void *ctx)
+{
+	struct snap_rings *r = ctx;
+
+	for (int i = 0; i < 2; i++)
+		if (r->rb[i])
+			ring_buffer__consume(r->rb[i]);
+}
+
 static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
 		     struct limits_view *limits, bool all)
 {
@@ -499,6 +514,7 @@ int attach_run(const struct attach_opts *in)
 	/* No fd session: --no-fd, or exporter --all, whose fd gauges come from
 	 * /proc listings of the processes it shows. */
 	struct fd_report no_fds = { .listing_only = o->exporter_limits.proc_fds };
+	struct snap_rings rings;
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
@@ -631,6 +647,10 @@ int attach_run(const struct attach_opts *in)
 	}
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
+	rings = (struct snap_rings){ .rb = { tracer.rb, fs_on ? fs.rb : NULL } };
+	snap.drain = drain_rings;
+	snap.drain_ctx = &rings;
+	agg.snapshot_ns = now_ns();
 	if (snapshot_take(&snap, o->tracer.all ? NULL : o->pids, o->npids))
 		goto cleanup;
 	ring_buffer__consume(tracer.rb);
