@@ -80,4 +80,9 @@ assert_eq "$(jqn "$C | map(select(.quic.by_source.wire.connections == 1 and
 	.quic.by_source.wire.handshakes_completed == 1)) | length >= 3" "$TMP/q.json")" true \
 	quic/wire_connections_after
 assert_eq "$(jqn .agent.quic.wire_events_lost "$TMP/q.json")" 0 quic/nothing_lost
+# Not asserted (a race with the agent's wakeup), but said: whether the wire
+# saw the first client, whose UDP socket turned the programs on.
+wire=$(jqn "$C | map(.quic.by_source.wire.connections | tostring) | join(\",\")" "$TMP/q.json")
+after=$(jqn .agent.quic.packet_programs_after_s "$TMP/q.json")
+echo "# wire connections of the 4 clients: $wire; programs attached after $after s" >&2
 fix_send drv quit
