@@ -36,7 +36,7 @@ fix_expect lf 'ready *' 10 || { fail setup/leakfix "no ready line"; exit 1; }
 pid=$lf_PID
 
 # ---- default: /proc listings only ----
-cs_attach "$TMP/d.json" "$TMP/d.err" -p "$pid" -j -i 0.2 --prom "$TMP/d.prom" ||
+cs_attach "$TMP/d.json" "$TMP/d.err" -p "$pid" -j -i 0.2 --prom "$TMP/d.prom" --report "$TMP/d.html" ||
 	{ fail default/attach "$(cat "$TMP/d.err")"; exit 1; }
 assert_eq "$(($(bpf_links "$CS_PID") > 0))" 1 default/agent_has_links
 assert_eq "$(syscall_links "$CS_PID")" 0 default/no_syscall_tracepoint
@@ -64,6 +64,11 @@ assert_eq "$(jqn "$P.heatmaps.fd_type.rows | index(\"tcp\") != null" "$TMP/d.jso
 assert_eq "$(jqn '.sources.fds | test("leak sites need attach --fd-sites")' "$TMP/d.json")" true \
 	default/json_source
 assert_eq "$(grep -c '^connscope_fd_source{mode="listing"} 1$' "$TMP/d.prom")" 1 default/prom_mode
+assert_eq "$(grep -c "id=\"fdsites-$pid-off\">Leak sites need <code>attach --fd-sites</code>" "$TMP/d.html")" 1 \
+	default/html_sites_need
+assert_eq "$(grep -c 'data-k="fd_mode">listing: ' "$TMP/d.html")" 1 default/html_run_mode
+assert_eq "$(grep -o '<span data-k="fds_appeared">[0-9]*' "$TMP/d.html" | grep -o '[0-9]*$')" \
+	"$(jqn "$P.listing.appeared" "$TMP/d.json")" default/html_appeared_eq_json
 
 # The text report says it too.
 "$CONNSCOPE" attach -p "$pid" -d 0.5 -i 0.2 >"$TMP/t.txt" 2>"$TMP/t.err"
