@@ -34,7 +34,10 @@ assert_eq "$?" 0 exit_status
 kernel_tw=$(ip netns exec "$NS" ss -Htan state time-wait | wc -l)
 C=".processes[] | select(.pid == $FX_PID_cli)"
 assert_eq "$(jqn "$C | .totals.time_wait_entered" "$TMP/b.json")" $((ROUNDS * N)) entered
-assert_eq "$kernel_tw" $((ROUNDS * N)) kernel_holds_every_one
+# Each one entered is alive or ended, as the tw timer told (on a loaded
+# machine the first ones can reach their 60 s before the count).
+assert_eq "$(jqn "$C | .totals.time_wait_expired + .totals.time_wait_ended_early + $kernel_tw" \
+	"$TMP/b.json")" $((ROUNDS * N)) alive_or_ended
 assert_eq "$(jqn "$C | .time_wait" "$TMP/b.json")" "$kernel_tw" live_eq_sock_diag
 assert_eq "$(jqn '.unattributed.tcp.time_wait' "$TMP/b.json")" 0 none_unattributed
 assert_eq "$(jqn '.agent.time_wait_end_unseen' "$TMP/b.json")" 0 none_forgotten
