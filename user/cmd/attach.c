@@ -451,9 +451,9 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
 	doctor_sample(s->drun, s->snap, o, s->fs);
-	/* Each interval: a target that exits keeps its CPU time. */
-	if (o->doctor)
-		agentcost_sample(s->cost, &s->drun->cost);
+	/* Each interval: a target that exits keeps its CPU time; the
+	 * exporter publishes the agent's cost as self-metrics. */
+	agentcost_sample(s->cost, &s->drun->cost);
 	agg_tick(s->agg, now);
 	say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
@@ -660,8 +660,10 @@ int attach_run(const struct attach_opts *in)
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	run.doctor = &drun;
-	/* Every program is loaded: the agent's cost counts from here. */
-	if (o->doctor && agentcost_start(&cost, o->pids, o->npids))
+	/* Every program is loaded: the agent's cost counts from here (every
+	 * run reports it: BPF run-time stats stay on while we hold their fd,
+	 * which adds two clock reads to each BPF program run on the host). */
+	if (agentcost_start(&cost, o->pids, o->npids))
 		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
 				"run-time stats could not be turned on)\n");
 
@@ -729,8 +731,7 @@ int attach_run(const struct attach_opts *in)
 	if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
 		goto cleanup;
 	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
-	if (o->doctor)
-		agentcost_sample(&cost, &drun.cost);
+	agentcost_sample(&cost, &drun.cost);
 	agg_tick(&agg, now_ns());
 	if (quic_on) {
 		quic_reap(&qb, now_ns());

@@ -3,6 +3,8 @@
 #include <string.h>
 #include "kfeatures.h"
 #include "prom.h"
+#include "report_cost.h"
+#include "doctor.h"
 #include "prom_findings.h"
 #include "report_losses.h"
 #include "reuse.h"
@@ -223,10 +225,10 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, one per figure, fd source,
-	 * build_info, one per loss kind */
+	 * map full, mismatch, one per program, one per figure, fd source, the
+	 * agent's cost, build_info, one per loss kind */
 	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + PROM_LOSSES_SERIES + run->nprogs +
-	       KF_FIG_MAX + 1 + 1 +
+	       KF_FIG_MAX + 1 + 1 + prom_cost_series(run->doctor ? &run->doctor->cost : NULL) +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -426,6 +428,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 		fprintf(out, "connscope_figure_available{figure=\"%s\",needs=\"%s\"} %d\n",
 			kf_figure(f)->figure, kf_figure(f)->needs,
 			run->features ? run->features->on[f] : 1);
+	prom_cost(out, run->doctor ? &run->doctor->cost : NULL, a);
 	family(out, "connscope_fd_source", "gauge",
 	       "1 for how fds are counted: listing (/proc/PID/fd each interval, no sites), "
 	       "sites (also the fd syscall tracepoints, --fd-sites), off (--no-fd)");

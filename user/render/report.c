@@ -3,6 +3,7 @@
 #include <string.h>
 #include "json.h"
 #include "report.h"
+#include "report_cost.h"
 #include "fdleak_report.h"
 #include "report_reuse.h"
 #include "report_quic.h"
@@ -175,6 +176,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
+	format_cost_text(out, run->doctor ? &run->doctor->cost : NULL, a);
 	format_quic_agent_text(out, run->quic);
 	format_losses_text(out, &run->losses);
 	if (a->mismatch_last)
@@ -324,6 +326,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);
 	json_quic_agent(&j, run->quic);
 	json_losses(&j, &run->losses);
+	json_cost(&j, run->doctor ? &run->doctor->cost : NULL, a);
 	json_object_end(&j);
 
 	json_key(&j, "sources");

@@ -21,6 +21,7 @@
 #include "heatmap_top.h"
 #include "kfeatures.h"
 #include "report_html.h"
+#include "report_cost.h"
 #include "report_findings.h"
 #include "report_html_internal.h"
 #include "tcp_state_names.h"
@@ -576,6 +577,7 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	dd_u(out, "TIME_WAIT end unseen", a->tw_gone_unknown);
 	dd_u(out, "TIME_WAIT timer unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	dd_u(out, "reconciles", a->reconciles);
+	html_cost_facts(out, run->doctor ? &run->doctor->cost : NULL, a);
 	fputs("<dt>books vs kernel</dt><dd>", out);
 	if (a->mismatch_last)
 		fprintf(out, "<span class=\"bad\">disagree by %llu sockets at the end</span> "
