@@ -37,6 +37,11 @@ const volatile bool filter_tgid = true;		/* false: every process */
  * 6.12): false leaves the send-time owner out, and the verifier drops that
  * code unseen, so it loads where they are missing. */
 const volatile bool skb_current = true;
+/* Set by user space once cgroup_skb ingress/egress are attached: they run
+ * for every packet on the machine, so they are attached only when a traced
+ * process holds or makes a UDP socket, and until then each UDP socket a
+ * traced process makes asks for them (QW_EV_UDP_SOCK). */
+volatile __u32 skb_attached;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -473,6 +478,24 @@ int qw_sock_create(struct bpf_sock *ctx)
 		o->flags = QW_OWNER_CREATE;
 		o->start_ns = current_start_ns();
 		bpf_get_current_comm(o->comm, sizeof(o->comm));
+	}
+	if (!skb_attached) {
+		struct quic_wire_event *e = bpf_ringbuf_reserve(&quic_events, sizeof(*e), 0);
+
+		if (!e) {
+			stat_inc(QW_STAT_RB_LOST);
+			return 1;
+		}
+		__builtin_memset(e, 0, sizeof(*e));
+		e->ts_ns = bpf_ktime_get_ns();
+		e->cookie = bpf_get_socket_cookie(ctx);
+		e->tgid = tgid;
+		e->type = QW_EV_UDP_SOCK;
+		e->family = ctx->family;
+		/* Woken now, not at the next drain: its first datagrams are
+		 * only seen once the packet programs are on. */
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+		stat_inc(QW_STAT_EVENTS);
 	}
 	return 1;
 }

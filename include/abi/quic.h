@@ -27,6 +27,8 @@
 #define QW_EV_FIRST_SHORT	2	/* first short header to this DCID (per process, direction) */
 #define QW_EV_PATH_CHANGE	3	/* a known short-header DCID on a new 4-tuple */
 #define QW_EV_RELEASE		4	/* a traced UDP socket was closed (cgroup/sock_release) */
+#define QW_EV_UDP_SOCK		5	/* a traced process made a UDP socket while the packet
+					 * programs are off: user space attaches them */
 
 /* quic_wire_event.dir */
 #define QW_DIR_EGRESS	1	/* sent by the owning process */

@@ -5,6 +5,7 @@
  *	loadgen run  [-P PAIRS] [-n CONNS] [-c CONCURRENCY] [-r REQS] [-s BYTES] [-S BYTES]
  *	loadgen hold [-P PAIRS] [-n CONNS]
  *	loadgen fds  -n FDS
+ *	loadgen getpid -n MS
  *
  * run: PAIRS client/server process pairs (default 1); the clients open
  * CONNS connections in all (fixed count, split over the pairs), CONCURRENCY
@@ -19,6 +20,11 @@
  * fds: one process holding FDS fds (a quarter loopback TCP sockets, a
  * quarter pipe ends, the rest files); prints "pids PID" then "held N",
  * exits at EOF on stdin.
+ * getpid: a process with nothing to do with any traced one calls getpid()
+ * in a loop for MS milliseconds and prints "result calls=N seconds=S
+ * calls_per_s=R": the syscall rate the rest of the machine keeps while a
+ * tracer is attached (a syscall tracepoint anywhere puts every task on
+ * the slow syscall path).
  *
  * Loopback only (127.0.0.1), bounded by count: a bench workload, not a
  * general load tester. */
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -389,6 +396,26 @@ static int run_fds(long n)
 	return 0;
 }
 
+static int run_getpid(long ms)
+{
+	struct timespec t0, t;
+	double secs = 0;
+	long long calls = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		/* The clock is read every 4096 calls: its vDSO read costs less
+		 * than a syscall, but not nothing. */
+		for (int i = 0; i < 4096; i++)
+			syscall(SYS_getpid);
+		calls += 4096;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		secs = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+	} while (secs * 1000 < ms);
+	printf("result calls=%lld seconds=%.6f calls_per_s=%.0f\n", calls, secs, calls / secs);
+	return 0;
+}
+
 /* ---- coordinator ---- */
 
 static void usage(void)
@@ -396,7 +423,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: loadgen run  [-P PAIRS] [-n CONNS] [-c CONC] [-r REQS] [-s BYTES] [-S BYTES]\n"
 		"       loadgen hold [-P PAIRS] [-n CONNS]\n"
-		"       loadgen fds  -n FDS\n");
+		"       loadgen fds  -n FDS\n"
+		"       loadgen getpid -n MS\n");
 	exit(2);
 }
 
@@ -430,6 +458,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!strcmp(mode, "fds"))
 		return run_fds(o.conns);
+	if (!strcmp(mode, "getpid"))
+		return run_getpid(o.conns);
 	hold = !strcmp(mode, "hold");
 	if (!hold && strcmp(mode, "run"))
 		usage();

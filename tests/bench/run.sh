@@ -20,7 +20,7 @@ B=$OUT_DIR/bench
 CS=$OUT_DIR/connscope
 JSON_OUT=$OUT_DIR/bench.json
 REPS=${BENCH_REPS:-8}
-ONLY=${1:-1 2 3 4 5 6}
+ONLY=${1:-1 2 3 4 5 6 7}
 SMALL_REPS=$(( REPS < 3 ? REPS : 3 ))	# the scaling points: fewer repetitions
 
 # Workload sizes: fixed counts, small enough that the run fits 15 minutes
@@ -282,10 +282,11 @@ say "machine: $(nproc) cores, ${CPU_MODEL:-unknown CPU}, Linux $(uname -r); $REP
 
 # one_run CFG KIND: a fresh namespace, the tool attached (or not), one
 # loadgen run (KIND: churn, ka, max, churn8). Prints "throughput events
-# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds".
+# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds bpf_ns" (bpf_ns: "-"
+# when the agent reported no BPF run time).
 one_run() {
 	local cfg=$1 kind=$2 out=$WORK/run.out tool= child= ticks0=0 args thr ev=0 lost=0
-	local acpu=0 arss=0 wcpu=0
+	local acpu=0 arss=0 wcpu=0 bpfns=
 
 	case $kind in
 	churn) args=(run -n "$CHURN_N" -c 32 -r 1) ;;
@@ -297,10 +298,11 @@ one_run() {
 	rm -f "$out" "$out.perf" "$WORK/att.json" "$WORK/att.err" "$WORK/time.out"
 	lg_start "$NS" "$out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	case $cfg in
-	connscope | connscope-nofd)
-		# connscope-nofd: every TCP and QUIC feature, no fd syscall tracing.
+	connscope | connscope-nofd | connscope-sites)
+		# connscope: the defaults (fds from /proc listings); -nofd: no
+		# fd part at all; -sites: the fd syscall tracepoints too.
 		ip netns exec "$NS" /usr/bin/time -o "$WORK/time.out" -f '%U %S %M' \
-			"$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j $([[ $cfg == connscope-nofd ]] && echo --no-fd) \
+			"$CS" attach -p "$LG_PIDS" -d 600 -i 1 -j $(cs_cfg_args "$cfg") \
 			>"$WORK/att.json" 2>"$WORK/att.err" &
 		tool=$!
 		BG+=("$tool")
@@ -326,13 +328,16 @@ one_run() {
 	lg_go
 	lg_end || say "loadgen $cfg $kind: $(tail -n 2 "$WORK/loadgen.err")"
 	case $cfg in
-	connscope | connscope-nofd)
+	connscope | connscope-nofd | connscope-sites)
 		# It ends by itself once every target has exited.
 		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
 		wait "$tool"
 		bg_forget "$tool"
 		ev=$(jq -r '.agent.events // 0' "$WORK/att.json" 2>/dev/null)
 		lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json" 2>/dev/null)
+		# The kernel's own run-time stats of connscope's programs, as
+		# the agent reports them (agent.cost).
+		bpfns=$(jq -r '.agent.cost.bpf_run_time_ns // empty' "$WORK/att.json" 2>/dev/null)
 		# GNU time puts "Command exited with non-zero status" first.
 		read -r u s arss < <(tail -n 1 "$WORK/time.out" 2>/dev/null)
 		acpu=$(awk -v u="${u:-0}" -v s="${s:-0}" -v t="$ticks0" -v hz="$(getconf CLK_TCK)" \
@@ -345,20 +350,28 @@ one_run() {
 	ns_del "$NS"
 	if [[ $kind == ka ]]; then thr=$(kv "$out" reqs_per_s); else thr=$(kv "$out" conns_per_s); fi
 	[[ -f $out.perf ]] && wcpu=$(awk -F, '$3 == "task-clock" { print $1 }' "$out.perf")
-	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds)"
+	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds) ${bpfns:--}"
+}
+
+# cs_cfg_args CFG: connscope attach's options for a bench configuration.
+cs_cfg_args() {
+	case $1 in
+	connscope-nofd) echo --no-fd ;;
+	connscope-sites) echo --fd-sites ;;
+	esac
 }
 
 declare -A THR WCPU
-EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS=""
+EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN=""
 if want 1 || want 2; then
-	cfgs=(none connscope connscope-nofd tcplife tcpstates)
+	cfgs=(none connscope connscope-nofd connscope-sites tcplife tcpstates)
 	for kind in churn ka; do
 		want 1 || [[ $kind == churn ]] || continue
 		say "1: $kind workload, $REPS rounds of ${cfgs[*]} (order rotated)"
 		for ((r = 0; r < REPS; r++)); do
 			for ((k = 0; k < ${#cfgs[@]}; k++)); do
 				cfg=${cfgs[(k + r) % ${#cfgs[@]}]}
-				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs <"$WORK/one.res"
+				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
 				THR[$kind.$cfg]+="$thr "
 				WCPU[$kind.$cfg]+="$(awk -v c="$wcpu" -v n="${conns:-1}" -v r="$([[ $kind == ka ]] && echo "$KA_R" || echo 1)" 'BEGIN { printf "%.4f", c * 1000 / (n * r) }') "
 				[[ $cfg == connscope && $kind == ka ]] && LOST_KA=$((LOST_KA + lost))
@@ -367,6 +380,7 @@ if want 1 || want 2; then
 					LOST_TOTAL=$((LOST_TOTAL + lost))
 					ACPU_US+="$(awk -v c="$acpu" -v e="$ev" 'BEGIN { printf "%.3f", e ? c * 1e6 / e : 0 }') "
 					ARSS+="$arss "
+					[[ $bpfns != - ]] && BPF_NS_CONN+="$(awk -v b="$bpfns" -v n="${conns:-1}" 'BEGIN { printf "%.1f", b / n }') "
 				fi
 			done
 			say "  round $((r + 1)): $kind $(for c in "${cfgs[@]}"; do v=(${THR[$kind.$c]}); printf '%s %s  ' "$c" "${v[-1]}"; done)"
@@ -385,6 +399,8 @@ if want 1; then
 		row 1 "$name, connscope / none" "ratio" ">=" 0.97 $cs
 		row 1 "$name, --no-fd / none" "ratio" - 0 \
 			$(ratios "${THR[$kind.connscope-nofd]}" "$none")
+		row 1 "$name, --fd-sites / none" "ratio" - 0 \
+			$(ratios "${THR[$kind.connscope-sites]}" "$none")
 		row 1 "$name, tcplife / none" "ratio" - 0 $tl
 		row 1 "$name, tcpstates / none" "ratio" - 0 $ts
 		if [[ $kind == churn ]]; then
@@ -409,7 +425,7 @@ if want 2; then
 	say "2: highest-rate churn (2 pairs, $MAX_N connections) attached, $SMALL_REPS runs"
 	MAX_RATES="" MAX_LOST=0
 	for ((r = 0; r < SMALL_REPS; r++)); do
-		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs <"$WORK/one.res"
+		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
 		MAX_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 		MAX_LOST=$((MAX_LOST + lost))
 	done
@@ -419,6 +435,12 @@ if want 2; then
 	row 2 "events lost, max-rate runs (all)" "events" "<=" 0 "$MAX_LOST"
 	want 1 && row 2 "events lost, keep-alive runs (all)" "events" "<=" 0 "$LOST_KA"
 	row 2 "agent CPU per event (attach)" "us" - 0 $ACPU_US
+	if [[ -n $BPF_NS_CONN ]]; then
+		row 2 "BPF run time/conn, kernel stats (churn)" "ns" - 0 $BPF_NS_CONN
+		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) over the churn run, divided by its connections (both ends traced: every program that ran for them, in any task)"
+	else
+		note "BPF run time per connection: the agent reported no agent.cost (BPF run-time stats unavailable)"
+	fi
 
 	say "2: recording a churn run, replaying it into the aggregator"
 	one_run record churn >/dev/null
@@ -670,6 +692,59 @@ if want 6; then
 	row 6 "churn 8 procs, connscope / none" "ratio" ">=" 0.97 $(ratios "$T8C" "$T8N")
 fi
 
+# ---- 7: what an attached tracer costs the rest of the machine ----
+# An unrelated, untraced process calling getpid() in a loop: a syscall
+# tracepoint attached anywhere puts every task on the slow syscall path,
+# so its rate says what the tracer taxes processes it does not trace.
+
+# gp_run CFG: the getpid rate (calls/s, 1 s) with CFG attached.
+gp_run() {
+	local cfg=$1 tool= rate
+
+	case $cfg in
+	connscope*)
+		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
+			2>"$WORK/gp.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_for "grep -q 'connscope: tracing' '$WORK/gp.err'" 30 ||
+			say "connscope did not attach: $(head -n 3 "$WORK/gp.err")"
+		;;
+	tcplife | tcpstates)
+		"$cfg" >/dev/null 2>"$WORK/gp.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_perf_event "$tool" || say "$cfg did not attach: $(head -n 3 "$WORK/gp.err")"
+		;;
+	esac
+	rate=$("$B/loadgen" getpid -n 1000 | grep -o 'calls_per_s=[0-9.]*' | cut -d= -f2)
+	[[ -n $tool ]] && stop_proc "$tool"
+	echo "${rate:-0}"
+}
+
+if want 7; then
+	gcfgs=(none connscope connscope-nofd connscope-sites tcplife tcpstates)
+	say "7: getpid loop of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
+	# The traced process: one that makes no syscalls of its own.
+	sleep 3600 </dev/null &
+	GP_TARGET=$!
+	BG+=("$GP_TARGET")
+	declare -A GP
+	for ((r = 0; r < REPS; r++)); do
+		for ((k = 0; k < ${#gcfgs[@]}; k++)); do
+			cfg=${gcfgs[(k + r) % ${#gcfgs[@]}]}
+			GP[$cfg]+="$(gp_run "$cfg") "
+		done
+	done
+	stop_proc "$GP_TARGET"
+	row 7 "getpid/s of an untraced process, none" "/s" - 0 ${GP[none]}
+	row 7 "getpid/s, connscope / none" "ratio" ">=" 0.99 $(ratios "${GP[connscope]}" "${GP[none]}")
+	row 7 "getpid/s, --no-fd / none" "ratio" - 0 $(ratios "${GP[connscope-nofd]}" "${GP[none]}")
+	row 7 "getpid/s, --fd-sites / none" "ratio" - 0 $(ratios "${GP[connscope-sites]}" "${GP[none]}")
+	row 7 "getpid/s, tcplife / none" "ratio" - 0 $(ratios "${GP[tcplife]}" "${GP[none]}")
+	row 7 "getpid/s, tcpstates / none" "ratio" - 0 $(ratios "${GP[tcpstates]}" "${GP[none]}")
+fi
+
 # ---- the table and the JSON ----
 
 T_END=$(date +%s.%N)
@@ -702,6 +777,7 @@ table() {
 		name[1] = "overhead on loopback workloads"; name[2] = "event throughput"
 		name[3] = "snapshot cost, TIME_WAIT in a netns"; name[4] = "fd inventory"
 		name[5] = "memory"; name[6] = "scaling"
+		name[7] = "cost to untraced processes"
 		printf "%-40s %7s %7s %7s %-8s %s\n", "comparison / figure", "min", "median", "max",
 			"target", "met"
 	}

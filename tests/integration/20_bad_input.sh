@@ -35,6 +35,8 @@ expect bad_duration 2 "-d 'abc': expected seconds between" "$CONNSCOPE" attach -
 expect zero_interval 2 "-i '0': expected seconds between 0.1" "$CONNSCOPE" attach -p $$ -i 0
 expect negative_duration 2 "-d '-5': expected seconds" "$CONNSCOPE" attach -p $$ -d -5
 expect bad_pid 2 "-p 'abc': expected a process id" "$CONNSCOPE" attach -p abc
+expect fd_sites_no_fd 2 "--fd-sites traces fds and --no-fd turns fds off" "$CONNSCOPE" attach -p $$ --fd-sites --no-fd
+expect leak_age_no_sites 2 "--leak-age .*only --fd-sites traces: add --fd-sites" "$CONNSCOPE" attach -p $$ --leak-age 5
 expect bad_pid_list 2 "-p '1,,2': expected a process id" "$CONNSCOPE" attach -p 1,,2
 expect trailing_comma 2 "-p '12,': expected a process id" "$CONNSCOPE" summary -p 12,
 expect no_pid 2 "which process\? give -p PID" "$CONNSCOPE" attach -d 1

@@ -4,7 +4,7 @@
 # self-contained, says what the JSON report of the same run says (table
 # and every heatmap cell), and its hover readout works in a real browser
 # (headless Chromium, driven through the page's #hover=ID:ROW:COL hook).
-# attach traces fds too (the default): the fd part says what the JSON's fd
+# attach with --fd-sites traces fds with their leak sites: the fd part says what the JSON's fd
 # part says, and its heatmaps hover the same way. The client's churn (a
 # connection per request) is a finding in both, and the reuse part (table
 # and lifetime / requests maps) agrees with the JSON's. A screenshot is
@@ -31,7 +31,7 @@ fx_start cli client -p "$port" || { fail start client; exit 1; }
 cpid=$FX_PID_cli
 # -j to stdout and --report together: one run, two renderings to compare.
 # --leak-age 0.5: the held sockets are leak suspects by the end.
-cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" --leak-age 0.5 ||
+cs_attach "$J" "$TMP/err" -p "$cpid" -i 0.5 -j --report "$H" --fd-sites --leak-age 0.5 ||
 	{ fail attach "$(cat "$TMP/err")"; exit 1; }
 # In batches of B, each closed (TIME_WAIT) before the next begins: the
 # books count a connection open until it reaches CLOSE, and a slow server

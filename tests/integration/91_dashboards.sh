@@ -27,7 +27,8 @@ http_get() {
 
 # ---- what connscope writes ----
 
-"$CONNSCOPE" attach -p $$ -d 1 --prom "$TMP/x.prom" >"$TMP/attach.out" 2>"$TMP/attach.err"
+# --fd-sites: the leak-suspect panel's family comes from the fd syscall tracing.
+"$CONNSCOPE" attach -p $$ -d 1 --fd-sites --prom "$TMP/x.prom" >"$TMP/attach.out" 2>"$TMP/attach.err"
 rc=$?
 if ((rc)); then
 	fail metrics/attach "exit status $rc: $(head -c 300 "$TMP/attach.err")"

@@ -39,7 +39,8 @@ qport=$(udp_free_port)
 GS=${QS_PID:-0}
 quic_clients() { quic_fetch "$qport" "$1"; }
 eport=$(free_port)
-spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli,$GS" --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
+# --fd-sites: the dashboards' leak-suspect panel needs the fd syscall tracing.
+spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli,$GS" --fd-sites --listen "127.0.0.1:$eport" -i 0.3 >"$TMP/exp.out" 2>"$TMP/exp.err"
 EXP=$BG_PID
 wait_for "grep -q 'exporter serving http://127.0.0.1:$eport/metrics' '$TMP/exp.err'" 30 ||
 	fail exporter/start "$(cat "$TMP/exp.err")"

@@ -143,3 +143,39 @@ TEST(slope_and_heatmaps)
 }
 
 UNIT_MAIN()
+
+/* Listing-only books: what changed between two listings, nothing more. */
+TEST(listing_only_mirrors_the_listings)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t start[] = { 0, 1, 2 };
+	uint64_t start_ino[] = { 10, 11, 12 };
+	/* 3 and 4 new; 2 closed and its number taken by another inode */
+	int32_t later[] = { 0, 1, 2, 3, 4 };
+	uint64_t later_ino[] = { 10, 11, 99, 13, 14 };
+	int32_t last[] = { 0, 4 };
+	uint64_t last_ino[] = { 10, 14 };
+	const char *types[] = { "chr", "chr", "tcp", "pipe", "pipe" };
+
+	fd_books_init(&b, 0, S);
+	b.listing_only = true;
+	fd_books_listing(&b, PID, start, start_ino, 3, NULL, 1 * S);
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ(p->held_at_start, 3, "held_at_start");
+	ASSERT_EQ(p->appeared, 0, "none_appeared_at_start");
+	fd_books_listing(&b, PID, later, later_ino, 5, types, 2 * S);
+	ASSERT_EQ(p->appeared, 3, "two_new_one_reused");
+	ASSERT_EQ(p->disappeared, 1, "reused_number_counts_gone");
+	ASSERT_EQ(open_count(&b), 5, "open_eq_listing");
+	ASSERT_EQ(((struct fd_open *)hmap_get(&p->fds, &later[3]))->created_ns, 2 * S,
+		  "age_from_first_listing");
+	fd_books_listing(&b, PID, last, last_ino, 2, NULL, 3 * S);
+	ASSERT_EQ(p->disappeared, 4, "three_gone");
+	ASSERT_EQ(p->appeared, 3, "none_new");
+	ASSERT_EQ(open_count(&b), 2, "open_eq_last_listing");
+	ASSERT_EQ(p->listings, 3, "listings");
+	ASSERT_EQ(p->nsamples, 3, "one_sample_per_listing");
+	ASSERT_EQ(p->created + p->closed + p->phantom + p->unseen, 0, "no_event_counts");
+	fd_books_free(&b);
+}

@@ -109,6 +109,14 @@ struct fd_errors {
 	uint64_t emfile, enfile;
 };
 
+/* One of connscope's BPF programs over the window (BPF run-time stats). */
+#define AGENT_COST_MAX_PROGS 64
+struct prog_cost {
+	char name[16];		/* bpf_prog_info.name (the kernel keeps 15 chars) */
+	uint32_t id;
+	uint64_t run_ns, runs;
+};
+
 /* What connscope itself cost over the window. */
 struct agent_cost {
 	bool valid;
@@ -116,6 +124,9 @@ struct agent_cost {
 	uint64_t bpf_runs;
 	double agent_cpu_s;	/* connscope's own user+system CPU */
 	double targets_cpu_s;	/* the traced processes' CPU over the window */
+	double window_s;	/* since the readings started */
+	struct prog_cost progs[AGENT_COST_MAX_PROGS];	/* by run time, largest first */
+	size_t nprogs;
 };
 
 struct doctor_run {

@@ -341,6 +341,56 @@ void fd_books_reconcile(struct fd_books *b, pid_t pid, const int32_t *fds, size_
 	sample(b, p, n, types, list_ns);
 }
 
+void fd_books_listing(struct fd_books *b, pid_t pid, const int32_t *fds, const uint64_t *inos,
+		      size_t n, const char *const *types, uint64_t list_ns)
+{
+	struct fd_proc *p = fd_books_proc(b, pid);
+	struct hmap present;
+	int32_t *gone;
+	const int32_t *fd;
+	struct fd_open *o;
+	size_t ngone = 0;
+
+	if (!p)
+		return;
+	hmap_init(&present, sizeof(int32_t), 1);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ino = inos ? inos[i] : 0;
+		bool created;
+
+		hmap_upsert(&present, &fds[i], NULL);
+		o = hmap_upsert(&p->fds, &fds[i], &created);
+		if (!o)
+			continue;
+		if (!created && o->ino == ino)
+			continue;
+		if (!created)
+			p->disappeared++;	/* closed, and the number reused */
+		memset(o, 0, sizeof(*o));
+		o->ino = ino;
+		if (p->reconciled) {
+			o->created_ns = list_ns;
+			p->appeared++;
+		} else {
+			p->held_at_start++;
+		}
+	}
+	gone = calloc(p->fds.count ? p->fds.count : 1, sizeof(*gone));
+	for (size_t i = 0; gone && hmap_next(&p->fds, &i, (const void **)&fd, (void **)&o);)
+		if (!hmap_get(&present, fd))
+			gone[ngone++] = *fd;
+	for (size_t i = 0; i < ngone; i++) {
+		hmap_del(&p->fds, &gone[i]);
+		p->disappeared++;
+	}
+	free(gone);
+	hmap_free(&present);
+	p->reconciled = true;
+	p->listings++;
+	p->list_ns = list_ns;
+	sample(b, p, n, types, list_ns);
+}
+
 double fd_proc_slope(const struct fd_proc *p)
 {
 	double n = p->nsamples, d;

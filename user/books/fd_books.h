@@ -25,6 +25,7 @@ struct fd_open {
 	 * difference counts only if it is still there at the next listing. */
 	uint8_t missing;	/* not in the last /proc listing */
 	uint8_t provisional;	/* in /proc, no event yet */
+	uint64_t ino;		/* listing-only books: the inode the fd named */
 };
 
 struct fd_site_key {
@@ -64,6 +65,10 @@ struct fd_proc {
 	uint32_t held_at_start;
 	uint32_t execs;			/* exec() seen: older sites belong to the old image */
 	bool reconciled;
+	/* Listing-only books (no fd events): fds that a listing showed and the
+	 * one before it did not, and the reverse. An fd made and closed between
+	 * two listings is in neither. */
+	uint64_t appeared, disappeared, listings;
 	uint64_t list_ns;		/* when the last /proc listing began */
 	/* The fd count over time, as the running sums of a least-squares
 	 * fit (x: s since the first listing, y: fds): constant memory and
@@ -86,6 +91,9 @@ struct fd_books {
 	/* A daemon (the exporter) writes no report: no heatmap columns,
 	 * which would grow by one per process every interval. */
 	bool no_heatmaps;
+	/* No fd events: the books mirror the /proc listings (fd_books_listing),
+	 * so there are counts, growth and ages but no creation sites. */
+	bool listing_only;
 };
 
 void fd_books_init(struct fd_books *b, uint64_t t0_ns, uint64_t bucket_ns);
@@ -102,6 +110,14 @@ void fd_books_snapshot(struct fd_books *b, const struct fd_site_snap *s);
  * every difference counts at once instead of at the second listing. */
 void fd_books_reconcile(struct fd_books *b, pid_t pid, const int32_t *fds, size_t n,
 			const char *const *types, uint64_t list_ns, bool final);
+
+/* Listing-only books: one /proc/PID/fd listing (fds[i] naming inode
+ * inos[i], 0 when unknown) taken at list_ns. The first one is what pid
+ * held at start; then an fd absent from the last listing has appeared (its
+ * age counts from list_ns: it was made after the last listing), an fd gone
+ * from it has disappeared, and an fd number naming another inode did both. */
+void fd_books_listing(struct fd_books *b, pid_t pid, const int32_t *fds, const uint64_t *inos,
+		      size_t n, const char *const *types, uint64_t list_ns);
 
 /* Least-squares slope of the fd count over the samples, fds per second. */
 double fd_proc_slope(const struct fd_proc *p);

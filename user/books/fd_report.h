@@ -24,6 +24,9 @@ struct fdleak_proc {
 	double slope;			/* fds per second, least squares */
 	double seconds_to_limit;	/* < 0: not growing */
 	const struct fd_proc *books;
+	/* Counts from /proc listings only (no fd syscall programs): no
+	 * events, no sites; books->appeared/disappeared between listings. */
+	bool listing_only;
 	struct fd_suspect sus[FDLEAK_MAX_SITES];
 	struct site_frames frames[FDLEAK_MAX_SITES];
 	size_t nsus;
@@ -46,6 +49,7 @@ struct fd_report {
 	const struct fdleak_proc *procs;
 	size_t n;
 	double leak_age_s;	/* an fd older than this is a leak suspect */
+	bool listing_only;	/* see struct fdleak_proc */
 };
 
 /* The part of pid, or NULL (r may be NULL, or hold no such pid). */

@@ -126,8 +126,13 @@ void quic_proc_view(const struct quic_proc *p, struct quic_view *v);
  * command from the tracer: renderers never ask the kernel. */
 struct quic_run {
 	const struct quic_books *books;
-	bool wire_on;			/* the cgroup_skb unit is attached */
+	bool wire_on;			/* the wire unit is loaded, sock_create attached */
 	const char *wire_error;		/* why not, when !wire_on */
+	/* Its per-packet programs (cgroup_skb ingress/egress): attached only
+	 * once a traced process holds or makes a UDP socket. */
+	bool skb_on;
+	double skb_after_s;		/* seconds into the run they went on */
+	const char *skb_why;
 	const char *cgroup;		/* where it is attached */
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */

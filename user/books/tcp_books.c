@@ -628,8 +628,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			if (!tw->cancelled && ++tw->missed < 2)
 				continue;
 			/* Entered after the dump began: not in it, not gone. */
-			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled)
+			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled) {
+				a->tw_entered_during_dump++;
 				continue;
+			}
 			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.
 			 * Without timer events we cannot tell how it ended. */

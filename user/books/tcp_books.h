@@ -147,6 +147,7 @@ struct agg {
 	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
 	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
+	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */

@@ -65,6 +65,10 @@ static void quic_join_books(struct agg *a, const struct quic_books *qb)
 static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
 {
 	q->wire_on = quic_tracer_wire_on(t);
+	q->skb_on = quic_tracer_skb_on(t);
+	q->skb_after_s = q->skb_on && t->skb_since_ns > a->t0_ns ?
+			 (t->skb_since_ns - a->t0_ns) / 1e9 : 0;
+	q->skb_why = t->skb_why;
 	q->wire_error = t->wire_error;
 	q->cgroup = t->cgroup;
 	q->kernel_quic = t->kernel_quic;
@@ -196,6 +200,21 @@ static void doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 		    !fd_tracer_errors(&fs->ft, o->pids[i], &emfile, &enfile))
 			doctor_observe_fderr(d, o->pids[i], emfile, enfile);
 	}
+}
+
+/* The rings a snapshot drains between its chunks: a dump of many sockets
+ * or a long /proc scan never leaves them unread. */
+struct snap_rings {
+	struct ring_buffer *rb[2];
+};
+
+static void drain_rings(void *ctx)
+{
+	struct snap_rings *r = ctx;
+
+	for (int i = 0; i < 2; i++)
+		if (r->rb[i])
+			ring_buffer__consume(r->rb[i]);
 }
 
 static int reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
@@ -432,9 +451,9 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
 	doctor_sample(s->drun, s->snap, o, s->fs);
-	/* Each interval: a target that exits keeps its CPU time. */
-	if (o->doctor)
-		agentcost_sample(s->cost, &s->drun->cost);
+	/* Each interval: a target that exits keeps its CPU time; the
+	 * exporter publishes the agent's cost as self-metrics. */
+	agentcost_sample(s->cost, &s->drun->cost);
 	agg_tick(s->agg, now);
 	say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
@@ -492,6 +511,10 @@ int attach_run(const struct attach_opts *in)
 	struct agg agg;
 	struct exporter *exp = NULL;
 	struct safefile html = {}, prom = {};
+	/* No fd session: --no-fd, or exporter --all, whose fd gauges come from
+	 * /proc listings of the processes it shows. */
+	struct fd_report no_fds = { .listing_only = o->exporter_limits.proc_fds };
+	struct snap_rings rings;
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
@@ -585,7 +608,9 @@ int attach_run(const struct attach_opts *in)
 			goto cleanup;
 		}
 	}
-	/* fds too, unless asked not to; a failure here costs the fd part of
+	/* fds too, unless asked not to: counted from /proc listings each
+	 * interval, and with --fd-sites also traced by the fd syscall
+	 * programs for the leak sites. A failure here costs the fd part of
 	 * the report, not the run. */
 	if (!o->no_fd) {
 		char comms[CLI_MAX_PIDS][16];
@@ -597,7 +622,7 @@ int attach_run(const struct attach_opts *in)
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
-				     tracer_targets_fd(&tracer))) {
+				     tracer_targets_fd(&tracer), o->fd_sites || o->doctor)) {
 			fs_on = true;
 			/* EMFILE/ENFILE from the syscall exits: doctor only. */
 			if (o->doctor) {
@@ -629,6 +654,10 @@ int attach_run(const struct attach_opts *in)
 	}
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
+	rings = (struct snap_rings){ .rb = { tracer.rb, fs_on ? fs.rb : NULL } };
+	snap.drain = drain_rings;
+	snap.drain_ctx = &rings;
+	agg.snapshot_ns = now_ns();
 	if (snapshot_take(&snap, o->tracer.all ? NULL : o->pids, o->npids))
 		goto cleanup;
 	ring_buffer__consume(tracer.rb);
@@ -638,8 +667,10 @@ int attach_run(const struct attach_opts *in)
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	run.doctor = &drun;
-	/* Every program is loaded: the agent's cost counts from here. */
-	if (o->doctor && agentcost_start(&cost, o->pids, o->npids))
+	/* Every program is loaded: the agent's cost counts from here (every
+	 * run reports it: BPF run-time stats stay on while we hold their fd,
+	 * which adds two clock reads to each BPF program run on the host). */
+	if (agentcost_start(&cost, o->pids, o->npids))
 		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
 				"run-time stats could not be turned on)\n");
 
@@ -656,10 +687,13 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
 			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	if (fs_on && !o->fd_sites)
+		fprintf(stderr, "  fds from /proc/PID/fd listings each interval (leak sites need "
+				"--fd-sites)\n");
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
 	run.features = kf_plan(NULL);
-	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
+	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.interval_s = o->interval_s;
 	{
 		const char *names[24];
@@ -704,8 +738,7 @@ int attach_run(const struct attach_opts *in)
 	if (reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
 		goto cleanup;
 	doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
-	if (o->doctor)
-		agentcost_sample(&cost, &drun.cost);
+	agentcost_sample(&cost, &drun.cost);
 	agg_tick(&agg, now_ns());
 	if (quic_on) {
 		quic_reap(&qb, now_ns());
@@ -737,7 +770,7 @@ int attach_run(const struct attach_opts *in)
 	run.tw_method = tracer.tw_method;
 	run.features = kf_plan(NULL);
 	run.limits = &limits;
-	run.fds = fs_on ? fd_session_report(&fs) : (struct fd_report){ 0 };
+	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;

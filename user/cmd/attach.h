@@ -26,7 +26,9 @@ struct attach_opts {
 	uint16_t listen_port;
 	struct exporter_limits exporter_limits;	/* --all, --top-processes, --max-series */
 	bool no_color;		/* ASCII heatmaps even on a terminal */
-	bool no_fd;		/* no fd tracking */
+	bool no_fd;		/* no fd part at all */
+	bool fd_sites;		/* fd syscall tracepoints for leak sites (else
+				 * fds from /proc listings only) */
 	bool no_quic;		/* no QUIC sources */
 	double leak_age_s;	/* fd leak suspects: open longer than this */
 	int top;		/* endpoints per process (default 10) */

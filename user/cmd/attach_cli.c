@@ -14,8 +14,8 @@ static void attach_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope attach -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
 		"                        [-i SECONDS] [-j] [-H] [--report FILE.html] [--top N]\n"
-		"                        [--warn-pct P] [--no-fd] [--children] [--btf FILE]\n"
-		"                        [--ringbuf-size BYTES] [-v]\n"
+		"                        [--warn-pct P] [--no-fd | --fd-sites [--leak-age S]]\n"
+		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
 		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
 		"      --comm NAME        every process of that name (<= 15 bytes, as in\n"
@@ -32,9 +32,14 @@ static void attach_usage(FILE *out)
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
 		"      --report FILE      also write a self-contained HTML report\n"
 		"      --prom FILE        also write the end state as Prometheus metrics\n"
-		"      --no-fd            do not trace fds (no fd section, no fd programs)\n"
+		"      --no-fd            no fd part (fds are counted from /proc/PID/fd\n"
+		"                         listings each interval otherwise)\n"
+		"      --fd-sites         also trace fd syscalls for the code sites of leaks\n"
+		"                         (syscall tracepoints: every syscall on the machine\n"
+		"                         takes the slow path while attached)\n"
 		"      --no-quic          do not trace QUIC (no cgroup_skb, no ngtcp2 probes)\n"
-		"      --leak-age S       fds open longer than S are leak suspects (default 10)\n"
+		"      --leak-age S       with --fd-sites: fds open longer than S are leak\n"
+		"                         suspects (default 10)\n"
 		"      --top N            endpoints per process in the report (default 10)\n"
 		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
 		"      --no-color         ASCII heatmaps even on a terminal\n"
@@ -92,6 +97,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
+		{ "fd-sites", no_argument, NULL, 'f' },
 		{ "no-quic", no_argument, NULL, 'Q' },
 		{ "prom", required_argument, NULL, 'm' },
 		{ "leak-age", required_argument, NULL, 'L' },
@@ -104,6 +110,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 	};
 	struct attach_opts o = { .interval_s = 1, .header = true, .doctor = doctor,
 				 .quiet_live = doctor, .duration_s = doctor ? 10 : 0 };
+	bool leak_age_set = false;
 	unsigned long long v;
 	int c, r;
 
@@ -153,6 +160,9 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'F':
 			o.no_fd = true;
 			break;
+		case 'f':
+			o.fd_sites = true;
+			break;
 		case 'Q':
 			o.no_quic = true;
 			break;
@@ -162,6 +172,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'L':
 			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
 				return EXIT_USAGE;
+			leak_age_set = true;
 			break;
 		case 'O':
 			if (cli_parse_u64("--top", optarg, 1, 60, &v))
@@ -203,6 +214,20 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 	    cli_need_pids(cmd, o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
 					"myserver)), --comm NAME or --cgroup PATH"))
 		return EXIT_USAGE;
+	if (o.fd_sites && o.no_fd) {
+		fprintf(stderr, "connscope: %s: --fd-sites traces fds and --no-fd turns fds "
+				"off: give one of them\n", cmd);
+		targets_free(&o.sel);
+		return EXIT_USAGE;
+	}
+	/* Leak suspects are sites: without the fd syscall programs there are
+	 * none (doctor traces them, for its EMFILE counts). */
+	if (leak_age_set && !o.fd_sites && !doctor) {
+		fprintf(stderr, "connscope: %s: --leak-age ranks the code sites of leaks, "
+				"which only --fd-sites traces: add --fd-sites\n", cmd);
+		targets_free(&o.sel);
+		return EXIT_USAGE;
+	}
 	r = attach_run(&o);
 	targets_free(&o.sel);
 	return r;
@@ -213,7 +238,7 @@ static void exporter_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope exporter -p PID[,PID...]|--comm NAME|--cgroup PATH|--all\n"
 		"                          [--listen ADDR:PORT] [-i SECONDS] [--top-processes N]\n"
-		"                          [--max-series N] [--children] [--no-fd] [-v]\n"
+		"                          [--max-series N] [--children] [--no-fd] [--fd-sites] [-v]\n"
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
 		"      --comm NAME        every process of that name, now and later\n"
@@ -228,7 +253,9 @@ static void exporter_usage(FILE *out)
 		"  -i, --interval S       snapshot interval (default 1; match the scrape)\n"
 		"  -d, --duration S       stop after S seconds (default: until SIGTERM)\n"
 		"      --children         also trace processes the targets fork\n"
-		"      --no-fd            do not trace fds\n"
+		"      --no-fd            do not count fds (from /proc listings otherwise)\n"
+		"      --fd-sites         with -p: also the fd syscall tracepoints, for the\n"
+		"                         leak-suspect gauges (slows every syscall on the machine)\n"
 		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
 }
 
@@ -241,6 +268,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, 'C' },
 		{ "no-fd", no_argument, NULL, 'F' },
+		{ "fd-sites", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
@@ -268,6 +296,9 @@ int cmd_exporter(int argc, char **argv)
 		case 'F':
 			o.no_fd = true;
 			break;
+		case 'f':
+			o.fd_sites = true;
+			break;
 		case 'v':
 			o.tracer.verbose = true;
 			break;
@@ -294,7 +325,14 @@ int cmd_exporter(int argc, char **argv)
 			break;
 		}
 	}
-	if (cli_no_more_args("exporter", argc, argv) || exporter_check_opts(&o))
+	if (cli_no_more_args("exporter", argc, argv))
+		return EXIT_USAGE;
+	if (o.fd_sites && (o.no_fd || o.tracer.all)) {
+		fprintf(stderr, "connscope: exporter: --fd-sites traces the fds of the -p "
+				"processes; it goes with neither --no-fd nor --all\n");
+		return EXIT_USAGE;
+	}
+	if (exporter_check_opts(&o))
 		return EXIT_USAGE;
 	r = attach_run(&o);
 	targets_free(&o.sel);

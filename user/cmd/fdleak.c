@@ -138,7 +138,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids, t0, tick,
-			    o->leak_age_s, o->top, -1))
+			    o->leak_age_s, o->top, -1, true))
 		goto out;
 	if (targets_any(&o->sel)) {
 		/* Those that match now, then each interval (user space: fdleak

@@ -196,7 +196,10 @@ int doctor_facts_build(struct dr_facts *f, const struct agg *a, const struct run
 		f->nlisteners = run->doctor->nlisteners;
 		f->ns = run->doctor->ns;
 		f->nns = run->doctor->nns;
-		f->cost = run->doctor->cost;
+		/* Every run measures its cost; the finding about it is the
+		 * doctor's (attach shows the figures, agent.cost). */
+		if (run->doctor->doctor_mode)
+			f->cost = run->doctor->cost;
 	}
 	return 0;
 }

@@ -156,62 +156,10 @@ static void json_frame(struct json *j, const struct sym_frame *f)
 	json_object_end(j);
 }
 
-void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
+static void json_leak_sites(struct json *j, const struct fdleak_proc *p)
 {
-	const struct fd_proc *b = p->books;
 	char name[256];
 
-	json_kv_int(j, "pid", p->pid);
-	json_kv_string(j, "comm", p->comm);
-	json_kv_bool(j, "exited", p->exited);
-	json_key(j, "fds");
-	json_object_begin(j);
-	json_kv_uint(j, "total", p->inv.total);
-	json_kv_int(j, "max_fd", p->inv.max_fd);
-	json_key(j, "by_type");
-	json_object_begin(j);
-	for (int t = 0; t < FDT_MAX; t++)
-		json_kv_uint(j, fdinv_type_name(t), p->inv.by_type[t]);
-	json_object_end(j);
-	json_key(j, "tcp");
-	json_object_begin(j);
-	for (int s = 1; s < FDINV_TCP_STATES; s++)
-		json_kv_uint(j, tcp_state_name(s), p->inv.tcp_state[s]);
-	json_object_end(j);
-	json_object_end(j);
-	json_key(j, "limits");
-	json_object_begin(j);
-	json_kv_uint(j, "rlimit_nofile_soft", p->lim.soft);
-	json_kv_uint(j, "rlimit_nofile_hard", p->lim.hard);
-	json_kv_uint(j, "system_open", p->lim.sys_open);
-	json_kv_uint(j, "system_max", p->lim.sys_max);
-	json_object_end(j);
-	json_kv_double(j, "growth_fds_per_s", p->slope, 3);
-	if (p->seconds_to_limit >= 0)
-		json_kv_double(j, "seconds_to_limit", p->seconds_to_limit, 1);
-	else {
-		json_key(j, "seconds_to_limit");
-		json_null(j);
-	}
-	if (b) {
-		json_key(j, "events");
-		json_object_begin(j);
-		json_kv_uint(j, "created", b->created);
-		json_kv_uint(j, "closed", b->closed);
-		json_key(j, "created_by");
-		json_object_begin(j);
-		for (int h = 1; h < FD_HOW_MAX; h++)
-			json_kv_uint(j, fd_how_name(h), b->by_how[h]);
-		json_object_end(j);
-		json_object_end(j);
-		json_key(j, "books");
-		json_object_begin(j);
-		json_kv_uint(j, "held_at_start", b->held_at_start);
-		json_kv_uint(j, "closed_unseen", b->phantom);
-		json_kv_uint(j, "made_unseen", b->unseen);
-		json_kv_uint(j, "open_in_books", b->fds.count);
-		json_object_end(j);
-	}
 	json_key(j, "leak_sites");
 	json_array_begin(j);
 	for (size_t k = 0; k < p->nsus; k++) {
@@ -241,6 +189,85 @@ void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
 		json_object_end(j);
 	}
 	json_array_end(j);
+}
+
+void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
+{
+	const struct fd_proc *b = p->books;
+
+	json_kv_int(j, "pid", p->pid);
+	json_kv_string(j, "comm", p->comm);
+	json_kv_bool(j, "exited", p->exited);
+	/* "listing": counts from /proc listings only; "sites": fd syscall
+	 * events too, and the leak sites. */
+	json_kv_string(j, "mode", p->listing_only ? "listing" : "sites");
+	json_key(j, "fds");
+	json_object_begin(j);
+	json_kv_uint(j, "total", p->inv.total);
+	json_kv_int(j, "max_fd", p->inv.max_fd);
+	json_key(j, "by_type");
+	json_object_begin(j);
+	for (int t = 0; t < FDT_MAX; t++)
+		json_kv_uint(j, fdinv_type_name(t), p->inv.by_type[t]);
+	json_object_end(j);
+	json_key(j, "tcp");
+	json_object_begin(j);
+	for (int s = 1; s < FDINV_TCP_STATES; s++)
+		json_kv_uint(j, tcp_state_name(s), p->inv.tcp_state[s]);
+	json_object_end(j);
+	json_object_end(j);
+	json_key(j, "limits");
+	json_object_begin(j);
+	json_kv_uint(j, "rlimit_nofile_soft", p->lim.soft);
+	json_kv_uint(j, "rlimit_nofile_hard", p->lim.hard);
+	json_kv_uint(j, "system_open", p->lim.sys_open);
+	json_kv_uint(j, "system_max", p->lim.sys_max);
+	json_object_end(j);
+	json_kv_double(j, "growth_fds_per_s", p->slope, 3);
+	if (p->seconds_to_limit >= 0)
+		json_kv_double(j, "seconds_to_limit", p->seconds_to_limit, 1);
+	else {
+		json_key(j, "seconds_to_limit");
+		json_null(j);
+	}
+	if (b && p->listing_only) {
+		json_key(j, "listing");
+		json_object_begin(j);
+		json_kv_uint(j, "listings", b->listings);
+		json_kv_uint(j, "held_at_start", b->held_at_start);
+		json_kv_uint(j, "appeared", b->appeared);
+		json_kv_uint(j, "disappeared", b->disappeared);
+		json_kv_string(j, "note", "fds seen appearing and disappearing between /proc "
+					  "listings; fds made and closed between two listings are "
+					  "in neither; leak sites need attach --fd-sites");
+		json_object_end(j);
+	} else if (b) {
+		json_key(j, "events");
+		json_object_begin(j);
+		json_kv_uint(j, "created", b->created);
+		json_kv_uint(j, "closed", b->closed);
+		json_key(j, "created_by");
+		json_object_begin(j);
+		for (int h = 1; h < FD_HOW_MAX; h++)
+			json_kv_uint(j, fd_how_name(h), b->by_how[h]);
+		json_object_end(j);
+		json_object_end(j);
+		json_key(j, "books");
+		json_object_begin(j);
+		json_kv_uint(j, "held_at_start", b->held_at_start);
+		json_kv_uint(j, "closed_unseen", b->phantom);
+		json_kv_uint(j, "made_unseen", b->unseen);
+		json_kv_uint(j, "open_in_books", b->fds.count);
+		json_object_end(j);
+	}
+	if (p->listing_only) {
+		/* No fd syscall programs ran: no sites to rank, said so. */
+		json_key(j, "leak_sites");
+		json_null(j);
+		json_kv_string(j, "leak_sites_need", "--fd-sites");
+	} else {
+		json_leak_sites(j, p);
+	}
 	json_key(j, "heatmaps");
 	json_object_begin(j);
 	if (b && b->hm_ready) {
@@ -304,11 +331,18 @@ void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color)
 	else
 		fprintf(out, "  %-13s %llu, %+.1f/s", "fds", (unsigned long long)p->inv.total,
 			p->slope);
-	if (b)
+	if (b && !p->listing_only)
 		fprintf(out, ", made %llu, closed %llu", (unsigned long long)b->created,
 			(unsigned long long)b->closed);
 	fprintf(out, "\n");
 	text_types(out, &p->inv);
+	if (b && p->listing_only)
+		fprintf(out, "  %-13s %llu appeared, %llu disappeared between %llu listings\n",
+			"fds seen", (unsigned long long)b->appeared,
+			(unsigned long long)b->disappeared, (unsigned long long)b->listings);
+	if (p->listing_only)
+		fprintf(out, "  %-13s counts from /proc/PID/fd listings each interval; leak "
+			     "sites need\n  %-13s attach --fd-sites\n", "fd source", "");
 	for (size_t k = 0; k < p->nsus && k < 3; k++)
 		fprintf(out, "  %-13s %u open, %llu made: %.44s\n", k ? "" : "leak suspects",
 			p->sus[k].old, (unsigned long long)p->sus[k].site->opened,

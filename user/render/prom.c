@@ -3,6 +3,8 @@
 #include <string.h>
 #include "kfeatures.h"
 #include "prom.h"
+#include "report_cost.h"
+#include "doctor.h"
 #include "prom_findings.h"
 #include "report_losses.h"
 #include "reuse.h"
@@ -211,8 +213,8 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 	out->open = fp->inv.total;
 	out->max = fp->lim.soft;
 	memcpy(out->by_type, fp->inv.by_type, sizeof(out->by_type));
-	/* Leak suspects need the fd tracing's sites. */
-	out->has_suspects = true;
+	/* Leak suspects need the fd tracing's sites (--fd-sites). */
+	out->has_suspects = !fp->listing_only;
 	for (size_t k = 0; k < fp->nsus; k++)
 		out->suspects += fp->sus[k].old;
 }
@@ -223,10 +225,10 @@ void prom_fd_from_report(const struct fd_report *fds, pid_t pid, struct prom_fd 
 size_t prom_fixed_series(const struct run_info *run, const struct sockstat *st, bool exporter)
 {
 	/* sockstat 10, unattributed by state, tracked, events, lost, owner
-	 * map full, mismatch, one per program, one per figure, build_info,
-	 * one per loss kind */
+	 * map full, mismatch, one per program, one per figure, fd source, the
+	 * agent's cost, build_info, one per loss kind */
 	return (st ? 10 : 0) + TCP_STATE_ORDER_LEN + 5 + PROM_LOSSES_SERIES + run->nprogs +
-	       KF_FIG_MAX + 1 +
+	       KF_FIG_MAX + 1 + 1 + prom_cost_series(run->doctor ? &run->doctor->cost : NULL) +
 	       (run->quic ? PROM_QUIC_AGENT_SERIES : 0) +
 	       (exporter ? PROM_EXPORTER_SELF_SERIES : 0);
 }
@@ -426,6 +428,12 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 		fprintf(out, "connscope_figure_available{figure=\"%s\",needs=\"%s\"} %d\n",
 			kf_figure(f)->figure, kf_figure(f)->needs,
 			run->features ? run->features->on[f] : 1);
+	prom_cost(out, run->doctor ? &run->doctor->cost : NULL, a);
+	family(out, "connscope_fd_source", "gauge",
+	       "1 for how fds are counted: listing (/proc/PID/fd each interval, no sites), "
+	       "sites (also the fd syscall tracepoints, --fd-sites), off (--no-fd)");
+	fprintf(out, "connscope_fd_source{mode=\"%s\"} 1\n",
+		run->fds.listing_only ? "listing" : run->fds.procs ? "sites" : "off");
 	if (run->quic) {
 		/* PROM_QUIC_AGENT_SERIES of them. */
 		const struct quic_run *q = run->quic;
@@ -438,6 +446,11 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 			q->lib_files > 0);
 		fprintf(out, "connscope_quic_source_attached{source=\"kernel\"} %d\n",
 			q->kernel_quic);
+		family(out, "connscope_quic_packet_programs_attached", "gauge",
+		       "1 once the wire source's cgroup_skb programs run (they run for every "
+		       "packet on the machine, so only after a traced process held or made a UDP "
+		       "socket)");
+		fprintf(out, "connscope_quic_packet_programs_attached %d\n", q->skb_on);
 		family(out, "connscope_quic_datagrams_total", "counter",
 		       "UDP datagrams of traced sockets the wire source saw");
 		fprintf(out, "connscope_quic_datagrams_total %llu\n",

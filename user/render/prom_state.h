@@ -65,7 +65,7 @@ struct prom_quic {
 	uint64_t handshake_ns_sum;
 };
 #define PROM_QUIC_SERIES (6 + PROM_HIST_SERIES)
-#define PROM_QUIC_AGENT_SERIES 6	/* sources attached 3, datagrams, lost 2 */
+#define PROM_QUIC_AGENT_SERIES 7	/* sources attached 3, packet programs, datagrams, lost 2 */
 
 struct prom_view {
 	pid_t pid;		/* 0: the "other" aggregate */

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "json.h"
 #include "report.h"
+#include "report_cost.h"
 #include "fdleak_report.h"
 #include "report_reuse.h"
 #include "report_quic.h"
@@ -90,6 +91,23 @@ static double per_s(uint64_t n, const struct run_info *run)
 	return run->elapsed_s > 0 ? n / run->elapsed_s : 0;
 }
 
+/* How the run counted fds: every output says it. */
+static const char *fd_mode(const struct run_info *run)
+{
+	return run->fds.listing_only ? "listing" : run->fds.procs ? "sites" : "off";
+}
+
+static const char *fd_source(const struct run_info *run)
+{
+	if (run->fds.listing_only)
+		return "fd counts, growth and ages from /proc/PID/fd listings each interval, no "
+		       "fd syscall tracing; leak sites need attach --fd-sites";
+	if (run->fds.procs)
+		return "fd counts from /proc/PID/fd listings; fd events and leak sites from "
+		       "syscall tracepoints (--fd-sites)";
+	return "fds not counted (--no-fd)";
+}
+
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	const struct proc_books *procs[MAX_REPORT_PROCS];
@@ -146,9 +164,19 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "\n");
 	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
 		     "  sock_diag + /proc/PID/fd at the end\n");
+	if (run->fds.listing_only)
+		fprintf(out, "fds (listing): counts, growth and ages from /proc/PID/fd listings "
+			     "each\n  interval, no fd syscall tracing; leak sites need attach "
+			     "--fd-sites\n");
+	else if (run->fds.procs)
+		fprintf(out, "fds (sites): counts from /proc/PID/fd listings; events and leak "
+			     "sites\n  from syscall tracepoints (--fd-sites)\n");
+	else
+		fprintf(out, "fds (off): not counted (--no-fd)\n");
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
+	format_cost_text(out, run->doctor ? &run->doctor->cost : NULL, a);
 	format_quic_agent_text(out, run->quic);
 	format_losses_text(out, &run->losses);
 	if (a->mismatch_last)
@@ -215,6 +243,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_string(&j, run->cgroup_path);
 	else
 		json_null(&j);
+	json_kv_string(&j, "fd_mode", fd_mode(run));
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);
 	json_object_end(&j);
@@ -290,12 +319,14 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "unknown_owner_events", a->unknown_events);
 	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
+	json_kv_uint(&j, "time_wait_entered_during_dump", a->tw_entered_during_dump);
 	json_kv_uint(&j, "time_wait_timer_unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	json_kv_uint(&j, "reconciles", a->reconciles);
 	json_kv_uint(&j, "books_mismatch_last", a->mismatch_last);
 	json_kv_uint(&j, "books_mismatch_max", a->mismatch_max);
 	json_quic_agent(&j, run->quic);
 	json_losses(&j, &run->losses);
+	json_cost(&j, run->doctor ? &run->doctor->cost : NULL, a);
 	json_object_end(&j);
 
 	json_key(&j, "sources");
@@ -303,6 +334,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "totals", "BPF events (inet_sock_set_state, accept exit)");
 	json_kv_string(&j, "tcp", "sock_diag + /proc/PID/fd at the end; TIME_WAIT and orphans "
 				  "joined to owners by 4-tuple");
+	json_kv_string(&j, "fds", fd_source(run));
 	if (run->quic)
 		json_kv_string(&j, "quic", "wire: cgroup_skb datagram headers; ngtcp2: uprobes "
 					   "on libngtcp2; kernel: inet_sock_set_state, protocol 261");

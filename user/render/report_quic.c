@@ -86,6 +86,14 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 			u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
 			u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
 			u(q->wire_stats[QW_STAT_RB_LOST]));
+	/* The packet programs run for every packet on the machine: said
+	 * when they went on, or that they never had to. */
+	if (q->wire_on && q->skb_on)
+		fprintf(out, "  cgroup_skb attached %.1f s into the run: %s\n", q->skb_after_s,
+			q->skb_why ? q->skb_why : "");
+	else if (q->wire_on)
+		fprintf(out, "  cgroup_skb never attached: no traced process held or made a UDP "
+			     "socket\n");
 	if (q->lib_files)
 		fprintf(out, "QUIC ngtcp2: uprobes on %d librar%s, %d target%s mapped it; %llu "
 			     "events, %llu lost\n", q->lib_files, q->lib_files == 1 ? "y" : "ies",
@@ -173,6 +181,11 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_kv_bool(j, "wire", q->wire_on);
 	json_kv_string(j, "wire_error", q->wire_on ? "" : (q->wire_error ? q->wire_error : ""));
 	json_kv_string(j, "cgroup", q->cgroup ? q->cgroup : "");
+	json_kv_bool(j, "packet_programs_attached", q->skb_on);
+	if (q->skb_on) {
+		json_kv_double(j, "packet_programs_after_s", q->skb_after_s, 3);
+		json_kv_string(j, "packet_programs_why", q->skb_why ? q->skb_why : "");
+	}
 	json_kv_int(j, "ngtcp2_processes", q->lib_procs);
 	json_kv_int(j, "ngtcp2_libraries", q->lib_files);
 	json_kv_bool(j, "kernel_quic", q->kernel_quic);

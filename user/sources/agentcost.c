@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include "agentcost.h"
 #include "procfs.h"
+#include "timeutil.h"
 
 bool agentcost_parse_fdinfo(const char *text, uint64_t *run_ns, uint64_t *runs)
 {
@@ -55,6 +56,59 @@ static void bpf_totals(uint64_t *ns, uint64_t *runs)
 		}
 	}
 	closedir(d);
+}
+
+/* Each of this process's BPF programs, once (by id), with its name and its
+ * run-time stats as the kernel has them now. */
+static size_t bpf_programs(struct prog_cost *out, size_t max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		char link[64], path[300];
+		ssize_t l;
+		size_t k;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = 0;
+		if (strcmp(link, "anon_inode:bpf-prog"))
+			continue;
+		fd = atoi(de->d_name);
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		for (k = 0; k < n && out[k].id != info.id; k++)
+			;
+		if (k < n)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		snprintf(out[n].name, sizeof(out[n].name), "%s", info.name);
+		out[n].id = info.id;
+		out[n].run_ns = info.run_time_ns;
+		out[n].runs = info.run_cnt;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int by_run_ns(const void *a, const void *b)
+{
+	const struct prog_cost *x = a, *y = b;
+
+	return x->run_ns < y->run_ns ? 1 : x->run_ns > y->run_ns ? -1 : strcmp(x->name, y->name);
 }
 
 static double self_cpu(void)
@@ -102,6 +156,8 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
 		return err;
 	}
 	bpf_totals(&c->bpf_ns0, &c->runs0);
+	c->nprog0 = bpf_programs(c->prog0, AGENT_COST_MAX_PROGS);
+	c->t0_ns = now_ns();
 	c->self_cpu0 = self_cpu();
 	for (size_t i = 0; i < n && c->npids < DR_MAX_PROCS; i++) {
 		c->pids[c->npids] = pids[i];
@@ -133,6 +189,29 @@ void agentcost_sample(struct agentcost *c, struct agent_cost *out)
 	out->bpf_runs = runs > c->runs0 ? runs - c->runs0 : 0;
 	out->agent_cpu_s = self_cpu() - c->self_cpu0;
 	out->targets_cpu_s = (double)ticks / procfs_clk_tck();
+	out->window_s = (now_ns() - c->t0_ns) / 1e9;
+	out->nprogs = bpf_programs(out->progs, AGENT_COST_MAX_PROGS);
+	for (size_t i = 0; i < out->nprogs; i++) {
+		struct prog_cost *p = &out->progs[i];
+
+		for (size_t k = 0; k < c->nprog0; k++) {
+			if (c->prog0[k].id != p->id)
+				continue;
+			p->run_ns = p->run_ns > c->prog0[k].run_ns ? p->run_ns - c->prog0[k].run_ns : 0;
+			p->runs = p->runs > c->prog0[k].runs ? p->runs - c->prog0[k].runs : 0;
+			break;
+		}
+	}
+	qsort(out->progs, out->nprogs, sizeof(out->progs[0]), by_run_ns);
+	/* The totals are the programs' sums: one reading, so every output's
+	 * total equals the sum of its per-program rows. */
+	out->bpf_runs = 0;
+	ns = 0;
+	for (size_t i = 0; i < out->nprogs; i++) {
+		ns += out->progs[i].run_ns;
+		out->bpf_runs += out->progs[i].runs;
+	}
+	out->bpf_s = ns / 1e9;
 }
 
 void agentcost_stop(struct agentcost *c)

@@ -13,6 +13,11 @@
 struct agentcost {
 	int stats_fd;		/* bpf_enable_stats(BPF_STATS_RUN_TIME); -1 off */
 	uint64_t bpf_ns0, runs0;
+	uint64_t t0_ns;
+	/* Each program's readings at the start (a program loaded later
+	 * starts from 0: it ran only while ours). */
+	struct prog_cost prog0[AGENT_COST_MAX_PROGS];
+	size_t nprog0;
 	double self_cpu0;
 	pid_t pids[DR_MAX_PROCS];
 	uint64_t ticks0[DR_MAX_PROCS], ticks_last[DR_MAX_PROCS];

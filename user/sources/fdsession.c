@@ -25,47 +25,60 @@ static int on_snap(void *ctx, void *data, size_t size)
 }
 
 /* One listing of p's fds into the books: the listing first, then the
- * events up to now, then the comparison (see fd_books_reconcile). */
+ * events up to now, then the comparison (see fd_books_reconcile). Without
+ * fd events (rb NULL) the books mirror the listing (fd_books_listing). */
 static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fdleak_proc *p,
 			   bool final)
 {
 	struct fdinv_opts io = { .flags = FDINV_RECORDS };
 	const char **types;
+	uint64_t *inos;
 	int32_t *fds;
 	uint64_t t = now_ns();
+	size_t n;
 	int err;
 
 	fdinv_free(&p->inv);
 	err = fdinv_scan(p->pid, &p->inv, &io);
-	ring_buffer__consume(rb);
+	if (rb)
+		ring_buffer__consume(rb);
 	if (err)
 		return err;
-	fds = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*fds));
-	types = calloc(p->inv.nr_fds ? p->inv.nr_fds : 1, sizeof(*types));
-	if (!fds || !types) {
+	n = p->inv.nr_fds ? p->inv.nr_fds : 1;
+	fds = calloc(n, sizeof(*fds));
+	types = calloc(n, sizeof(*types));
+	inos = calloc(n, sizeof(*inos));
+	if (!fds || !types || !inos) {
 		free(fds);
 		free(types);
+		free(inos);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->inv.nr_fds; i++) {
 		fds[i] = p->inv.fds[i].fd;
 		types[i] = fdinv_type_name(p->inv.fds[i].type);
+		inos[i] = p->inv.fds[i].ino;
 	}
-	fd_books_reconcile(b, p->pid, fds, p->inv.nr_fds, types, t, final);
+	if (b->listing_only)
+		fd_books_listing(b, p->pid, fds, inos, p->inv.nr_fds, types, t);
+	else
+		fd_books_reconcile(b, p->pid, fds, p->inv.nr_fds, types, t, final);
 	free(fds);
 	free(types);
+	free(inos);
 	fdinv_limits(p->pid, &p->lim);
 	return 0;
 }
 
 int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
-		    double leak_age_s, int top, int targets_fd)
+		    double leak_age_s, int top, int targets_fd, bool sites)
 {
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	fd_books_init(&s->books, t0_ns, bucket_ns);
+	s->books.listing_only = !sites;
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
 	s->execs_done = calloc(n ? n : 1, sizeof(*s->execs_done));
@@ -78,19 +91,27 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 		fd_session_close(s);
 		return -ENOMEM;
 	}
-	err = fd_tracer_open(&s->ft, &s->rb, on_event, on_snap, &s->books, false, targets_fd);
-	if (err) {
-		fd_session_close(s);
-		return err;
+	/* The syscall programs only where sites are asked for: they put
+	 * every task on the machine on the slow syscall path. */
+	if (sites) {
+		err = fd_tracer_open(&s->ft, &s->rb, on_event, on_snap, &s->books, false,
+				     targets_fd);
+		if (err) {
+			fd_session_close(s);
+			return err;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		s->procs[i].pid = pids[i];
 		if (comms)
 			memcpy(s->procs[i].comm, comms[i], sizeof(s->procs[i].comm));
 		s->procs[i].seconds_to_limit = -1;
-		fd_tracer_add_target(&s->ft, pids[i]);
-		/* Maps now, while the process lives: names survive its exit. */
-		s->syms[i] = symbolizer_new(pids[i]);
+		s->procs[i].listing_only = !sites;
+		if (sites) {
+			fd_tracer_add_target(&s->ft, pids[i]);
+			/* Maps now, while the process lives: names survive its exit. */
+			s->syms[i] = symbolizer_new(pids[i]);
+		}
 		err = list_into_books(&s->books, s->rb, &s->procs[i], false);
 		if (err) {
 			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
@@ -150,10 +171,15 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	s->procs[n - 1].pid = pid;
 	snprintf(s->procs[n - 1].comm, sizeof(s->procs[n - 1].comm), "%s", comm);
 	s->procs[n - 1].seconds_to_limit = -1;
+	s->procs[n - 1].listing_only = s->books.listing_only;
 	s->execs_done[n - 1] = 0;
-	s->syms[n - 1] = symbolizer_new(pid);
+	s->syms[n - 1] = NULL;
 	s->nprocs = n;
-	fd_tracer_add_target(&s->ft, pid);
+	/* Listing only: no programs to filter for it, no sites to name. */
+	if (!s->books.listing_only) {
+		s->syms[n - 1] = symbolizer_new(pid);
+		fd_tracer_add_target(&s->ft, pid);
+	}
 	/* Gone already: its report part says what the events said. */
 	if (list_into_books(&s->books, s->rb, &s->procs[n - 1], false))
 		s->procs[n - 1].exited = true;
@@ -192,12 +218,15 @@ void fd_session_analyze(struct fd_session *s, bool resolve_sites)
 		p->books = hmap_get(&s->books.procs, &p->pid);
 		p->slope = p->books ? fd_proc_slope(p->books) : 0;
 		p->seconds_to_limit = -1;
-		if (p->slope > 0 && p->lim.soft && p->lim.soft != UINT64_MAX &&
+		/* A flat count fits a slope of rounding noise (1e-15/s), not
+		 * a growth: below one fd a day there is no time to the limit. */
+		if (p->slope > 1.0 / 86400 && p->lim.soft && p->lim.soft != UINT64_MAX &&
 		    p->lim.soft > p->inv.total)
 			p->seconds_to_limit = (p->lim.soft - p->inv.total) / p->slope;
-		p->nsus = fd_books_suspects(&s->books, p->pid, now,
+		p->nsus = s->books.listing_only ? 0 :
+			  fd_books_suspects(&s->books, p->pid, now,
 					    (uint64_t)(s->leak_age_s * 1e9), p->sus, s->top);
-		if (!resolve_sites)
+		if (!resolve_sites || s->books.listing_only)
 			continue;
 		if (s->syms[i])
 			symbolizer_refresh(s->syms[i]);
@@ -223,12 +252,14 @@ const struct fdleak_proc *fd_session_proc(const struct fd_session *s, pid_t pid)
 struct fd_report fd_session_report(const struct fd_session *s)
 {
 	return s ? (struct fd_report){ .procs = s->procs, .n = s->nprocs,
-						 .leak_age_s = s->leak_age_s } : (struct fd_report){ 0 };
+				       .leak_age_s = s->leak_age_s,
+				       .listing_only = s->books.listing_only } : (struct fd_report){ 0 };
 }
 
 void fd_session_run_facts(struct fd_session *s, struct fdleak_run *run)
 {
-	fd_tracer_stats(&s->ft, run->stats);
+	if (s->ft.skel)
+		fd_tracer_stats(&s->ft, run->stats);
 	run->progs_attached = s->ft.attached;
 	run->progs_missing = s->ft.failed;
 	run->missing_names = s->ft.failed_names;

@@ -33,12 +33,14 @@ struct fd_session {
 	uint64_t list_failed;		/* /proc/PID/fd listings that failed (not: gone) */
 };
 
-/* Loads and attaches the fd programs with a ring manager of their own
- * (s->rb: the run loop polls it beside the others), adds the targets and takes the first listing (the fds held at start).
+/* With sites: loads and attaches the fd programs with a ring manager of
+ * their own (s->rb: the run loop polls it beside the others) and adds the
+ * targets; without: no BPF at all (s->rb stays NULL), the books mirror
+ * the /proc listings. Then the first listing (the fds held at start).
  * comms may be NULL. 0 or -errno after printing why. */
 int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
-		    double leak_age_s, int top, int targets_fd);
+		    double leak_age_s, int top, int targets_fd, bool sites);
 
 /* A process that joined the targets during the run (a child, --comm,
  * --cgroup): its fds from now on. 0 or -errno. */

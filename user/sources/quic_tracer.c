@@ -18,19 +18,25 @@
 #include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"
+#include "timeutil.h"
 #include "quicwire.skel.h"
 #include "ngtcp2.skel.h"
 
 #define IPPROTO_QUIC_NUM 261
 
+static int attach_skb(struct quic_tracer *t, const char *why);
+
 static int on_wire(void *ctx, void *data, size_t size)
 {
 	struct quic_tracer *t = ctx;
+	const struct quic_wire_event *e = data;
 
-	if (size >= sizeof(struct quic_wire_event))
-		quic_books_wire(t->books, data);
-	else
+	if (size < sizeof(struct quic_wire_event))
 		t->books->malformed_events++;
+	else if (e->type == QW_EV_UDP_SOCK)
+		attach_skb(t, "a traced process made a UDP socket");
+	else
+		quic_books_wire(t->books, data);
 	return 0;
 }
 
@@ -114,20 +120,13 @@ int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
 
 static int attach_lib(struct quic_tracer *t, const char *path);
 
-static int attach_wire(struct quic_tracer *t)
+/* cgroup/sock_{create,release} go on at once: they run only when a socket
+ * is made or closed. cgroup_skb ingress/egress run for every packet on the
+ * machine and wait for a traced UDP socket (attach_skb). */
+static int attach_programs(struct quic_tracer *t, struct bpf_program **progs, size_t n)
 {
-	struct bpf_program *progs[] = {
-		t->wire->progs.qw_sock_create, t->wire->progs.qw_sock_release,
-		t->wire->progs.qw_egress, t->wire->progs.qw_ingress,
-	};
 	int cg, err = 0;
 
-	err = quic_find_cgroup2(t->cgroup, sizeof(t->cgroup));
-	if (err) {
-		snprintf(t->wire_error, sizeof(t->wire_error),
-			 "no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
-		return err;
-	}
 	cg = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg < 0) {
 		err = -errno;
@@ -135,7 +134,7 @@ static int attach_wire(struct quic_tracer *t)
 			 strerror(errno));
 		return err;
 	}
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cg);
 
 		if (!l) {
@@ -148,6 +147,43 @@ static int attach_wire(struct quic_tracer *t)
 	}
 	close(cg);
 	return err;
+}
+
+static int attach_skb(struct quic_tracer *t, const char *why)
+{
+	struct bpf_program *progs[] = { t->wire->progs.qw_egress, t->wire->progs.qw_ingress };
+	int err;
+
+	if (!t->wire || t->skb_on)
+		return 0;
+	err = attach_programs(t, progs, 2);
+	if (err) {
+		fprintf(stderr, "connscope: QUIC on the wire: %s\n", t->wire_error);
+		t->wire_error[0] = 0;
+		return err;
+	}
+	t->skb_on = true;
+	t->skb_since_ns = now_ns();
+	t->skb_why = why;
+	/* No more requests from sock_create: they are on. */
+	t->wire->bss->skb_attached = 1;
+	return 0;
+}
+
+static int attach_wire(struct quic_tracer *t)
+{
+	struct bpf_program *progs[] = {
+		t->wire->progs.qw_sock_create, t->wire->progs.qw_sock_release,
+	};
+	int err = 0;
+
+	err = quic_find_cgroup2(t->cgroup, sizeof(t->cgroup));
+	if (err) {
+		snprintf(t->wire_error, sizeof(t->wire_error),
+			 "no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
+		return err;
+	}
+	return attach_programs(t, progs, sizeof(progs) / sizeof(progs[0]));
 }
 
 int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
@@ -196,6 +232,10 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 		goto fail;
 	}
 	t->rb = *rb;
+	/* Every process is traced: some process on the machine holds a UDP
+	 * socket, so the packet programs are needed from the start. */
+	if (all)
+		attach_skb(t, "every process is traced (--all)");
 	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path))
 		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
@@ -212,6 +252,11 @@ fail:
 bool quic_tracer_wire_on(const struct quic_tracer *t)
 {
 	return t->wire != NULL;
+}
+
+bool quic_tracer_skb_on(const struct quic_tracer *t)
+{
+	return t->skb_on;
 }
 
 /* UDP sockets pid holds now: cookie -> owner, so the first datagram a
@@ -265,7 +310,8 @@ static int seed_udp(struct quic_tracer *t, pid_t pid)
 	/* A dump or /proc scan that failed seeds nothing: one failure; a
 	 * process gone meanwhile is none. */
 	t->seed_failed += c.failed + (err && err != -ENOENT && err != -ESRCH);
-	return err;
+	/* The UDP sockets pid holds (seeded or not), for the caller. */
+	return err ? err : (int)(c.n + c.failed);
 }
 
 int quic_find_system_libngtcp2(char *path, size_t len)
@@ -391,8 +437,12 @@ int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
 
 	if (t->wire) {
 		err = bpf_map_update_elem(bpf_map__fd(t->wire->maps.qw_targets), &key, &one, BPF_ANY);
-		if (!err)
-			seed_udp(t, pid);
+		int held = err ? 0 : seed_udp(t, pid);
+
+		/* Held, or not known (a failed dump): on. A process gone
+		 * meanwhile holds none. */
+		if (held > 0 || (held < 0 && held != -ENOENT && held != -ESRCH))
+			attach_skb(t, "a traced process held a UDP socket");
 	}
 	if (!quic_tracer_lib_on(t, pid) && !quic_find_libngtcp2(pid, path, sizeof(path))) {
 		if (attach_lib(t, path))
@@ -425,6 +475,7 @@ void quic_tracer_close(struct quic_tracer *t)
 	for (int i = 0; i < t->nwire_links; i++)
 		bpf_link__destroy(t->wire_links[i]);
 	t->nwire_links = 0;
+	t->skb_on = false;
 	ngtcp2_bpf__destroy(t->ng);
 	t->ng = NULL;
 	quicwire_bpf__destroy(t->wire);

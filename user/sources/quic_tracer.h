@@ -34,6 +34,11 @@ struct quic_tracer {
 	struct quicwire_bpf *wire;
 	struct bpf_link *wire_links[4];
 	int nwire_links;
+	/* cgroup_skb ingress/egress: attached at the first UDP socket a traced
+	 * process holds (at start) or makes (QW_EV_UDP_SOCK), never before. */
+	bool skb_on;
+	uint64_t skb_since_ns;		/* when (now_ns), 0: not attached */
+	const char *skb_why;		/* what made them go on */
 	char cgroup[PATH_MAX];		/* the cgroup v2 root the wire unit is on */
 	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
 	struct ring_buffer *rb;		/* the caller's, where the rings are added */
@@ -63,6 +68,8 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 int quic_tracer_add_target(struct quic_tracer *t, pid_t pid);
 /* Whether the wire source runs / pid has the ngtcp2 probes. */
 bool quic_tracer_wire_on(const struct quic_tracer *t);
+/* Whether its per-packet programs (cgroup_skb) are attached yet. */
+bool quic_tracer_skb_on(const struct quic_tracer *t);
 bool quic_tracer_lib_on(const struct quic_tracer *t, pid_t pid);
 /* Per-CPU counter sums: QW_STAT_* and QN_STAT_*. */
 void quic_tracer_stats(const struct quic_tracer *t, uint64_t wire[QW_STAT_MAX],

@@ -6,6 +6,14 @@
 #include "netns.h"
 #include "snapshot.h"
 
+static void drain(struct tcp_snapshot *s)
+{
+	if (s->drain) {
+		s->drain(s->drain_ctx);
+		s->drains++;
+	}
+}
+
 struct collect_ctx {
 	struct tcp_snapshot *s;
 	uint32_t netns;
@@ -27,6 +35,8 @@ static int collect(const struct sd_sock *sk, void *ctx)
 	}
 	s->socks[s->n] = *sk;
 	s->socks[s->n++].netns = c->netns;
+	if (s->n % SNAPSHOT_DRAIN_EVERY == 0)
+		drain(s);
 	return 0;
 }
 
@@ -111,9 +121,15 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 	}
 	if (s->nns)
 		s->st = s->ns[0].st;
-	if (all_fds)
-		return procfs_scan_all_sockets(&s->owners);
+	drain(s);
+	if (all_fds) {
+		err = procfs_scan_all_sockets(&s->owners);
+		drain(s);
+		return err;
+	}
 	for (size_t i = 0; i < npids; i++) {
+		if (i)
+			drain(s);
 		err = procfs_scan_pid_sockets(pids[i], &s->owners);
 		/* A process that exited meanwhile simply holds nothing. */
 		if (err && err != -ENOENT && err != -ESRCH)

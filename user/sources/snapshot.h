@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "sockdiag.h"
 #include "procfs.h"
@@ -19,6 +20,12 @@ struct snap_ns {
 	struct sockstat st;	/* its /proc/PID/net/sockstat{,6}, snmp */
 };
 
+/* Called every SNAPSHOT_DRAIN_EVERY sockets of the dump and between the
+ * processes whose fds are read: the caller drains its rings there, so a
+ * dump of 100k sockets never stalls them. */
+#define SNAPSHOT_DRAIN_EVERY 1024
+typedef void (*snapshot_drain_fn)(void *ctx);
+
 struct tcp_snapshot {
 	struct sd_sock *socks;	/* every namespace's, each tagged with its netns */
 	size_t n, cap;
@@ -27,6 +34,9 @@ struct tcp_snapshot {
 	struct snap_ns *ns;	/* the namespaces, the first target's first */
 	size_t nns;
 	struct netlimits lim;	/* the first namespace's sysctls */
+	snapshot_drain_fn drain;	/* NULL: none */
+	void *drain_ctx;
+	uint64_t drains;		/* calls made, over every snapshot */
 };
 
 /* pids == NULL: the agent's own namespace, every process's fds; else the

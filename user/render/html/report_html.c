@@ -21,6 +21,7 @@
 #include "heatmap_top.h"
 #include "kfeatures.h"
 #include "report_html.h"
+#include "report_cost.h"
 #include "report_findings.h"
 #include "report_html_internal.h"
 #include "tcp_state_names.h"
@@ -558,6 +559,12 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	html_esc(out, run->end_reason);
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
+	/* Which fd source ran: sites exist only with the fd syscall programs. */
+	fprintf(out, "<dt>fd source</dt><dd data-k=\"fd_mode\">%s</dd>\n",
+		run->fds.listing_only ? "listing: /proc/PID/fd each interval, no fd syscall "
+					"tracing (leak sites need --fd-sites)" :
+		run->fds.procs ? "sites: /proc/PID/fd listings and fd syscall tracepoints "
+				 "(--fd-sites)" : "off (--no-fd)");
 	dd_u(out, "events", run->stats[CS_STAT_EVENTS]);
 	fprintf(out, "<dt>events lost</dt><dd%s>%llu</dd>\n",
 		run->stats[CS_STAT_RB_LOST] ? " class=\"bad\"" : "",
@@ -570,6 +577,7 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	dd_u(out, "TIME_WAIT end unseen", a->tw_gone_unknown);
 	dd_u(out, "TIME_WAIT timer unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	dd_u(out, "reconciles", a->reconciles);
+	html_cost_facts(out, run->doctor ? &run->doctor->cost : NULL, a);
 	fputs("<dt>books vs kernel</dt><dd>", out);
 	if (a->mismatch_last)
 		fprintf(out, "<span class=\"bad\">disagree by %llu sockets at the end</span> "

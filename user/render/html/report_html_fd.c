@@ -151,7 +151,14 @@ static void facts(FILE *out, const struct fdleak_proc *p, double warn_pct)
 		fputs("; not growing towards the limit", out);
 	}
 	fputs("</dd>\n", out);
-	if (b) {
+	if (b && p->listing_only) {
+		/* No fd events: only what changed between two listings. */
+		fprintf(out, "<dt>between listings</dt><dd><span data-k=\"fds_appeared\">%llu</span> "
+			     "appeared, <span data-k=\"fds_disappeared\">%llu</span> disappeared "
+			     "over %llu listings; %u held at start (fds made and closed between "
+			     "two listings are in neither)</dd>\n", ULL(b->appeared),
+			ULL(b->disappeared), ULL(b->listings), b->held_at_start);
+	} else if (b) {
 		fprintf(out, "<dt>events</dt><dd>created %llu, closed %llu</dd>\n", ULL(b->created),
 			ULL(b->closed));
 		/* What the books missed and /proc told: nonzero is not an error
@@ -269,15 +276,27 @@ void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars
 	if (p->books && p->books->hm_ready) {
 		html_heatmap(out, pid, &p->books->hm_type, "rows: fd types as /proc/PID/fd tells "
 			     "them", "fds open at the /proc listing of that interval", labchars);
-		html_heatmap(out, pid, &p->books->hm_age, "rows: time since the fd was made, in "
+		html_heatmap(out, pid, &p->books->hm_age, p->listing_only ?
+			     "rows: time since the listing that first showed the fd, in powers "
+			     "of two (fds held at start count from the attach)" :
+			     "rows: time since the fd was made, in "
 			     "powers of two (fds held at start count from the attach)",
 			     "open fds at the /proc listing of that interval", labchars);
 	} else {
 		fputs("<p class=\"note\">No fd listing ended an interval: no fd heatmaps.</p>\n",
 		      out);
 	}
+	if (p->listing_only) {
+		fprintf(out, "<p class=\"note\" id=\"fdsites-%d-off\">Leak sites need "
+			     "<code>attach --fd-sites</code>: this run counted fds from /proc "
+			     "listings only, with no fd syscall tracing.</p>\n", pid);
+		fputs("<p class=\"sub\" data-k=\"fd_mode\" data-mode=\"listing\">fd counts, "
+		      "growth and ages from /proc/PID/fd listings each interval (+ /proc/PID/net), "
+		      "limits from /proc/PID/limits; no fd events, no sites.</p>\n</div>\n", out);
+		return;
+	}
 	suspects(out, p, run->fds.leak_age_s);
-	fputs("<p class=\"sub\">fds now and by type from /proc/PID/fd (+ /proc/PID/net), limits "
-	      "from /proc/PID/limits; events and sites from syscall tracepoints.</p>\n</div>\n",
-	      out);
+	fputs("<p class=\"sub\" data-k=\"fd_mode\" data-mode=\"sites\">fds now and by type "
+	      "from /proc/PID/fd (+ /proc/PID/net), limits from /proc/PID/limits; events and "
+	      "sites from syscall tracepoints (--fd-sites).</p>\n</div>\n", out);
 }

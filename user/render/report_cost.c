@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <string.h>
+#include "report_cost.h"
+#include "json.h"
+
+#define ULL(x) ((unsigned long long)(x))
+
+uint64_t cost_connections(const struct agg *a)
+{
+	const struct proc_books *p;
+	uint64_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		n += p->total.opened + p->total.accepted;
+	return n;
+}
+
+static bool valid(const struct agent_cost *c)
+{
+	return c && c->valid;
+}
+
+void format_cost_text(FILE *out, const struct agent_cost *c, const struct agg *a)
+{
+	uint64_t conns = cost_connections(a);
+
+	if (!valid(c)) {
+		fprintf(out, "agent cost: unknown (BPF run-time stats could not be turned on)\n");
+		return;
+	}
+	fprintf(out, "agent cost: BPF %.6f s in %llu runs, agent CPU %.3f s\n", c->bpf_s,
+		ULL(c->bpf_runs), c->agent_cpu_s);
+	if (conns)
+		fprintf(out, "  per connection end (%llu): BPF %.0f ns, agent CPU %.2f us\n",
+			ULL(conns), c->bpf_s * 1e9 / conns, c->agent_cpu_s * 1e6 / conns);
+	for (size_t i = 0; i < c->nprogs; i++) {
+		const struct prog_cost *p = &c->progs[i];
+
+		if (!p->runs)
+			continue;
+		fprintf(out, "  %-16s %12.6f s %12llu runs %8.0f ns/run\n", p->name,
+			p->run_ns / 1e9, ULL(p->runs), (double)p->run_ns / p->runs);
+	}
+}
+
+void json_cost(struct json *j, const struct agent_cost *c, const struct agg *a)
+{
+	uint64_t conns = cost_connections(a), ns;
+
+	json_key(j, "cost");
+	if (!valid(c)) {
+		json_null(j);
+		return;
+	}
+	ns = (uint64_t)(c->bpf_s * 1e9 + 0.5);
+	json_object_begin(j);
+	json_kv_string(j, "source", "BPF run-time stats (BPF_ENABLE_STATS, bpf_prog_info "
+				    "run_time_ns/run_cnt of connscope's own programs), getrusage");
+	json_kv_double(j, "window_s", c->window_s, 3);
+	json_kv_uint(j, "bpf_run_time_ns", ns);
+	json_kv_uint(j, "bpf_runs", c->bpf_runs);
+	json_kv_double(j, "agent_cpu_s", c->agent_cpu_s, 6);
+	json_kv_double(j, "targets_cpu_s", c->targets_cpu_s, 6);
+	json_kv_uint(j, "connections", conns);
+	if (conns) {
+		json_kv_double(j, "bpf_ns_per_connection", (double)ns / conns, 1);
+		json_kv_double(j, "agent_cpu_us_per_connection", c->agent_cpu_s * 1e6 / conns, 3);
+	} else {
+		json_key(j, "bpf_ns_per_connection");
+		json_null(j);
+		json_key(j, "agent_cpu_us_per_connection");
+		json_null(j);
+	}
+	json_key(j, "programs");
+	json_array_begin(j);
+	for (size_t i = 0; i < c->nprogs; i++) {
+		const struct prog_cost *p = &c->progs[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "name", p->name);
+		json_kv_uint(j, "id", p->id);
+		json_kv_uint(j, "run_time_ns", p->run_ns);
+		json_kv_uint(j, "runs", p->runs);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+size_t prom_cost_series(const struct agent_cost *c)
+{
+	return valid(c) ? 2 * c->nprogs + 4 : 0;
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void prom_cost(FILE *out, const struct agent_cost *c, const struct agg *a)
+{
+	uint64_t conns = cost_connections(a);
+
+	if (!valid(c))
+		return;
+	/* Program names are BPF object names: [A-Za-z0-9_], no escaping. */
+	family(out, "connscope_bpf_program_run_seconds_total", "counter",
+	       "Run time of each of connscope's BPF programs (BPF run-time stats)");
+	for (size_t i = 0; i < c->nprogs; i++)
+		fprintf(out, "connscope_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
+			c->progs[i].name, c->progs[i].run_ns / 1e9);
+	family(out, "connscope_bpf_program_runs_total", "counter",
+	       "Runs of each of connscope's BPF programs (BPF run-time stats)");
+	for (size_t i = 0; i < c->nprogs; i++)
+		fprintf(out, "connscope_bpf_program_runs_total{program=\"%s\"} %llu\n",
+			c->progs[i].name, ULL(c->progs[i].runs));
+	family(out, "connscope_agent_cpu_seconds_total", "counter",
+	       "connscope's own user+system CPU (getrusage)");
+	fprintf(out, "connscope_agent_cpu_seconds_total %.6f\n", c->agent_cpu_s);
+	family(out, "connscope_cost_per_connection_seconds", "gauge",
+	       "connscope's cost per traced connection end (opened or accepted) so far: part="
+	       "\"bpf\" its BPF programs' run time, part=\"agent\" its own CPU");
+	fprintf(out, "connscope_cost_per_connection_seconds{part=\"bpf\"} %.9f\n",
+		conns ? c->bpf_s / conns : 0);
+	fprintf(out, "connscope_cost_per_connection_seconds{part=\"agent\"} %.9f\n",
+		conns ? c->agent_cpu_s / conns : 0);
+	family(out, "connscope_traced_connections_total", "counter",
+	       "Connection ends the books saw opened or accepted (what the cost is per)");
+	fprintf(out, "connscope_traced_connections_total %llu\n", ULL(conns));
+}
+
+void html_cost_facts(FILE *out, const struct agent_cost *c, const struct agg *a)
+{
+	uint64_t conns = cost_connections(a);
+
+	if (!valid(c)) {
+		fputs("<dt>agent cost</dt><dd><span class=\"none\">unknown (BPF run-time stats "
+		      "could not be turned on)</span></dd>\n", out);
+		return;
+	}
+	fprintf(out, "<dt>agent cost</dt><dd data-k=\"agent_cost\">BPF <span data-k=\"bpf_run_s\">"
+		     "%.6f</span> s in %llu runs, agent CPU <span data-k=\"agent_cpu_s\">%.3f</span> "
+		     "s", c->bpf_s, ULL(c->bpf_runs), c->agent_cpu_s);
+	if (conns)
+		fprintf(out, "; per connection end (%llu): BPF <span data-k=\"bpf_ns_per_conn\">"
+			     "%.0f</span> ns, agent CPU %.2f &micro;s", ULL(conns),
+			c->bpf_s * 1e9 / conns, c->agent_cpu_s * 1e6 / conns);
+	fputs("</dd>\n<dt>BPF programs</dt><dd><table class=\"ep\" id=\"bpf-programs\"><thead>"
+	      "<tr><th class=\"l\">program</th><th>run time s</th><th>runs</th><th>ns/run</th>"
+	      "</tr></thead><tbody>\n", out);
+	for (size_t i = 0; i < c->nprogs; i++) {
+		const struct prog_cost *p = &c->progs[i];
+
+		/* Names are BPF object names: [A-Za-z0-9_], nothing to escape. */
+		fprintf(out, "<tr><td class=\"l mono\">%s</td><td>%.6f</td><td>%llu</td><td>%s",
+			p->name, p->run_ns / 1e9, ULL(p->runs), p->runs ? "" : "&ndash;");
+		if (p->runs)
+			fprintf(out, "%.0f", (double)p->run_ns / p->runs);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</tbody></table></dd>\n", out);
+}
