@@ -108,6 +108,11 @@ int fd_tracer_add_target(struct fd_tracer *t, pid_t pid)
 
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX])
 {
+	/* Not opened: fds from /proc listings alone, nothing counted here. */
+	if (!t->skel) {
+		memset(out, 0, FD_STAT_MAX * sizeof(out[0]));
+		return 0;
+	}
 	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.fd_stats), FD_STAT_MAX, out);
 }
 

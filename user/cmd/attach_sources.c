@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* attach's reads of the kernel each interval, between the rings and the
+ * books: which processes ended or joined, the sock_diag reconcile, the
+ * start-up seeds, the doctor's samples. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attach_sources.h"
+#include "procfs.h"
+#include "netlimits.h"
+#include "netstat.h"
+#include "netns.h"
+#include "timeutil.h"
+
+/* The live processes of the books: what a reconcile scans. */
+static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
+{
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; n < max && hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		if (!p->exited)
+			pids[n++] = p->pid;
+	return n;
+}
+
+/* Gone, or its pid now another process's (a later start time). */
+static bool books_gone(const struct proc_books *p)
+{
+	struct proc_ident id;
+
+	if (procfs_pid_gone(p->pid) || procfs_read_ident(p->pid, &id))
+		return true;
+	return p->start_ns && procfs_start_ns(&id) != p->start_ns;
+}
+
+/* Processes that are not -p targets (children, --comm and --cgroup ones)
+ * are seen to end here, once an interval. */
+static void mark_exited(struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		if (!p->exited && (!p->target || p->joined_ns) && books_gone(p))
+			p->exited = true;
+}
+
+/* Targets that joined (--comm, --cgroup) are said once, as exits are,
+ * and get the QUIC library probes a target has (qt NULL: QUIC off). */
+void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (!p->joined_ns || p->joined_said)
+			continue;
+		p->joined_said = true;
+		if (qt && !p->exited)
+			quic_tracer_add_target(qt, p->pid);
+		fprintf(stderr, "connscope: process %d (%s) joined the targets after %.1f s\n",
+			p->pid, p->comm, (p->joined_ns - t0) / 1e9);
+	}
+}
+
+/* Processes that joined since the last interval (children, --comm,
+ * --cgroup) get their fds followed; those gone stop. */
+void attach_fd_follow(struct fd_session *fs, const struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (p->exited) {
+			/* Not when the pid is another (a later) process's now. */
+			if (agg_find_proc(a, p->pid) == p)
+				fd_session_exited(fs, p->pid);
+			continue;
+		}
+		struct fd_report r = fd_session_report(fs);
+
+		if (!fd_report_proc(&r, p->pid))
+			fd_session_add(fs, p->pid, p->comm);
+	}
+}
+
+/* The doctor's sources each interval: listeners' accept queues from the
+ * snapshot, each target namespace's ListenOverflows, EMFILE counts. */
+void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
+			  const struct attach_opts *o, struct fd_session *fs)
+{
+	doctor_observe_listeners(d, snap->socks, snap->n, &snap->owners);
+	for (size_t i = 0; i < o->npids; i++) {
+		struct listen_counters c;
+		uint64_t ino = netns_inode(o->pids[i]), emfile, enfile;
+
+		if (ino && !netstat_read_listen(o->pids[i], &c))
+			doctor_observe_netstat(d, o->pids[i], ino, &c);
+		if (d->fderr_counted && fs &&
+		    !fd_tracer_errors(&fs->ft, o->pids[i], &emfile, &enfile))
+			doctor_observe_fderr(d, o->pids[i], emfile, enfile);
+	}
+}
+
+
+void attach_drain_rings(void *ctx)
+{
+	struct snap_rings *r = ctx;
+
+	for (int i = 0; i < 2; i++)
+		if (r->rb[i])
+			ring_buffer__consume(r->rb[i]);
+}
+
+int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
+		     struct limits_view *limits, bool all)
+{
+	pid_t pids[CLI_MAX_PIDS * 4];
+	size_t n;
+	int err;
+
+	if (!all)
+		mark_exited(a);
+	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	a->snapshot_ns = now_ns();
+	err = snapshot_take(snap, all ? NULL : pids, n);
+
+	/* Events written before the snapshot (a TIME_WAIT that expired, a
+	 * socket that closed) must be in the books before it is compared. */
+	ring_buffer__consume(rb);
+	if (!err) {
+		struct netlimits lim = limits->lim;
+
+		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
+		/* The sysctls once a run: the limits the run started with, of
+		 * the first target's network namespace (read by the snapshot
+		 * from inside it). */
+		if (!limits->valid)
+			lim = snap->lim;
+		limits_observe(limits, &lim, snap->socks, snap->n, &snap->st);
+	}
+	return err;
+}
+
+/* Sockets the targets held before we attached: into the books and into
+ * the BPF seed map, unless events already told us about them. */
+void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+{
+	struct hmap known;
+	struct conn *c;
+
+	hmap_init(&known, sizeof(struct cs_tuple), 1);
+	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);)
+		hmap_upsert(&known, &c->tuple, NULL);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct sd_sock *s = &snap->socks[i];
+		const struct inode_owner *o = s->inode ? inode_map_get(&snap->owners, s->inode) : NULL;
+		struct proc_books *p = o ? agg_find_proc(a, o->pid) : NULL;
+		struct cs_owner owner = { .flags = CS_OWNER_SEED };
+		struct cs_tuple tuple;
+
+		if (!p)
+			continue;
+		tuple_from_sd(&tuple, s);
+		if (hmap_get(&known, &tuple))
+			continue;
+		agg_seed(a, p->pid, s);
+		owner.tgid = p->pid;
+		owner.start_ns = p->start_ns;
+		memcpy(owner.comm, p->comm, sizeof(owner.comm));
+		tracer_seed(t, &tuple, &owner);
+		if (s->state == CS_TCP_LISTEN) {
+			int fd = procfs_socket_fd(p->pid, s->inode);
+
+			owner.flags = CS_OWNER_LISTEN | CS_OWNER_SEED;
+			/* On the socket itself where it can be reached, so an
+			 * SO_REUSEPORT sibling's children stay the sibling's. */
+			if (fd >= 0)
+				tracer_seed_listener_sock(t, p->pid, fd, &owner);
+			tracer_seed_listener(t, &tuple, &owner);
+		}
+	}
+	hmap_free(&known);
+}
+
