@@ -625,13 +625,14 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * was never cancelled is not its end. Gone only when
 			 * the next dump lacks it too (found by 23_storm: 463
 			 * of 3,000 dropped while still in the kernel). */
-			if (!tw->cancelled && ++tw->missed < 2)
-				continue;
-			/* Entered after the dump began: not in it, not gone. */
+			/* Entered after the dump began: not in it, not gone,
+			 * and not an absence either. */
 			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled) {
 				a->tw_entered_during_dump++;
 				continue;
 			}
+			if (!tw->cancelled && ++tw->missed < 2)
+				continue;
 			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.
 			 * Without timer events we cannot tell how it ended. */
