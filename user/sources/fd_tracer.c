@@ -103,6 +103,8 @@ int fd_tracer_add_target(struct fd_tracer *t, pid_t pid)
 	__u32 key = pid;
 	__u8 one = 1;
 
+	if (!t->skel)
+		return -ENOENT;
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.fd_targets), &key, &one, BPF_ANY);
 }
 
