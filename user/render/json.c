@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8.h"
 
 /* The deepest level whose first[] flag exists. */
 #define JSON_TOP (JSON_MAX_DEPTH - 1)
@@ -113,40 +114,6 @@ void json_array_end(struct json *j)
 	container_end(j, ']');
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	/* A NUL terminator fails the continuation test, so no overrun. */
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 /* Strings come from the kernel and from other processes (comm names,
  * paths), so they may hold any byte. Valid UTF-8 passes through untouched;
  * a byte that is not part of a valid sequence becomes U+FFFD, because a
@@ -187,7 +154,8 @@ static void write_string(FILE *out, const char *str)
 				fprintf(out, "\\u%04x", c);
 				break;
 			}
-			n = utf8_len(s);
+			/* At most 4 bytes matter; a NUL ends the string. */
+			n = utf8_seq_len(s, strnlen((const char *)s, 4));
 			if (!n) {
 				fputs("\\ufffd", out);
 				break;
