@@ -100,16 +100,32 @@ static void demo_client(const struct sockaddr_in *sa, int rate)
 	}
 }
 
-static pid_t spawn(void (*fn)(void *), void *arg)
+/* The child names itself before the parent goes on: attach reads the
+ * targets' names at its start, so a rename after that would not show. */
+static pid_t spawn(const char *name, void (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
+	int ready[2];
+	pid_t pid;
+	char b;
 
+	if (pipe(ready))
+		return -1;
+	pid = fork();
 	if (pid == 0) {
 		/* Never outlive the demo, even if it is killed. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, name);
+		close(ready[0]);
+		if (write(ready[1], "", 1) < 0)
+			_exit(1);
+		close(ready[1]);
 		fn(arg);
 		_exit(0);
 	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &b, 1) != 1)
+		pid = -1;
+	close(ready[0]);
 	return pid;
 }
 
@@ -121,7 +137,6 @@ struct demo_ctx {
 
 static void run_server(void *arg)
 {
-	prctl(PR_SET_NAME, "demo-server");
 	demo_server(((struct demo_ctx *)arg)->lfd);
 }
 
@@ -129,7 +144,6 @@ static void run_client(void *arg)
 {
 	struct demo_ctx *d = arg;
 
-	prctl(PR_SET_NAME, "demo-client");
 	close(d->lfd);
 	demo_client(&d->sa, d->rate);
 }
@@ -179,13 +193,13 @@ int cmd_demo(int argc, char **argv)
 		fprintf(stderr, "connscope demo: cannot listen on 127.0.0.1: %s\n", strerror(errno));
 		goto out;
 	}
-	server = spawn(run_server, &d);
+	server = spawn("demo-server", run_server, &d);
 	/* Attach before the client starts, so its first connection is seen. */
 	fprintf(stderr, "connscope demo: server pid %d on 127.0.0.1:%u; its client keeps 4\n"
 			"  pooled connections but opens a new one for every other request\n"
 			"  (~%d requests/s): watch the client's TIME_WAIT pile up\n",
 		server, ntohs(d.sa.sin_port), d.rate);
-	client = spawn(run_client, &d);
+	client = spawn("demo-client", run_client, &d);
 	if (server < 0 || client < 0) {
 		fprintf(stderr, "connscope demo: fork failed: %s\n", strerror(errno));
 		goto out;
