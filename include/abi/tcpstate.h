@@ -44,7 +44,18 @@
 #define CS_STAT_FORKS		5	/* children added by follow-children */
 #define CS_STAT_TW_UNMATCHED	6	/* clean FIN_WAIT2/CLOSING->CLOSE without a tw timer start */
 #define CS_STAT_TARGETS_GONE	7	/* targets removed from the filter at their exit */
-#define CS_STAT_MAX		8
+#define CS_STAT_STALE_OWNER	8	/* a socket's birth (connect, listen, a listener's child)
+					 * found an owner left at its address by an
+					 * earlier socket: dropped, not inherited */
+#define CS_STAT_SKIPPED		9	/* filled by user space, not BPF: runs the kernel
+					 * skipped because the same program was already
+					 * running on that CPU (bpf_prog_info
+					 * recursion_misses: a softirq's state change
+					 * inside a task's), each an event unseen */
+#define CS_STAT_NESTED		10	/* state changes that interrupted the main program
+					 * on its CPU, taken by its second (see
+					 * handle_set_state_nested) */
+#define CS_STAT_MAX		11
 
 /* The owner of a socket: the process whose file table holds it. */
 struct cs_owner {

@@ -29,20 +29,33 @@ cs_attach "$TMP/b.json" "$TMP/b.err" -p "$FX_PID_cli,$FX_PID_srv" -j -i 0.1 ||
 for ((r = 1; r <= ROUNDS; r++)); do
 	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" "burst/round_$r"
 done
+# Quiet before the last reconcile: every close of the burst finished
+# (no FIN_WAIT, CLOSING, LAST_ACK left), so the client's books are whole.
+closing() {
+	ip netns exec "$NS" ss -Htan state fin-wait-1 state fin-wait-2 state closing \
+		state last-ack state close-wait | wc -l
+}
+wait_for '[ "$(closing)" -eq 0 ]' 30 || fail quiet "$(closing) sockets still closing"
 cs_stop
 assert_eq "$?" 0 exit_status
 kernel_tw=$(ip netns exec "$NS" ss -Htan state time-wait | wc -l)
 C=".processes[] | select(.pid == $FX_PID_cli)"
-# Known open defect (#14, like 23_storm's in #16): some runs, 60-160 of
-# the 6000 TIME_WAIT are charged to no process (unattributed) with no event
-# lost. Said here, not asserted, until it is found; the checks below still
-# hold every run.
-echo "# entered $(jqn "$C | .totals.time_wait_entered" "$TMP/b.json") of $((ROUNDS * N)); live $(jqn "$C | .time_wait" "$TMP/b.json") vs sock_diag $kernel_tw; unattributed $(jqn '.unattributed.tcp.time_wait' "$TMP/b.json")" >&2
-assert_eq "$(jqn "$C | .totals.time_wait_entered + .unattributed.tcp.time_wait <= $((ROUNDS * N))" "$TMP/b.json")" true no_time_wait_counted_twice
+# Every TIME_WAIT of the burst entered the client's books exactly once,
+# is still charged to it, equal to the namespace's own count, and none is
+# charged to nobody. These failed before the state-change programs were
+# paired (5,548-5,963 of 6,000 in 3 of 14 runs: a softirq's FIN_WAIT2->CLOSE
+# interrupting the program in a task was skipped by the kernel).
+assert_eq "$(jqn "$C | .totals.time_wait_entered" "$TMP/b.json")" "$((ROUNDS * N))" entered
+assert_eq "$(jqn "$C | .time_wait" "$TMP/b.json")" "$kernel_tw" live_eq_sock_diag
+# The kernel may end a few early (a late segment to a TIME_WAIT): each
+# one the books no longer hold is counted as ended.
+assert_eq "$(jqn "$C | .totals.time_wait_entered - .totals.time_wait_ended_early - .totals.time_wait_expired" "$TMP/b.json")" "$kernel_tw" ended_counted
+assert_eq "$(jqn '.unattributed.tcp.time_wait' "$TMP/b.json")" 0 none_unattributed
+assert_eq "$(jqn '.agent.stale_owners_dropped' "$TMP/b.json")" 0 no_stale_owner
 assert_eq "$(jqn '.agent.time_wait_end_unseen' "$TMP/b.json")" 0 none_forgotten
 assert_eq "$(jqn '.agent.events_lost' "$TMP/b.json")" 0 nothing_lost
 assert_eq "$(jqn '.agent.reconciles > 3' "$TMP/b.json")" true reconciles_ran
 # Not asserted (it depends on timing), but said: how often a reconcile
 # kept a TIME_WAIT its dump could not have seen.
-echo "# kept during dumps: $(jqn '.agent.time_wait_entered_during_dump' "$TMP/b.json")" >&2
+echo "# kept during dumps: $(jqn '.agent.time_wait_entered_during_dump' "$TMP/b.json"); ended early $(jqn "$C | .totals.time_wait_ended_early" "$TMP/b.json"); nested $(jqn '.agent.state_changes_nested' "$TMP/b.json")" >&2
 fx_stop cli; fx_stop srv

@@ -10,6 +10,8 @@ static const struct {
 	const char *key, *text;
 } kinds[LOSS_MAX] = {
 	[LOSS_TCP_EVENTS] = { "tcp_events", "TCP events (ring buffer full)" },
+	[LOSS_TCP_SKIPPED] = { "tcp_events_skipped",
+			       "TCP events the kernel skipped (program already running on that CPU)" },
 	[LOSS_OWNER_MAP_FULL] = { "owner_map_full", "sockets not owned (owner map full)" },
 	[LOSS_ACCEPT_UNRESOLVED] = { "accept_unresolved", "accepted sockets not resolved" },
 	[LOSS_TCP_SEEDS] = { "tcp_seeds", "sockets held at start not seeded (map full)" },
@@ -54,6 +56,7 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 
 	memset(l, 0, sizeof(*l));
 	l->n[LOSS_TCP_EVENTS] = tcp[CS_STAT_RB_LOST];
+	l->n[LOSS_TCP_SKIPPED] = tcp[CS_STAT_SKIPPED];
 	l->n[LOSS_OWNER_MAP_FULL] = tcp[CS_STAT_OWNER_FULL];
 	l->n[LOSS_ACCEPT_UNRESOLVED] = tcp[CS_STAT_ACCEPT_MISS];
 	l->n[LOSS_TCP_SEEDS] = tcp_seeds_failed;

@@ -13,6 +13,7 @@
 
 enum {
 	LOSS_TCP_EVENTS,	/* tcpstate ring buffer reservations failed */
+	LOSS_TCP_SKIPPED,	/* tcpstate runs the kernel skipped (recursion) */
 	LOSS_OWNER_MAP_FULL,	/* socket -> owner map full: a socket unowned */
 	LOSS_ACCEPT_UNRESOLVED,	/* accept() fd not resolved to its sock */
 	LOSS_TCP_SEEDS,		/* sockets held at start not seeded (map full) */

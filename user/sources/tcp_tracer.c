@@ -175,6 +175,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		return -ENOENT;
 	}
 	bpf_program__set_autoload(skel->progs.handle_set_state_btf, use_btf);
+	bpf_program__set_autoload(skel->progs.handle_set_state_nested, use_btf);
 	bpf_program__set_autoload(skel->progs.handle_set_state_tp, !use_btf);
 	bool by_name = o->ncomms > 0, by_cgroup = o->cgroup_path != NULL;
 
@@ -343,7 +344,25 @@ int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct 
 
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 {
-	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);
+	struct bpf_program *prog;
+	int err = bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);
+
+	if (err)
+		return err;
+	out[CS_STAT_SKIPPED] = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		/* The state-change pair covers each other's misses. */
+		if (prog == t->skel->progs.handle_set_state_btf ||
+		    prog == t->skel->progs.handle_set_state_nested)
+			continue;
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			out[CS_STAT_SKIPPED] += info.recursion_misses;
+	}
+	return 0;
 }
 
 void tracer_close(struct tracer *t)
