@@ -35,6 +35,11 @@ const volatile bool quic_kernel = false;
 const volatile bool filter_comm = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_children = false;
+/* Socket-storage mode (tcpstate_sk.bpf.h): tp_btf and the send/receive
+ * tracepoints are there. accept_tp: the accept() tracepoints are attached
+ * and count the accepts (the other mode, or where asked). */
+const volatile bool sk_mode = false;
+const volatile bool accept_tp = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -265,6 +270,31 @@ static __always_inline struct cs_owner *listener_of(const struct sock *sk,
 	return bpf_map_lookup_elem(&listeners, &k);
 }
 
+/* Entering TIME_WAIT (->CLOSE from FIN_WAIT2 or CLOSING): adopt the tw
+ * socket whose timer just started on this CPU; its address, or 0. */
+static __always_inline __u64 tw_adopt(const struct sock *sk, const struct cs_owner *o)
+{
+	struct tw_started *last;
+	struct cs_tuple t;
+	__u32 zero = 0;
+	__u64 tw;
+
+	last = bpf_map_lookup_elem(&tw_last, &zero);
+	sk_read_tuple(sk, &t);
+	if (last && last->tw && tuple_eq(&last->tuple, &t)) {
+		struct tw_track track = { .owner = *o, .tuple = t };
+
+		tw = last->tw;
+		last->tw = 0;
+		if (bpf_map_update_elem(&tw_owners, &tw, &track, BPF_ANY))
+			stat_inc(CS_STAT_OWNER_FULL);
+		return tw;
+	}
+	if (!BPF_CORE_READ(sk, sk_err))
+		stat_inc(CS_STAT_TW_UNMATCHED);
+	return 0;
+}
+
 static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
 {
 	if (bpf_map_update_elem(&owners, &key, o, BPF_ANY))
@@ -365,23 +395,9 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		flags |= CS_F_NEW_OWNER;
 	}
 
-	/* Entering TIME_WAIT: adopt the tw socket whose timer just started. */
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
-	    tw_handler_addr && !quic) {
-		__u32 zero = 0;
-		struct tw_started *last = bpf_map_lookup_elem(&tw_last, &zero);
-
-		if (last && last->tw && tuple_eq(&last->tuple, &t)) {
-			struct tw_track track = { .owner = o, .tuple = t };
-
-			tw = last->tw;
-			last->tw = 0;
-			if (bpf_map_update_elem(&tw_owners, &tw, &track, BPF_ANY))
-				stat_inc(CS_STAT_OWNER_FULL);
-		} else if (!BPF_CORE_READ(sk, sk_err)) {
-			stat_inc(CS_STAT_TW_UNMATCHED);
-		}
-	}
+	    tw_handler_addr && !quic)
+		tw = tw_adopt(sk, &o);
 	if (newstate == TCP_LISTEN) {
 		struct cs_listen_key k;
 
@@ -416,12 +432,16 @@ unknown:
 	return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, flags, 0);
 }
 
+#include "tcpstate_sk.bpf.h"
+
 static __always_inline int set_state_btf(const struct sock *sk, int oldstate, int newstate)
 {
 	__u16 proto = BPF_CORE_READ(sk, sk_protocol);
 
 	if (proto != IPPROTO_TCP && !(quic_kernel && proto == IPPROTO_QUIC))
 		return 0;
+	if (sk_mode)
+		return handle_state_sk(sk, oldstate, newstate, proto == IPPROTO_QUIC);
 	return handle_state(sk, oldstate, newstate, proto == IPPROTO_QUIC, true);
 }
 
@@ -561,6 +581,8 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir)
 SEC("?tp_btf/sock_send_length")
 int BPF_PROG(handle_send_btf, struct sock *sk, int ret, int flags)
 {
+	if (sk_mode)
+		return count_io_sk(sk, ret, CS_DIR_SEND);
 	return count_io(sk, ret, CS_DIR_SEND);
 }
 
@@ -570,6 +592,8 @@ int BPF_PROG(handle_recv_btf, struct sock *sk, int ret, int flags)
 	/* A peek reads nothing away: the same bytes come again. */
 	if (flags & MSG_PEEK_FLAG)
 		return 0;
+	if (sk_mode)
+		return count_io_sk(sk, ret, CS_DIR_RECV);
 	return count_io(sk, ret, CS_DIR_RECV);
 }
 
@@ -631,13 +655,13 @@ static __always_inline int handle_accept(long ret)
 	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER, 0);
 }
 
-SEC("tracepoint/syscalls/sys_exit_accept4")
+SEC("?tracepoint/syscalls/sys_exit_accept4")
 int handle_accept4_exit(struct syscall_exit_ctx *ctx)
 {
 	return handle_accept(ctx->ret);
 }
 
-SEC("tracepoint/syscalls/sys_exit_accept")
+SEC("?tracepoint/syscalls/sys_exit_accept")
 int handle_accept_exit(struct syscall_exit_ctx *ctx)
 {
 	return handle_accept(ctx->ret);
@@ -670,9 +694,41 @@ static __always_inline __u64 tw_of_timer(struct timer_list *timer)
 	return (__u64)timer - bpf_core_field_offset(struct inet_timewait_sock, tw_timer);
 }
 
-/* Fires for every kernel timer: a compare and a return on the hot path. */
-SEC("?tp_btf/timer_start")
-int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long expires)
+/* The programs on the timer tracepoints come in pairs, like the state
+ * programs above (handle_set_state_nested): a tw timer started or
+ * cancelled in a softirq that interrupts the first program in a task is
+ * taken by the second. timer_done[0|1]: the tw timer the first program of
+ * timer_start|timer_cancel handled last on this CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} timer_done SEC(".maps");
+
+#define TIMER_DONE_START 0
+#define TIMER_DONE_CANCEL 1
+
+static __always_inline void timer_note(__u32 which, struct timer_list *timer)
+{
+	__u64 *done = bpf_map_lookup_elem(&timer_done, &which);
+
+	if (done)
+		*done = (__u64)timer;
+}
+
+/* The second program: true when the first already handled this timer. */
+static __always_inline bool timer_was_done(__u32 which, struct timer_list *timer)
+{
+	__u64 *done = bpf_map_lookup_elem(&timer_done, &which);
+
+	if (!done || *done != (__u64)timer)
+		return false;
+	*done = 0;
+	return true;
+}
+
+static __always_inline int tw_timer_started(struct timer_list *timer)
 {
 	struct tw_started *last;
 	struct tw_track *track;
@@ -680,8 +736,6 @@ int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long exp
 	__u32 zero = 0;
 	__u64 tw;
 
-	if ((__u64)timer->function != tw_handler_addr)
-		return 0;
 	tw = tw_of_timer(timer);
 	tw_read_tuple((const struct sock_common *)tw, &t);
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
@@ -700,17 +754,41 @@ int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long exp
 	return 0;
 }
 
+/* Fires for every kernel timer: a compare and a return on the hot path. */
+SEC("?tp_btf/timer_start")
+int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long expires)
+{
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw_timer_started(timer);
+	timer_note(TIMER_DONE_START, timer);
+	return 0;
+}
+
+/* Must stay after handle_timer_start_btf (attach order). */
+SEC("?tp_btf/timer_start")
+int BPF_PROG(handle_timer_start_nested, struct timer_list *timer, unsigned long expires)
+{
+	if ((__u64)timer->function != tw_handler_addr || timer_was_done(TIMER_DONE_START, timer))
+		return 0;
+	stat_inc(CS_STAT_NESTED);
+	return tw_timer_started(timer);
+}
+
 static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 {
 	struct tw_track *track;
 	struct cs_event *e;
 	__u64 tw;
 
-	if ((__u64)timer->function != tw_handler_addr)
-		return 0;
 	tw = tw_of_timer(timer);
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
 	if (!track)
+		return 0;
+	/* A cancel at expiry (the timer softirq detaches the timer before it
+	 * runs it) says nothing the expiry does not: only an early one
+	 * (the TIME_WAIT killed, or its timer re-armed) is sent. */
+	if (type == CS_EV_TW_CANCEL && timer->expires <= bpf_jiffies64())
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -739,12 +817,29 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 SEC("?tp_btf/timer_cancel")
 int BPF_PROG(handle_timer_cancel_btf, struct timer_list *timer)
 {
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw_timer_event(timer, CS_EV_TW_CANCEL);
+	timer_note(TIMER_DONE_CANCEL, timer);
+	return 0;
+}
+
+/* Must stay after handle_timer_cancel_btf (attach order). */
+SEC("?tp_btf/timer_cancel")
+int BPF_PROG(handle_timer_cancel_nested, struct timer_list *timer)
+{
+	if ((__u64)timer->function != tw_handler_addr || timer_was_done(TIMER_DONE_CANCEL, timer))
+		return 0;
+	stat_inc(CS_STAT_NESTED);
 	return tw_timer_event(timer, CS_EV_TW_CANCEL);
 }
 
+/* Only in the timer softirq, which does not nest in itself: one program. */
 SEC("?tp_btf/timer_expire_entry")
 int BPF_PROG(handle_timer_expire_btf, struct timer_list *timer, unsigned long baseclk)
 {
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
 	return tw_timer_event(timer, CS_EV_TW_EXPIRE);
 }
 

@@ -22,6 +22,9 @@
 #define CS_EV_TW_EXPIRE	4	/* ... and ran: the TIME_WAIT socket expired after its 60 s */
 #define CS_EV_ADOPT	5	/* a seeded socket met at its first send/recv: now known by sk */
 #define CS_EV_PROC	6	/* a process became a target (--comm, --cgroup): owner says who */
+#define CS_EV_OWNER	7	/* an accepted socket's owner, learned at its first send,
+				 * receive or close in a task (socket-storage mode): owner
+				 * is the new one, tgid 0 when that process is not traced */
 
 /* cs_owner.flags */
 #define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
@@ -34,6 +37,21 @@
 #define CS_F_ORPHAN	0x01	/* sk_socket == NULL and SOCK_DEAD: closed by the app, alive in the kernel */
 #define CS_F_NEW_OWNER	0x02	/* the owner was learned at this event */
 #define CS_F_QUIC	0x04	/* an in-kernel QUIC socket (IPPROTO_QUIC), not TCP */
+#define CS_F_SUMMARY	0x08	/* socket-storage mode: the transitions between the
+				 * socket's records are folded into syn/est/fin/orphan
+				 * times and sum (CS_SUM_*), not sent one by one */
+#define CS_F_ACCEPTED	0x10	/* count the passive connection as accepted here (no
+				 * accept() tracepoint in this mode) */
+
+/* cs_event.sum and the socket storage's: what the socket went through. */
+#define CS_SUM_EST		0x01	/* reached ESTABLISHED (at est_ns) */
+#define CS_SUM_ACTIVE_CLOSE	0x02	/* ESTABLISHED->FIN_WAIT1: this side closed first (fin_ns) */
+#define CS_SUM_PASSIVE_CLOSE	0x04	/* ->CLOSE_WAIT: the peer closed first (fin_ns) */
+#define CS_SUM_ORPHAN		0x08	/* seen orphaned (first at orphan_ns) */
+#define CS_SUM_PASSIVE		0x10	/* a listener's child */
+#define CS_SUM_PROVISIONAL	0x20	/* owner is the listener's, until a task's first
+					 * send, receive or close names the real one */
+#define CS_SUM_BORN		0x40	/* its first record (ESTABLISHED) went out */
 
 /* Per-CPU counters (stats map index). */
 #define CS_STAT_EVENTS		0	/* events written to the ring buffer */
@@ -120,6 +138,26 @@ struct cs_event {
 	__u8 sk_shutdown;	/* SHUTDOWN_MASK (3) on a normal close */
 	__u8 pad[5];
 	struct cs_conn_io io;	/* ->CLOSE: the connection's whole traffic */
+	/* CS_F_SUMMARY only; ktime ns, 0 when not reached or not seen. */
+	__u64 syn_ns;		/* CLOSE->SYN_SENT or LISTEN->SYN_RECV: the handshake began */
+	__u64 est_ns;		/* ->ESTABLISHED */
+	__u64 fin_ns;		/* ->FIN_WAIT1 or ->CLOSE_WAIT: the close began */
+	__u64 orphan_ns;	/* first seen orphaned */
+	__u64 cookie;		/* the socket's cookie (SO_COOKIE, sock_diag's idiag_cookie) */
+	__u8 sum;		/* CS_SUM_* */
+	__u8 pad2[7];
+};
+
+/* Socket-storage mode: what the kernel keeps on each traced socket, from
+ * its birth (connect, listen, a listener's child) to its CLOSE. A
+ * listener's is cloned into each child it makes. */
+struct cs_sk {
+	struct cs_owner owner;
+	__u64 sk;		/* the sock's address, as cs_event.sk names it */
+	__u64 syn_ns, est_ns, fin_ns, orphan_ns;
+	struct cs_conn_io io;
+	__u8 sum;		/* CS_SUM_* */
+	__u8 pad[7];
 };
 
 #endif

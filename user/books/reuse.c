@@ -44,25 +44,83 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
 		memcpy(k->addr, c->tuple.daddr, 16);
 }
 
-/* live changes by delta at the agg's current time: the area under live
- * grows by the time since the last change. */
+/* live changes by delta at the time of the transition being applied:
+ * queued, applied in time order by reuse_sweep. */
 static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 {
-	uint64_t now = a->now_ns > a->t0_ns ? a->now_ns : a->t0_ns;
+	uint64_t now = a->ev_ns ? a->ev_ns : a->now_ns;
 
-	if (!es->live_since)
-		es->live_since = now;
-	if (now > es->live_since) {
-		es->live_area += (uint64_t)es->live * (now - es->live_since);
-		es->live_since = now;
+	if (now < a->t0_ns)
+		now = a->t0_ns;
+	if (es->npend == es->pend_cap) {
+		uint32_t cap = es->pend_cap ? es->pend_cap * 2 : 16;
+		struct live_delta *v = realloc(es->pend, cap * sizeof(*v));
+
+		if (!v) {
+			a->live_dropped++;
+			return;
+		}
+		es->pend = v;
+		es->pend_cap = cap;
 	}
-	if (delta > 0) {
-		es->live++;
-		if (es->live > es->live_peak)
-			es->live_peak = es->live;
-	} else if (es->live) {
-		es->live--;
+	es->pend[es->npend++] = (struct live_delta){ .ts = now, .delta = delta };
+}
+
+static int by_ts(const void *x, const void *y)
+{
+	const struct live_delta *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->delta > b->delta ? -1 : a->delta < b->delta;	/* +1 first */
+}
+
+/* The queued changes, in time order: live, its peak and the area under
+ * it. A change older than the last sweep (its record came late) counts
+ * from the last sweep's time, never back in time. */
+static void live_sweep(struct endpoint_stats *es)
+{
+	qsort(es->pend, es->npend, sizeof(*es->pend), by_ts);
+	for (uint32_t i = 0; i < es->npend; i++) {
+		uint64_t now = es->pend[i].ts;
+
+		if (!es->live_since)
+			es->live_since = now;
+		if (now > es->live_since) {
+			es->live_area += (uint64_t)es->live * (now - es->live_since);
+			es->live_since = now;
+		}
+		if (es->pend[i].delta > 0) {
+			es->live++;
+			if (es->live > es->live_peak)
+				es->live_peak = es->live;
+		} else if (es->live) {
+			es->live--;
+		}
 	}
+	es->npend = 0;
+	if (es->pend_cap > 64) {
+		free(es->pend);
+		es->pend = NULL;
+		es->pend_cap = 0;
+	}
+}
+
+void reuse_sweep(struct proc_books *p)
+{
+	struct endpoint_stats *es;
+
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
+		if (es->npend)
+			live_sweep(es);
+}
+
+void reuse_endpoints_free(struct proc_books *p)
+{
+	struct endpoint_stats *es;
+
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
+		free(es->pend);
 }
 
 double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_stats *es)
@@ -214,6 +272,7 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 {
+	reuse_sweep(p);
 	p->ticks++;
 	if (a->daemon)
 		return;

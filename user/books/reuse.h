@@ -61,4 +61,10 @@ double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
 
+/* Applies the queued changes of live connections in time order (each
+ * tick does; so does a reader that needs them now). */
+void reuse_sweep(struct proc_books *p);
+/* Frees what the endpoints hold beside themselves (before hmap_free). */
+void reuse_endpoints_free(struct proc_books *p);
+
 #endif

@@ -27,6 +27,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 
 static void proc_books_free(struct proc_books *p)
 {
+	reuse_endpoints_free(p);
 	free(p->rows);
 	hmap_free(&p->endpoints);
 	heatmap_free(&p->hm_lifetime);
@@ -264,6 +265,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 	bool is_new;
 	int old = e->oldstate, new = e->newstate;
 
+	a->ev_ns = e->ts_ns;
+
 	c = conn_for(a, e, &is_new);
 	if (!c)
 		return;
@@ -378,6 +381,93 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	}
 }
 
+/* Socket-storage mode (CS_F_SUMMARY): a socket sends its birth (at
+ * ESTABLISHED) and its end (at CLOSE), with the times of what happened
+ * between. Unfolded here into the transitions the books count, each at
+ * its own time, so every figure is what the per-transition records give. */
+static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
+{
+	struct conn *c = hmap_get(&a->conns, &e->sk);
+	bool passive = e->sum & CS_SUM_PASSIVE;
+	struct cs_event x = *e;
+
+	x.flags &= ~(CS_F_ORPHAN | CS_F_SUMMARY);
+	memset(&x.io, 0, sizeof(x.io));
+	x.tw = 0;
+	x.sk_err = 0;
+	if (!c && e->newstate != CS_TCP_LISTEN &&
+	    !((e->owner.flags & CS_OWNER_SEED) && hmap_get(&a->seeds, &e->tuple))) {
+		/* Its first record: the handshake began at syn_ns. */
+		x.ts_ns = e->syn_ns ? e->syn_ns : e->ts_ns;
+		x.oldstate = passive ? CS_TCP_LISTEN : CS_TCP_CLOSE;
+		x.newstate = passive ? CS_TCP_SYN_RECV : CS_TCP_SYN_SENT;
+		apply_state(a, p, &x);
+		c = hmap_get(&a->conns, &e->sk);
+		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
+			p->total.accepted++;
+			c->accepted = 1;
+		}
+	}
+	if (!c || e->newstate == CS_TCP_LISTEN) {
+		apply_state(a, p, e);
+		return;
+	}
+	if ((c->state == CS_TCP_SYN_SENT || c->state == CS_TCP_SYN_RECV) &&
+	    (e->sum & CS_SUM_EST) && e->newstate != CS_TCP_ESTABLISHED) {
+		x.ts_ns = e->est_ns;
+		x.oldstate = c->state;
+		x.newstate = CS_TCP_ESTABLISHED;
+		apply_state(a, p, &x);
+	}
+	if (c->state == CS_TCP_ESTABLISHED && e->newstate == CS_TCP_CLOSE &&
+	    (e->sum & (CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE))) {
+		x.ts_ns = e->fin_ns;
+		x.oldstate = CS_TCP_ESTABLISHED;
+		x.newstate = e->sum & CS_SUM_ACTIVE_CLOSE ? CS_TCP_FIN_WAIT1 : CS_TCP_CLOSE_WAIT;
+		apply_state(a, p, &x);
+	}
+	if ((e->sum & CS_SUM_ORPHAN) && !c->orphan && e->orphan_ns && e->orphan_ns < e->ts_ns) {
+		x.ts_ns = e->orphan_ns;
+		x.oldstate = x.newstate = c->state;
+		x.flags |= CS_F_ORPHAN;
+		apply_state(a, p, &x);
+	}
+	apply_state(a, p, e);
+}
+
+/* A listener's child was taken by another process (its first send,
+ * receive or close ran there): the connection and its accept move; tgid
+ * 0, a process we do not trace: they leave the books. */
+static void apply_owner(struct agg *a, const struct cs_event *e)
+{
+	struct conn *c = hmap_get(&a->conns, &e->sk);
+	struct proc_books *from, *to;
+
+	if (!c)
+		return;
+	from = agg_find_proc(a, c->pid);
+	if (!e->owner.tgid) {
+		if (from) {
+			live_move(from, c->state, 0);
+			reuse_conn_release(a, from, c);
+			if (c->accepted && from->total.accepted)
+				from->total.accepted--;
+		}
+		hmap_del(&a->conns, &e->sk);
+		return;
+	}
+	to = agg_proc_gen(a, e->owner.tgid, e->owner.start_ns);
+	if (!to)
+		return;
+	fill_ident(to, &e->owner);
+	from = agg_find_proc(a, c->pid);	/* agg_proc_gen may move books */
+	if (from && from != to && c->accepted) {
+		from->total.accepted -= from->total.accepted > 0;
+		to->total.accepted++;
+	}
+	conn_set_owner(a, c, to);
+}
+
 /* The tw socket's own timer: cancel, then expire_entry when it ran out. */
 static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
@@ -399,8 +489,13 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	struct proc_books *p;
 
 	a->events++;
+	a->ev_ns = e->ts_ns;
 	if (e->ts_ns > a->now_ns)
 		a->now_ns = e->ts_ns;
+	if (e->type == CS_EV_OWNER) {
+		apply_owner(a, e);
+		return;
+	}
 	if (!e->owner.tgid) {
 		a->unknown_events++;
 		return;
@@ -420,6 +515,8 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	}
 	if (e->type == CS_EV_ACCEPT)
 		apply_accept(a, p, e);
+	else if (e->type == CS_EV_STATE && (e->flags & CS_F_SUMMARY))
+		apply_summary(a, p, e);
 	else if (e->type == CS_EV_STATE)
 		apply_state(a, p, e);
 	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE)
@@ -627,11 +724,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * of 3,000 dropped while still in the kernel). */
 			/* Entered after the dump began: not in it, not gone,
 			 * and not an absence either. */
-			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns && !tw->cancelled) {
+			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns) {
 				a->tw_entered_during_dump++;
 				continue;
 			}
-			if (!tw->cancelled && ++tw->missed < 2)
+			/* A cancel is no end either: a re-armed timer (the
+			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled too. */
+			if (++tw->missed < 2)
 				continue;
 			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.
@@ -652,12 +751,20 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		if (!p->target || p->exited)
 			continue;
-		for (int st = 1; st < CS_TCP_MAX_STATES; st++) {
-			int64_t book = st == CS_TCP_TIME_WAIT ? agg_tw_count(a, p->pid) : p->live[st];
-			int64_t diff = book - (int64_t)p->truth.state[st];
+		/* Sockets alive, and TIME_WAIT: what the books hold against
+		 * what the kernel has. Not state by state: with socket
+		 * storage the books learn a connection's states at its end. */
+		int64_t book = 0, kernel = 0, tw;
 
-			a->mismatch_last += diff < 0 ? -diff : diff;
+		for (int st = 1; st < CS_TCP_MAX_STATES; st++) {
+			if (st == CS_TCP_TIME_WAIT)
+				continue;
+			book += p->live[st];
+			kernel += p->truth.state[st];
 		}
+		tw = (int64_t)agg_tw_count(a, p->pid) - (int64_t)p->truth.state[CS_TCP_TIME_WAIT];
+		a->mismatch_last += (book > kernel ? book - kernel : kernel - book) +
+				    (tw < 0 ? -tw : tw);
 	}
 	if (a->mismatch_last > a->mismatch_max)
 		a->mismatch_max = a->mismatch_last;

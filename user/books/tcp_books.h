@@ -62,6 +62,12 @@ struct endpoint_stats {
 	uint32_t live, live_peak;
 	uint64_t live_area;	/* integral of live over time (connection-ns) ... */
 	uint64_t live_since;	/* ... up to this moment (ktime ns) */
+	/* Changes of live not yet applied, each at its own time: records come
+	 * a socket's birth and its end, not in time order (a close is told at
+	 * CLOSE, after births that came later), so each tick applies them
+	 * sorted (reuse_sweep). */
+	struct live_delta *pend;
+	uint32_t npend, pend_cap;
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
 	/* How its connections failed (failbooks.c), from the CLOSE event. */
@@ -125,6 +131,12 @@ struct unattributed {
 	uint32_t orphan;
 };
 
+struct live_delta {
+	uint64_t ts;
+	int32_t delta;
+	uint32_t pad;
+};
+
 struct agg {
 	struct hmap procs;	/* struct proc_key -> struct proc_books: every process
 				 * seen, a reused pid's earlier ones included */
@@ -136,7 +148,8 @@ struct agg {
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
-	uint64_t now_ns;	/* time of the event being applied */
+	uint64_t now_ns;	/* the latest event time seen */
+	uint64_t ev_ns;		/* the time of the transition being applied (0: now_ns) */
 	uint64_t bucket_ns;	/* heatmap column width: the interval (default 1 s) */
 	uint64_t events;	/* events applied */
 	uint64_t unknown_events;/* events for sockets with no owner */
@@ -148,6 +161,7 @@ struct agg {
 	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
+	uint64_t live_dropped;	/* live changes not queued (out of memory) */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */
@@ -166,7 +180,8 @@ struct conn {
 	uint8_t seeded;
 	uint8_t passive;	/* accepted: its local port is a listening port */
 	uint8_t reuse_open;	/* counted live at its endpoint (reuse.c) */
-	uint8_t pad2[3];
+	uint8_t accepted;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
+	uint8_t pad2[2];
 	uint64_t since_ns;
 	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
 	struct cs_conn_io io_live;	/* traffic read at the end for still-open connections */

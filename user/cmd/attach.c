@@ -317,6 +317,11 @@ static int attach_tick(void *ctx, uint64_t now)
 	return 0;
 }
 
+static void add_live_io(void *ctx, uint64_t sk, const struct cs_conn_io *io)
+{
+	agg_add_live_io(ctx, sk, io);
+}
+
 int attach_run(const struct attach_opts *in)
 {
 	/* The targets: -p's, and the processes --comm / --cgroup match now. */
@@ -420,6 +425,8 @@ int attach_run(const struct attach_opts *in)
 	topts.ncomms = o->sel.ncomms;
 	topts.cgroup_path = o->sel.cgroup_path;
 	topts.cgroup_fd = o->sel.cgroup_fd;
+	topts.pids = o->pids;
+	topts.npids = o->npids;
 	if (!o->no_quic && quic_kernel_present()) {
 		topts.quic_kernel = true;
 		quic_books_init(&qb, t0, tick_ns);
@@ -581,9 +588,18 @@ int attach_run(const struct attach_opts *in)
 		const uint64_t *sk;
 		struct cs_conn_io io;
 
-		for (size_t i = 0; hmap_next(&agg.conns, &i, (const void **)&sk, NULL);)
-			if (!tracer_conn_io(&tracer, *sk, &io))
-				agg_add_live_io(&agg, *sk, &io);
+		if (tracer.sk_mode) {
+			struct proc_books *p;
+
+			/* Every process still alive in the books, joiners too. */
+			for (size_t i = 0; hmap_next(&agg.procs, &i, NULL, (void **)&p);)
+				if (!p->exited)
+					tracer_live_io(&tracer, p->pid, add_live_io, &agg);
+		} else {
+			for (size_t i = 0; hmap_next(&agg.conns, &i, (const void **)&sk, NULL);)
+				if (!tracer_conn_io(&tracer, *sk, &io))
+					agg_add_live_io(&agg, *sk, &io);
+		}
 	}
 	if (!warned)
 		format_limits_warnings(stderr, &limits);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -15,6 +16,10 @@
 #include <bpf/btf.h>
 #include "bpfutil.h"
 #include "kfeatures_probe.h"
+#include "netns.h"
+#include "procfs.h"
+#include "sockdiag.h"
+#include "tcp_books.h"
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 
@@ -201,16 +206,35 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	 * seen from state transitions and sock_diag. */
 	tw_addr = use_btf && kf_has(kf, KF_HOOK_TW_TIMERS) ? kallsyms_addr("tw_timer_handler") : 0;
 	bpf_program__set_autoload(skel->progs.handle_timer_start_btf, tw_addr != 0);
+	bpf_program__set_autoload(skel->progs.handle_timer_start_nested, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
+	bpf_program__set_autoload(skel->progs.handle_timer_cancel_nested, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
+	/* Socket storage where both the state and the send/receive hooks are
+	 * tp_btf (Linux 6.3+): owners on the sockets, two records a socket,
+	 * and no accept() tracepoint (tcpstate_sk.bpf.h). Elsewhere owners by
+	 * address, a record a transition, and accept() to learn who took a
+	 * listener's child. */
+	t->sk_mode = use_btf && io && !o->no_sk_storage;
+	skel->rodata->sk_mode = t->sk_mode;
+	skel->rodata->accept_tp = !t->sk_mode;
+	bpf_program__set_autoload(skel->progs.handle_accept_exit, !t->sk_mode);
+	bpf_program__set_autoload(skel->progs.handle_accept4_exit, !t->sk_mode);
+	if (t->sk_mode) {
+		/* Not used there: the least the kernel lets a map be. */
+		bpf_map__set_max_entries(skel->maps.owners, 1);
+		bpf_map__set_max_entries(skel->maps.conn_io, 1);
+	}
 	skel->rodata->tw_handler_addr = tw_addr;
 	skel->rodata->filter_tgid = !o->all;
 	skel->rodata->quic_kernel = o->quic_kernel;
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
 	if (o->max_sockets) {
-		bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
-		bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
+		if (!t->sk_mode) {
+			bpf_map__set_max_entries(skel->maps.owners, o->max_sockets);
+			bpf_map__set_max_entries(skel->maps.conn_io, o->max_sockets);
+		}
 		/* Sockets held at start are sockets too: their seeds fit the
 		 * same budget (what does not fit is counted: tcp_seeds). */
 		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
@@ -242,6 +266,53 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	return 0;
 }
 
+struct early_listen {
+	struct tracer *t;
+	pid_t pid;
+	uint32_t netns;
+	struct cs_owner owner;
+};
+
+static int early_listener(const struct sd_sock *s, void *ctx)
+{
+	struct early_listen *l = ctx;
+	struct sd_sock copy = *s;
+	struct cs_tuple tuple;
+	int fd;
+
+	if (!s->inode)
+		return 0;
+	fd = procfs_socket_fd(l->pid, s->inode);
+	if (fd < 0)
+		return 0;	/* another process's: not one of ours */
+	copy.netns = l->netns;
+	tuple_from_sd(&tuple, &copy);
+	tracer_seed_listener_sock(l->t, l->pid, fd, &l->owner);
+	tracer_seed_listener(l->t, &tuple, &l->owner);
+	return 0;
+}
+
+/* Between load and attach: the targets' listeners get their owner on the
+ * socket (and by key), so each child they make from the first one on is
+ * charged to them. Socket-storage mode has no accept() tracepoint to
+ * catch a child born before the start-up seeding (attach_seed) ran. Best
+ * effort: whatever fails here is seeded there, as before. */
+static void seed_listeners_early(struct tracer *t, const struct tracer_opts *o)
+{
+	for (size_t i = 0; i < o->npids; i++) {
+		struct early_listen l = { .t = t, .pid = o->pids[i] };
+		struct proc_ident id;
+
+		if (procfs_read_ident(l.pid, &id) || netns_of_pid(l.pid, &l.netns))
+			continue;
+		l.owner.tgid = l.pid;
+		l.owner.flags = CS_OWNER_LISTEN | CS_OWNER_SEED;
+		l.owner.start_ns = procfs_start_ns(&id);
+		memcpy(l.owner.comm, id.comm, sizeof(l.owner.comm));
+		sockdiag_dump_tcp_of(l.pid, 1u << CS_TCP_LISTEN, early_listener, &l);
+	}
+}
+
 int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx)
 {
@@ -259,6 +330,8 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 					"forbid BPF)" : " (run with -v for the verifier's log)");
 		return err;
 	}
+	if (!o->all)
+		seed_listeners_early(t, o);
 	err = tcpstate_bpf__attach(t->skel);
 	if (err) {
 		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
@@ -333,8 +406,14 @@ int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct 
 	sfd = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	if (sfd < 0)
 		err = -errno;
-	else if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.listen_owner), &sfd, owner,
-				     BPF_NOEXIST))
+	else if (t->sk_mode) {
+		struct cs_sk st = { .owner = *owner };
+
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.sk_state), &sfd, &st,
+					BPF_NOEXIST))
+			err = -errno;
+	} else if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.listen_owner), &sfd, owner,
+					 BPF_NOEXIST))
 		err = -errno;
 	if (sfd >= 0)
 		close(sfd);
@@ -371,6 +450,49 @@ void tracer_close(struct tracer *t)
 	tcpstate_bpf__destroy(t->skel);
 	t->rb = NULL;
 	t->skel = NULL;
+}
+
+/* Socket-storage mode: the storage is read through a socket fd, so each
+ * socket fd of pid is copied here (pidfd_getfd) and looked up. */
+int tracer_live_io(struct tracer *t, pid_t pid, tracer_io_fn fn, void *ctx)
+{
+	char path[64];
+	struct dirent *de;
+	int pidfd, n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", procfs_root, pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		closedir(d);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char link[64];
+		struct cs_sk st;
+		ssize_t l;
+		int sfd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		l = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (l <= 0 || strncmp(link, "socket:", 7))
+			continue;
+		sfd = syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (sfd < 0)
+			continue;
+		if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sk_state), &sfd, &st)) {
+			fn(ctx, st.sk, &st.io);
+			n++;
+		}
+		close(sfd);
+	}
+	close(pidfd);
+	closedir(d);
+	return n;
 }
 
 int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io)

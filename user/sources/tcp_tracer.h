@@ -19,11 +19,18 @@ struct tracer_opts {
 	bool verbose;		/* libbpf's own messages */
 	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
 	bool quic_kernel;	/* also IPPROTO_QUIC sockets (CS_F_QUIC events) */
+	bool no_sk_storage;	/* --per-transition: owners by address and a record a
+				 * transition even where socket storage works */
 	/* Targets beyond a pid list (CS_EV_PROC when one joins). */
 	const char (*comms)[16];	/* --comm NAME..., ncomms of them */
 	size_t ncomms;
 	const char *cgroup_path;	/* --cgroup PATH, NULL: none ... */
 	int cgroup_fd;			/* ... and that directory, open */
+	/* The processes traced from the start: their listeners are put on
+	 * the sockets before the programs attach, so no child a listener
+	 * makes meanwhile is missed. */
+	const pid_t *pids;
+	size_t npids;
 };
 
 struct tcpstate_bpf;
@@ -34,6 +41,7 @@ struct tracer {
 	const char *method;	/* the set_state hook in use */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool follow_children;
+	bool sk_mode;		/* socket-storage mode (tcpstate_sk.bpf.h) */
 	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
 };
 
@@ -63,6 +71,11 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
  * attached); returns how many were filled (<= max). */
 int tracer_programs(struct tracer *t, const char **names, bool *attached, int max);
 /* The traffic so far of a live traced connection; -ENOENT when none. */
+/* Socket-storage mode: the traffic so far of each traced socket pid holds
+ * an fd of, fn(ctx, sk, io) for each. Needs pidfd_getfd (CAP_SYS_PTRACE).
+ * How many, or -errno. */
+typedef void (*tracer_io_fn)(void *ctx, uint64_t sk, const struct cs_conn_io *io);
+int tracer_live_io(struct tracer *t, pid_t pid, tracer_io_fn fn, void *ctx);
 int tracer_conn_io(struct tracer *t, uint64_t sk, struct cs_conn_io *io);
 /* The fd of the tgid filter map, for units that share it; -1 when none. */
 int tracer_targets_fd(struct tracer *t);
