@@ -15,16 +15,6 @@ static double mean_live(const struct proc_books *p, const struct endpoint_stats 
 	return reuse_mean_concurrency(p, es);
 }
 
-static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
-{
-	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
-
-	if (!heatmap_ncols(h) || !heatmap_max(h))
-		return;
-	fprintf(out, "\n");
-	format_heatmap_term(out, h, &t);
-}
-
 void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
 	uint64_t conns = p->total.opened + p->total.accepted;
@@ -65,8 +55,8 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 	}
 	free(eps);
 	if (p->hm_reuse_ready) {
-		render(out, &p->hm_lifetime, o);
-		render(out, &p->hm_rpc, o);
+		format_heatmap_text(out, &p->hm_lifetime, o);
+		format_heatmap_text(out, &p->hm_rpc, o);
 	}
 }
 
