@@ -134,16 +134,8 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 				      mean_live(p, es));
 			continue;
 		}
-		other.opened += es->opened;
-		other.accepted += es->accepted;
-		other.closed += es->closed;
-		other.requests += es->requests;
-		other.live_peak += es->live_peak;
+		reuse_endpoint_add(&other, es);
 		other_mean += mean_live(p, es);
-		for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
-			other.lifetime_ms_hist[b] += es->lifetime_ms_hist[b];
-			other.rpc_hist[b] += es->rpc_hist[b];
-		}
 	}
 	if (eps && (int)n > top)
 		json_endpoint(j, "other", "other", &other, other_mean);
