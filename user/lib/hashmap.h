@@ -5,10 +5,11 @@
  *
  * Ours rather than Debian's uthash (issue #12), by measurement: the books on
  * this API backed by uthash (tests/bench/hashmap_uthash.c, aggbench-uthash)
- * replayed at a median 0.67-0.70 of our events/s (9 alternated rounds, two
- * runs; `tests/bench/run.sh 8`). uthash with SuperFastHash for Jenkins was
- * no closer, so the cost is its chaining: an allocation and a pointer chase
- * per entry where this table probes inline slots. */
+ * replayed at a median 0.67-0.79 of our events/s with 1.36-1.46x our CPU
+ * time (three runs of 9 alternated rounds; `tests/bench/run.sh 8`). uthash
+ * with SuperFastHash for Jenkins was no closer, so the cost is its chaining:
+ * an allocation and a pointer chase per entry where this table probes inline
+ * slots. */
 #ifndef CONNSCOPE_HASHMAP_H
 #define CONNSCOPE_HASHMAP_H
 
