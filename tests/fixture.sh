@@ -52,7 +52,32 @@ cs_stop() {
 	wait "$CS_PID"
 }
 
+# fx_netns TAG: the test's own network namespace, NS=connscope-TAG-PID (lo
+# up, deleted at exit; lib.sh's new_netns); failing to make it ends the
+# script. inns CMD...: CMD inside it.
+fx_netns() {
+	NS=connscope-$1-$$
+	new_netns "$NS" || { fail netns "ip netns add $NS failed"; exit 1; }
+}
+
+inns() {
+	ip netns exec "$NS" "$@"
+}
+
 # ---- QUIC peers: Debian's ngtcp2 example server and client ----
+
+# quic_tools: the QUIC tests' peers and certificate maker are installed;
+# otherwise a failure naming the package, and the script ends.
+quic_tools() {
+	local b
+
+	for b in gtlsserver gtlsclient openssl; do
+		if ! command -v "$b" >/dev/null; then
+			fail "tools/$b" "$b missing (apt-get install ngtcp2-server ngtcp2-client openssl)"
+			exit 1
+		fi
+	done
+}
 
 # A UDP port nothing is bound to (ss: the kernel's own list).
 udp_free_port() {

@@ -10,7 +10,10 @@ the object that defines it, and prints one test line per rule:
 - no circle: no two objects need each other, directly or through others
   (a strongly connected component of more than one object is a circle);
 - one way: an object uses only objects of its own layer and the layers
-  below it: lib <- books <- {sources, render} <- cmd.
+  below it: lib <- books <- {sources, render} <- cmd;
+- sources stay behind cmd: no file of lib, books or render includes a
+  header of user/sources/ (or a BPF skeleton), so cmd is the one layer
+  that joins the kernel's readers to the books and the renderers.
 
 The Makefile's per-layer include paths stop a wrong-way #include at
 compile time; this catches what an include cannot show: a function
@@ -82,14 +85,16 @@ def components(nodes, edges):
 
 def include_check(repo):
     """Every quoted #include of a lib, books or render file names a header
-    of an allowed layer (or include/abi), and no .c sits in user/ itself."""
+    of an allowed layer (or include/abi), and no .c sits in user/ itself.
+    Also returns those of the includes that name a sources header (one that
+    only user/sources/ has, or a BPF skeleton), and how many were read."""
     headers = {}
     for d, _, files in os.walk(os.path.join(repo, "user")):
         for f in files:
             if f.endswith(".h"):
                 headers.setdefault(f, []).append(layer_of(os.path.relpath(os.path.join(d, f), repo)))
     abi = set(os.listdir(os.path.join(repo, "include", "abi")))
-    wrong, loose = [], []
+    wrong, loose, to_sources, seen = [], [], [], 0
     for d, _, files in os.walk(os.path.join(repo, "user")):
         for f in files:
             path = os.path.relpath(os.path.join(d, f), repo)
@@ -104,18 +109,26 @@ def include_check(repo):
                     if not line.startswith('#include "'):
                         continue
                     h = line.split('"')[1]
+                    seen += ln != "sources"
+                    if ln != "sources" and (h.endswith(".skel.h") or
+                                            headers.get(h) == ["sources"]):
+                        to_sources.append(f"{path}: {h}")
                     if h in abi or h.endswith(".skel.h") and ln == "sources":
                         continue
                     if not any(l in ALLOWED[ln] for l in headers.get(h, [])):
                         wrong.append(f"{path}: {h}")
-    return wrong, loose
+    return wrong, loose, to_sources, seen
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else ".output"
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    wrong, loose = include_check(repo)
+    wrong, loose, to_sources, seen = include_check(repo)
     print(("not ok - layers/includes: " + "; ".join(wrong)) if wrong else "ok - layers/includes")
+    print(("not ok - layers/sources_only_via_cmd: lib/books/render include a sources header: " +
+           "; ".join(to_sources)) if to_sources else
+          f"ok - layers/sources_only_via_cmd (books, render, lib: {seen} includes, "
+          "none of a sources header)")
     print(("not ok - layers/no_loose_files: " + ", ".join(loose)) if loose
           else "ok - layers/no_loose_files")
     objs = []
@@ -140,7 +153,7 @@ def main():
             d = definer.get(s)
             if d and d != n:
                 edges[n].add(d)
-    failed = bool(wrong) + bool(loose)
+    failed = bool(wrong) + bool(loose) + bool(to_sources)
     circles = [c for c in components(edges.keys(), edges) if len(c) > 1]
     if circles:
         failed += 1

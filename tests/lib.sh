@@ -143,6 +143,12 @@ lib_tmpdir() {
 	echo "$_lib_tmp"
 }
 
+# jqn FILTER [FILE...]: jq -r, or "unparsable" when jq fails (a missing or
+# broken report), so an assert_eq names the problem instead of comparing ''.
+jqn() {
+	jq -r "$@" 2>/dev/null || echo "unparsable"
+}
+
 # The state letter of a process (R, S, Z, ...); fails once it is gone. The
 # comm field before it may hold spaces and parentheses: cut at the last ')'.
 _lib_pstate() {

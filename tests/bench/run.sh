@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # make bench: every comparison of issue #8 side by side in one run, each
 # repeated, as ratios (min/median/max) with the target beside each figure;
-# the table on stdout and .output/bench.json.
+# the table on stdout and .output/bench.json. Comparison 8 is issue #12's
+# hash table choice: the books on our table against uthash.
 #
 #	tests/bench/run.sh [ONLY]	ONLY: a list of comparison numbers (e.g. "1 3")
 #	BENCH_REPS=N			repetitions per comparison (default 8)
@@ -20,7 +21,7 @@ B=$OUT_DIR/bench
 CS=$OUT_DIR/connscope
 JSON_OUT=$OUT_DIR/bench.json
 REPS=${BENCH_REPS:-8}
-ONLY=${1:-1 2 3 4 5 6 7}
+ONLY=${1:-1 2 3 4 5 6 7 8}
 SMALL_REPS=$(( REPS < 3 ? REPS : 3 ))	# the scaling points: fewer repetitions
 
 # Workload sizes: fixed counts, small enough that the run fits 15 minutes
@@ -34,7 +35,7 @@ if ((EUID != 0)); then
 	echo "bench: needs root (BPF, network namespaces)" >&2
 	exit 1
 fi
-for bin in "$CS" "$B/loadgen" "$B/aggbench"; do
+for bin in "$CS" "$B/loadgen" "$B/aggbench" "$B/aggbench-uthash"; do
 	[[ -x $bin ]] || { echo "bench: $bin missing: run make bench" >&2; exit 1; }
 done
 for tool in hyperfine jq ss lsof valgrind tcplife tcpstates bpftool /usr/bin/time; do
@@ -745,6 +746,35 @@ if want 7; then
 	row 7 "getpid/s, tcpstates / none" "ratio" - 0 $(ratios "${GP[tcpstates]}" "${GP[none]}")
 fi
 
+# ---- 8: the books on our hash table against uthash ----
+# The same replay (aggbench) linked once with user/lib/hashmap.o and once
+# with the hmap API backed by uthash (tests/bench/hashmap_uthash.c). The two
+# run in turn, the order swapped every round, so load from anything else on
+# the machine falls on both alike; ratios pair the runs of one round.
+
+if want 8; then
+	say "8: aggbench replay on our hmap and on uthash, $REPS rounds (order alternated)"
+	"$B/aggbench" synth -o "$WORK/hash.ev" --procs 8 --live 20000 --steady 1000000 >/dev/null
+	declare -A HT_EPS HT_CPU
+	for ((r = 0; r < REPS; r++)); do
+		order=(aggbench aggbench-uthash)
+		((r % 2)) && order=(aggbench-uthash aggbench)
+		for bin in "${order[@]}"; do
+			"$B/$bin" replay "$WORK/hash.ev" --loops 5 --cpu 1 >"$WORK/hash.out"
+			HT_EPS[$bin]+="$(kv "$WORK/hash.out" events_per_s) "
+			HT_CPU[$bin]+="$(kv "$WORK/hash.out" cpu_seconds) "
+		done
+	done
+	rm -f "$WORK/hash.ev"
+	row 8 "replay events/s, our hmap" "/s" - 0 ${HT_EPS[aggbench]}
+	row 8 "replay events/s, uthash" "/s" - 0 ${HT_EPS[aggbench-uthash]}
+	# >= 0.98 would make uthash the product's table (issue #12).
+	row 8 "replay events/s, uthash / ours" "ratio" - 0 \
+		$(ratios "${HT_EPS[aggbench-uthash]}" "${HT_EPS[aggbench]}")
+	row 8 "replay CPU s, ours / uthash" "ratio" - 0 \
+		$(ratios "${HT_CPU[aggbench]}" "${HT_CPU[aggbench-uthash]}")
+fi
+
 # ---- the table and the JSON ----
 
 T_END=$(date +%s.%N)
@@ -778,6 +808,7 @@ table() {
 		name[3] = "snapshot cost, TIME_WAIT in a netns"; name[4] = "fd inventory"
 		name[5] = "memory"; name[6] = "scaling"
 		name[7] = "cost to untraced processes"
+		name[8] = "hash table: our hmap vs uthash"
 		printf "%-40s %7s %7s %7s %-8s %s\n", "comparison / figure", "min", "median", "max",
 			"target", "met"
 	}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The architecture holds (README "Architecture"): no circle between the
 # objects of user/, every object uses only its own and lower layers, every
-# lib/books/render #include names a header of an allowed layer, no source
-# file outside the layer folders. Reads the built objects with nm.
+# lib/books/render #include names a header of an allowed layer, and none of
+# them a sources header (cmd alone joins sources to books and renderers), no
+# source file outside the layer folders. Reads the built objects with nm.
 cd "$REPO_ROOT" || exit 1
 exec python3 tests/layers.py .output

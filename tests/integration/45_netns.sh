@@ -12,11 +12,8 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
-NS=connscope-ns1-$$
-new_netns "$NS" || { fail netns "ip netns add failed"; exit 0; }
-inns() { ip netns exec "$NS" "$@"; }
+fx_netns ns1
 
 # The same port in both namespaces: free in the host's (ours is empty).
 port=$(free_port)

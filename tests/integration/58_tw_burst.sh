@@ -14,10 +14,8 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
-NS=connscope-twburst-$$
-new_netns "$NS" || { fail netns "ip netns add failed"; exit 1; }
-ip netns exec "$NS" sysctl -qw net.ipv4.tcp_tw_reuse=0
+fx_netns twburst
+inns sysctl -qw net.ipv4.tcp_tw_reuse=0
 FX_WRAP=(ip netns exec "$NS")
 CS_WRAP=(ip netns exec "$NS")
 ROUNDS=6 N=1000

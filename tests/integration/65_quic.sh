@@ -16,14 +16,8 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-for b in gtlsserver gtlsclient openssl; do
-	if ! command -v "$b" >/dev/null; then
-		fail "tools/$b" "$b missing (apt-get install ngtcp2-server ngtcp2-client openssl)"
-		exit 1
-	fi
-done
+quic_tools
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
 PA=$(udp_free_port) PB=$(udp_free_port) PC=$(udp_free_port)

@@ -282,6 +282,19 @@ void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 	heatmap_extend(&p->hm_rpc, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);
 }
 
+void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats *es)
+{
+	sum->opened += es->opened;
+	sum->accepted += es->accepted;
+	sum->closed += es->closed;
+	sum->requests += es->requests;
+	sum->live_peak += es->live_peak;
+	for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
+		sum->lifetime_ms_hist[b] += es->lifetime_ms_hist[b];
+		sum->rpc_hist[b] += es->rpc_hist[b];
+	}
+}
+
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q)
 {
 	uint64_t n = 0, seen = 0, want;

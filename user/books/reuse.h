@@ -57,6 +57,10 @@ struct endpoint_use {
 struct endpoint_use *reuse_endpoints_by_conns(const struct proc_books *p, size_t *n);
 
 double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_stats *es);
+/* es added into sum, as the reports' "other" row sums the endpoints past
+ * the top: connections, requests, the lifetime and requests-per-connection
+ * histograms, and live_peak (summed: an upper bound of their joint peak). */
+void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats *es);
 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);

@@ -9,6 +9,42 @@
 #include "attach.h"
 #include "exporter.h"
 
+/* The options attach, doctor and exporter take alike: targets, window, -v,
+ * --children, --no-fd, --fd-sites, --ringbuf-size. Returns as
+ * cli_window_opt() does: 1 taken, -1 bad (said why), 0 not one of them. */
+static int tracing_opt(int c, const char *arg, struct attach_opts *o)
+{
+	unsigned long long v;
+	int r;
+
+	switch (c) {
+	case 'C':
+		o->tracer.follow_children = true;
+		return 1;
+	case 'F':
+		o->no_fd = true;
+		return 1;
+	case 'f':
+		o->fd_sites = true;
+		return 1;
+	case 'R':
+		/* A small one makes losses a test can provoke. */
+		if (cli_parse_u64("--ringbuf-size", arg, 4096, 1ULL << 30, &v))
+			return -1;
+		if (v & (v - 1)) {
+			fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of two "
+					"(e.g. 8388608)\n", v);
+			return -1;
+		}
+		o->tracer.ringbuf_bytes = v;
+		return 1;
+	}
+	r = targets_opt(c, arg, &o->sel, &o->tracer.verbose);
+	if (!r)
+		r = cli_window_opt(c, arg, o->pids, &o->npids, &o->duration_s, &o->interval_s);
+	return r;
+}
+
 static void attach_usage(FILE *out)
 {
 	fprintf(out,
@@ -124,29 +160,13 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'H':
 			o.header = false;
 			break;
-		case 'C':
-			o.tracer.follow_children = true;
-			break;
 		case 'B':
 			o.tracer.btf_path = optarg;
-			break;
-		case 'R':
-			if (cli_parse_u64("--ringbuf-size", optarg, 4096, 1ULL << 30, &v))
-				return EXIT_USAGE;
-			if (v & (v - 1)) {
-				fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of "
-						"two (e.g. 8388608)\n", v);
-				return EXIT_USAGE;
-			}
-			o.tracer.ringbuf_bytes = v;
 			break;
 		case 'M':
 			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
 				return EXIT_USAGE;
 			o.tracer.max_sockets = v;
-			break;
-		case 'v':
-			o.tracer.verbose = true;
 			break;
 		case 'T':
 			o.tracer.classic_tp = true;
@@ -157,40 +177,11 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'r':
 			o.report_html = optarg;
 			break;
-		case 'F':
-			o.no_fd = true;
-			break;
-		case 'f':
-			o.fd_sites = true;
-			break;
 		case 'Q':
 			o.no_quic = true;
 			break;
 		case 'm':
 			o.prom_file = optarg;
-			break;
-		case 'L':
-			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
-				return EXIT_USAGE;
-			leak_age_set = true;
-			break;
-		case 'O':
-			if (cli_parse_u64("--top", optarg, 1, 60, &v))
-				return EXIT_USAGE;
-			o.top = v;
-			break;
-		case 'W':
-			if (cli_parse_u64("--warn-pct", optarg, 1, 100, &v))
-				return EXIT_USAGE;
-			o.warn_share = v / 100.0;
-			break;
-		case 'c':
-			if (targets_parse_comm(&o.sel, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'g':
-			if (targets_parse_cgroup(&o.sel, optarg))
-				return EXIT_USAGE;
 			break;
 		case 'h':
 			if (doctor)
@@ -199,8 +190,10 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 				attach_usage(stdout);
 			return 0;
 		default:
-			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
-					   &o.interval_s);
+			leak_age_set |= c == 'L';
+			r = cli_report_opt(c, optarg, 60, &o.leak_age_s, &o.top, &o.warn_share);
+			if (!r)
+				r = tracing_opt(c, optarg, &o);
 			if (r < 0)
 				return EXIT_USAGE;
 			if (!r)
@@ -290,34 +283,13 @@ int cmd_exporter(int argc, char **argv)
 						  &o.listen_port))
 				return EXIT_USAGE;
 			break;
-		case 'C':
-			o.tracer.follow_children = true;
-			break;
-		case 'F':
-			o.no_fd = true;
-			break;
-		case 'f':
-			o.fd_sites = true;
-			break;
-		case 'v':
-			o.tracer.verbose = true;
-			break;
-		case 'c':
-			if (targets_parse_comm(&o.sel, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'g':
-			if (targets_parse_cgroup(&o.sel, optarg))
-				return EXIT_USAGE;
-			break;
 		case 'h':
 			exporter_usage(stdout);
 			return 0;
 		default:
 			r = exporter_opt(c, optarg, &o);
 			if (!r)
-				r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
-						   &o.interval_s);
+				r = tracing_opt(c, optarg, &o);
 			if (r < 0)
 				return EXIT_USAGE;
 			if (!r)

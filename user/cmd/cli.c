@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli.h"
 #include "procfs.h"
+#include "targets.h"
 
 int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids)
 {
@@ -95,6 +96,42 @@ int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *d
 		return cli_parse_seconds("-d", arg, 0.1, 86400 * 30, duration_s) ? -1 : 1;
 	case 'i':
 		return cli_parse_seconds("-i", arg, 0.1, 3600, interval_s) ? -1 : 1;
+	}
+	return 0;
+}
+
+int targets_opt(int c, const char *arg, struct target_sel *sel, bool *verbose)
+{
+	switch (c) {
+	case 'c':
+		return targets_parse_comm(sel, arg) ? -1 : 1;
+	case 'g':
+		return targets_parse_cgroup(sel, arg) ? -1 : 1;
+	case 'v':
+		*verbose = true;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_report_opt(int c, const char *arg, int top_max, double *leak_age_s, int *top,
+		   double *warn_share)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case 'L':
+		return cli_parse_seconds("--leak-age", arg, 0, 86400, leak_age_s) ? -1 : 1;
+	case 'O':
+		if (cli_parse_u64("--top", arg, 1, top_max, &v))
+			return -1;
+		*top = v;
+		return 1;
+	case 'W':
+		if (cli_parse_u64("--warn-pct", arg, 1, 100, &v))
+			return -1;
+		*warn_share = v / 100.0;
+		return 1;
 	}
 	return 0;
 }

@@ -28,6 +28,16 @@ int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
  * after printing why it was bad, 0 when c is not one of them. */
 int cli_window_opt(int c, const char *arg, pid_t *pids, size_t *npids, double *duration_s,
 		   double *interval_s);
+struct target_sel;
+/* The target options beside -p that attach, doctor, exporter and fdleak
+ * take alike: --comm NAME ('c'), --cgroup PATH ('g') and -v (libbpf's
+ * messages, into *verbose). Returns as cli_window_opt() does. */
+int targets_opt(int c, const char *arg, struct target_sel *sel, bool *verbose);
+/* The report options attach and fdleak spell alike: --leak-age S ('L'),
+ * --top N ('O', 1 to top_max), --warn-pct P ('W', into a share). Returns as
+ * cli_window_opt() does. */
+int cli_report_opt(int c, const char *arg, int top_max, double *leak_age_s, int *top,
+		   double *warn_share);
 
 /* After getopt: a word left over is an error (one line, EXIT_USAGE);
  * returns 0 when there is none. */

@@ -293,17 +293,6 @@ int exporter_opt(int c, const char *arg, struct attach_opts *o)
 			return -1;
 		o->exporter_limits.top_processes = v;
 		return 1;
-	case 'R':
-		/* As attach's: a small one makes losses a test can provoke. */
-		if (cli_parse_u64("--ringbuf-size", arg, 4096, 1ULL << 30, &v))
-			return -1;
-		if (v & (v - 1)) {
-			fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of two "
-					"(e.g. 8388608)\n", v);
-			return -1;
-		}
-		o->tracer.ringbuf_bytes = v;
-		return 1;
 	case 'S':
 		if (cli_parse_u64("--max-series", arg, EXPORTER_MIN_MAX_SERIES,
 				  EXPORTER_MAX_MAX_SERIES, &v))

@@ -229,27 +229,12 @@ int cmd_fdleak(int argc, char **argv)
 	};
 	struct fdleak_opts o = { .interval_s = 1, .leak_age_s = 10, .warn_share = 0.8,
 				 .header = true, .top = 5 };
-	unsigned long long v;
 	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'L':
-			if (cli_parse_seconds("--leak-age", optarg, 0, 86400, &o.leak_age_s))
-				return EXIT_USAGE;
-			break;
-		case 'O':
-			if (cli_parse_u64("--top", optarg, 1, FDLEAK_MAX_SITES, &v))
-				return EXIT_USAGE;
-			o.top = v;
-			break;
-		case 'W':
-			if (cli_parse_u64("--warn-pct", optarg, 1, 100, &v))
-				return EXIT_USAGE;
-			o.warn_share = v / 100.0;
-			break;
 		case 'N':
 			o.no_color = true;
 			break;
@@ -259,23 +244,17 @@ int cmd_fdleak(int argc, char **argv)
 		case 'H':
 			o.header = false;
 			break;
-		case 'v':
-			o.tracer.verbose = true;
-			break;
-		case 'c':
-			if (targets_parse_comm(&o.sel, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'g':
-			if (targets_parse_cgroup(&o.sel, optarg))
-				return EXIT_USAGE;
-			break;
 		case 'h':
 			fdleak_usage(stdout);
 			return 0;
 		default:
-			r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
-					   &o.interval_s);
+			r = cli_report_opt(c, optarg, FDLEAK_MAX_SITES, &o.leak_age_s, &o.top,
+					   &o.warn_share);
+			if (!r)
+				r = targets_opt(c, optarg, &o.sel, &o.tracer.verbose);
+			if (!r)
+				r = cli_window_opt(c, optarg, o.pids, &o.npids, &o.duration_s,
+						   &o.interval_s);
 			if (r < 0)
 				return EXIT_USAGE;
 			if (!r)

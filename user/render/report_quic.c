@@ -17,16 +17,6 @@ static unsigned long long u(uint64_t v)
 	return (unsigned long long)v;
 }
 
-static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
-{
-	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
-
-	if (!heatmap_ncols(h) || !heatmap_max(h))
-		return;
-	fprintf(out, "\n");
-	format_heatmap_term(out, h, &t);
-}
-
 /* Every line fits 80 columns: the report is read in terminals. */
 void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 		      const struct tw_report_opts *o)
@@ -66,8 +56,8 @@ void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 		fprintf(out, "  %-13s %llu short-header flows to IDs not seen starting\n", "",
 			u(p->unmatched_short));
 	if (p->hm_ready) {
-		render(out, &p->hm_conns, o);
-		render(out, &p->hm_handshake, o);
+		format_heatmap_text(out, &p->hm_conns, o);
+		format_heatmap_text(out, &p->hm_handshake, o);
 	}
 }
 

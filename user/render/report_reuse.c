@@ -15,16 +15,6 @@ static double mean_live(const struct proc_books *p, const struct endpoint_stats 
 	return reuse_mean_concurrency(p, es);
 }
 
-static void render(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
-{
-	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
-
-	if (!heatmap_ncols(h) || !heatmap_max(h))
-		return;
-	fprintf(out, "\n");
-	format_heatmap_term(out, h, &t);
-}
-
 void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
 	uint64_t conns = p->total.opened + p->total.accepted;
@@ -65,8 +55,8 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 	}
 	free(eps);
 	if (p->hm_reuse_ready) {
-		render(out, &p->hm_lifetime, o);
-		render(out, &p->hm_rpc, o);
+		format_heatmap_text(out, &p->hm_lifetime, o);
+		format_heatmap_text(out, &p->hm_rpc, o);
 	}
 }
 
@@ -144,16 +134,8 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 				      mean_live(p, es));
 			continue;
 		}
-		other.opened += es->opened;
-		other.accepted += es->accepted;
-		other.closed += es->closed;
-		other.requests += es->requests;
-		other.live_peak += es->live_peak;
+		reuse_endpoint_add(&other, es);
 		other_mean += mean_live(p, es);
-		for (int b = 0; b < REUSE_HIST_BUCKETS; b++) {
-			other.lifetime_ms_hist[b] += es->lifetime_ms_hist[b];
-			other.rpc_hist[b] += es->rpc_hist[b];
-		}
 	}
 	if (eps && (int)n > top)
 		json_endpoint(j, "other", "other", &other, other_mean);

@@ -48,6 +48,17 @@ static uint64_t hist_quantile_ms(const uint64_t *hist, uint64_t n, double q)
 	return 0;
 }
 
+void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
+{
+	struct heatmap_term_opts t = { .width = o->width, .color = o->color, .unicode = o->unicode };
+
+	if (!heatmap_ncols(h) || !heatmap_max(h))
+		return;
+	fprintf(out, "\n");
+	format_heatmap_term(out, h, &t);
+}
+
+/* The endpoint maps: the top rows, the rest summed as "other". */
 static void render_heatmap(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
 {
 	struct heatmap top;

@@ -124,18 +124,12 @@ static double self_cpu(void)
 /* utime + stime of pid in clock ticks (fields 14 and 15 of its stat). */
 static int proc_ticks(pid_t pid, uint64_t *ticks)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	unsigned long long ut, st;
-	size_t len;
-	FILE *f;
+	int err = procfs_read_pid_file(pid, "stat", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = 0;
+	if (err < 0)
+		return err;
 	/* comm may hold spaces and parentheses: fields count from the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "netstat.h"
+#include "procfs.h"
 
 int netstat_parse(const char *text, const char *prefix, const char *name, uint64_t *out)
 {
@@ -54,18 +55,11 @@ int netstat_parse(const char *text, const char *prefix, const char *name, uint64
 
 int netstat_read_listen(pid_t pid, struct listen_counters *c)
 {
-	char path[64], buf[16384];
-	size_t len;
-	FILE *f;
-	int err;
+	char buf[16384];
+	int err = procfs_read_pid_file(pid, "net/netstat", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/net/netstat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = 0;
+	if (err < 0)
+		return err;
 	err = netstat_parse(buf, "TcpExt", "ListenOverflows", &c->overflows);
 	if (!err)
 		err = netstat_parse(buf, "TcpExt", "ListenDrops", &c->drops);

@@ -444,6 +444,50 @@ uint64_t procfs_start_ns(const struct proc_ident *id)
 	return id->start_ticks * (1000000000ULL / procfs_clk_tck());
 }
 
+int procfs_read_pid_file(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root, pid, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	len = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	return len;
+}
+
+int procfs_maps_find(pid_t pid, const char *const *needles, size_t n, char *path, size_t len)
+{
+	char file[PATH_MAX], line[PATH_MAX + 128];
+	FILE *f;
+	int found = -ENOENT;
+
+	snprintf(file, sizeof(file), "%s/%d/maps", procfs_root, pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *nl;
+
+		for (size_t i = 0; p && i < n; i++) {
+			if (!strstr(p, needles[i]))
+				continue;
+			nl = strchr(p, '\n');
+			if (nl)
+				*nl = 0;
+			snprintf(path, len, "%s", p);
+			found = i;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 bool procfs_pid_gone(pid_t pid)
 {
 	char path[PATH_MAX], buf[512], *p;

@@ -45,6 +45,16 @@ uint64_t procfs_start_ns(const struct proc_ident *id);
 /* Gone or a zombie: either way it holds no fds or sockets any more. */
 bool procfs_pid_gone(pid_t pid);
 
+/* /proc/PID/NAME whole (up to size - 1 bytes) into buf, NUL-terminated:
+ * its length, or -errno when it cannot be opened. */
+int procfs_read_pid_file(pid_t pid, const char *name, char *buf, size_t size);
+
+/* The first file mapped into pid (its /proc/PID/maps, in order) whose path
+ * holds one of the n needles: its path as maps shows it (to the end of the
+ * line) into path, and the index of the needle as the return. -ENOENT when
+ * none is mapped, other -errno when maps cannot be read. */
+int procfs_maps_find(pid_t pid, const char *const *needles, size_t n, char *path, size_t len);
+
 /* Clock ticks per second for start_ticks (sysconf(_SC_CLK_TCK)). */
 long procfs_clk_tck(void);
 

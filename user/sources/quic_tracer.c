@@ -92,30 +92,16 @@ bool quic_kernel_present(void)
 
 int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
 {
-	char file[64], line[PATH_MAX + 128];
-	FILE *f;
-	int err = -ENOENT;
+	static const char *const lib[] = { "/libngtcp2.so" };
+	char mapped[PATH_MAX];
+	int r = procfs_maps_find(pid, lib, 1, mapped, sizeof(mapped));
 
-	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-		char *nl;
-
-		if (!p || !strstr(p, "/libngtcp2.so"))
-			continue;
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl = 0;
-		/* Through the process's root: right in another mount namespace. */
-		snprintf(path, len, "/proc/%d/root%s", pid, p);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
+	if (r < 0)
+		return r;
+	/* Through the process's root: right in another mount namespace. */
+	if (snprintf(path, len, "/proc/%d/root%s", pid, mapped) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 static int attach_lib(struct quic_tracer *t, const char *path);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* UDP sockets per process and the QUIC libraries they map. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"
 #include "summary_quic.h"
@@ -15,31 +17,19 @@ static const char *const quic_libs[] = {
 
 int procfs_quic_library(pid_t pid, char *name, size_t len)
 {
-	char file[64], line[4096 + 128];
-	FILE *f;
-	int err = -ENOENT;
+	char mapped[PATH_MAX], *at, *end;
+	int i = procfs_maps_find(pid, quic_libs, sizeof(quic_libs) / sizeof(quic_libs[0]), mapped,
+				 sizeof(mapped));
 
-	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
-		for (size_t i = 0; i < sizeof(quic_libs) / sizeof(quic_libs[0]); i++) {
-			char *at = strstr(line, quic_libs[i]), *end;
-
-			if (!at)
-				continue;
-			at++;
-			end = strpbrk(at, " \n");
-			if (end)
-				*end = 0;
-			snprintf(name, len, "%s", at);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
+	if (i < 0)
+		return i;
+	/* The file name from the library's name on, without " (deleted)". */
+	at = strstr(mapped, quic_libs[i]) + 1;
+	end = strpbrk(at, " \n");
+	if (end)
+		*end = 0;
+	snprintf(name, len, "%s", at);
+	return 0;
 }
 
 int quic_kernel_snmp_read(const char *path, struct quic_kernel_snmp *s)

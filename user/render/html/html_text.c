@@ -84,3 +84,17 @@ void html_meter(FILE *out, double pct_used, double warn_pct)
 	fprintf(out, "<span class=\"meter%s\"><span style=\"width:%.1f%%\"></span></span>",
 		pct_used >= warn_pct ? " hot" : "", pct_used);
 }
+
+void html_warnings(FILE *out, char *text)
+{
+	char *line, *save = NULL;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "WARNING: ", 9))
+			line += 9;
+		fputs("<p class=\"warn\"><b>warning:</b> ", out);
+		html_esc(out, line);
+		fputs("</p>\n", out);
+	}
+}

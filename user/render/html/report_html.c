@@ -444,7 +444,7 @@ static void proc_section(FILE *out, const struct agg *a, const struct proc_books
 static void limits_section(FILE *out, const struct limits_view *v)
 {
 	uint32_t ports;
-	char dest[128], *buf = NULL, *line, *save = NULL;
+	char dest[128], *buf = NULL;
 	size_t len = 0;
 	FILE *mem;
 	double warn = v ? v->warn_share * 100 : 0;
@@ -462,14 +462,7 @@ static void limits_section(FILE *out, const struct limits_view *v)
 	if (mem) {
 		format_limits_warnings(mem, v);
 		fclose(mem);
-		for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			if (!strncmp(line, "WARNING: ", 9))
-				line += 9;
-			fputs("<p class=\"warn\"><b>warning:</b> ", out);
-			html_esc(out, line);
-			fputs("</p>\n", out);
-		}
+		html_warnings(out, buf);
 		free(buf);
 	}
 	fprintf(out, "<dl class=\"facts\">\n<dt>ephemeral ports</dt><dd>%u&ndash;%u (%u), "

@@ -247,7 +247,7 @@ void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars
 	const struct fdleak_proc *p = fd_proc_of(run, pid);
 	/* The threshold attach warns at: the same for sockets and fds. */
 	double warn = run->limits && run->limits->warn_share > 0 ? run->limits->warn_share : 0;
-	char *buf = NULL, *line, *save = NULL;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem;
 
@@ -262,14 +262,7 @@ void html_fd_part(FILE *out, pid_t pid, const struct run_info *run, int labchars
 	if (warn && (mem = open_memstream(&buf, &len))) {
 		format_fdleak_warnings(mem, p, warn);
 		fclose(mem);
-		for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			if (!strncmp(line, "WARNING: ", 9))
-				line += 9;
-			fputs("<p class=\"warn\"><b>warning:</b> ", out);
-			html_esc(out, line);
-			fputs("</p>\n", out);
-		}
+		html_warnings(out, buf);
 		free(buf);
 	}
 	facts(out, p, warn ? warn * 100 : 101);

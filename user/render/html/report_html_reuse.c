@@ -195,14 +195,8 @@ static void endpoints(FILE *out, const struct proc_books *p, int top,
 		}
 		/* Summed like the JSON's "other": its peak is an upper bound
 		 * of the rest's joint peak, its mean their joint mean. */
-		other.opened += s->opened;
-		other.accepted += s->accepted;
-		other.closed += s->closed;
-		other.requests += s->requests;
-		other.live_peak += s->live_peak;
+		reuse_endpoint_add(&other, s);
 		other_mean += mean_live(p, s);
-		for (int b = 0; b < REUSE_HIST_BUCKETS; b++)
-			other.lifetime_ms_hist[b] += s->lifetime_ms_hist[b];
 	}
 	if ((int)n > top) {
 		snprintf(label, sizeof(label), "other (%zu endpoints)", n - top);
