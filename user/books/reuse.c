@@ -72,16 +72,20 @@ static int by_ts(const void *x, const void *y)
 
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
-	return a->delta > b->delta ? -1 : a->delta < b->delta;	/* +1 first */
+	/* -1 first: a pair that came late, both clamped to one time, must
+	 * not raise the peak. */
+	return a->delta < b->delta ? -1 : a->delta > b->delta;
 }
 
 /* The queued changes, in time order: live, its peak and the area under
  * it. A change older than the last sweep (its record came late) counts
  * from the last sweep's time, never back in time. */
-static void live_sweep(struct endpoint_stats *es)
+static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 {
+	uint32_t i, kept;
+
 	qsort(es->pend, es->npend, sizeof(*es->pend), by_ts);
-	for (uint32_t i = 0; i < es->npend; i++) {
+	for (i = 0; i < es->npend && es->pend[i].ts < horizon; i++) {
 		uint64_t now = es->pend[i].ts;
 
 		if (!es->live_since)
@@ -98,21 +102,50 @@ static void live_sweep(struct endpoint_stats *es)
 			es->live--;
 		}
 	}
-	es->npend = 0;
-	if (es->pend_cap > 64) {
+	kept = es->npend - i;
+	memmove(es->pend, es->pend + i, kept * sizeof(*es->pend));
+	es->npend = kept;
+	if (!kept && es->pend_cap > 64) {
 		free(es->pend);
 		es->pend = NULL;
 		es->pend_cap = 0;
 	}
 }
 
-void reuse_sweep(struct proc_books *p)
+/* A connection still open may have begun its close already, untold until
+ * its CLOSE record: the changes from the start of the earliest one open on
+ * an endpoint wait (a peak counted with it would be too high). A daemon
+ * applies all at once, its memory flat; the last tick applies all and the
+ * open ones stay live. */
+static void sweep_horizons(struct agg *a, struct proc_books *p)
+{
+	struct endpoint_stats *es;
+	struct endpoint_key k;
+	struct conn *c;
+	uint64_t all = a->daemon || a->final_tick ? UINT64_MAX : 0;
+
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
+		es->horizon = all ? all : UINT64_MAX;
+	if (all)
+		return;
+	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);) {
+		if (c->pid != p->pid || !c->reuse_open)
+			continue;
+		reuse_endpoint(p, c, &k);
+		es = hmap_get(&p->endpoints, &k);
+		if (es && c->since_ns < es->horizon)
+			es->horizon = c->since_ns;
+	}
+}
+
+void reuse_sweep(struct agg *a, struct proc_books *p)
 {
 	struct endpoint_stats *es;
 
+	sweep_horizons(a, p);
 	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
 		if (es->npend)
-			live_sweep(es);
+			live_sweep(es, es->horizon);
 }
 
 void reuse_endpoints_free(struct proc_books *p)
@@ -272,7 +305,7 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 {
-	reuse_sweep(p);
+	reuse_sweep(a, p);
 	p->ticks++;
 	if (a->daemon)
 		return;

@@ -67,7 +67,7 @@ uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
 
 /* Applies the queued changes of live connections in time order (each
  * tick does; so does a reader that needs them now). */
-void reuse_sweep(struct proc_books *p);
+void reuse_sweep(struct agg *a, struct proc_books *p);
 /* Frees what the endpoints hold beside themselves (before hmap_free). */
 void reuse_endpoints_free(struct proc_books *p);
 

@@ -68,6 +68,8 @@ struct endpoint_stats {
 	 * sorted (reuse_sweep). */
 	struct live_delta *pend;
 	uint32_t npend, pend_cap;
+	uint64_t horizon;	/* the earliest start of its connections still open:
+				 * changes before it are final (reuse_sweep) */
 	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
 	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
 	/* How its connections failed (failbooks.c), from the CLOSE event. */
@@ -162,6 +164,8 @@ struct agg {
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
 	uint64_t live_dropped;	/* live changes not queued (out of memory) */
+	bool final_tick;	/* set before the last agg_tick: every queued live
+				 * change is applied, open connections stay live */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */

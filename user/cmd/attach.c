@@ -573,6 +573,7 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost);
+	agg.final_tick = true;
 	agg_tick(&agg, now_ns());
 	if (quic_on) {
 		quic_reap(&qb, now_ns());
