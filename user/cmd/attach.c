@@ -526,6 +526,8 @@ int attach_run(const struct attach_opts *in)
 				"--fd-sites)\n");
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
+	run.records = tracer.sk_mode ? "per socket: birth and end (owner in socket storage)"
+				     : "per state transition (owner by socket address)";
 	run.features = kf_plan(NULL);
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.interval_s = o->interval_s;
@@ -612,6 +614,8 @@ int attach_run(const struct attach_opts *in)
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
+	run.records = tracer.sk_mode ? "per socket: birth and end (owner in socket storage)"
+				     : "per state transition (owner by socket address)";
 	run.features = kf_plan(NULL);
 	run.limits = &limits;
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;

@@ -81,6 +81,9 @@ static void attach_usage(FILE *out)
 		"      --no-color         ASCII heatmaps even on a terminal\n"
 		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
 		"                         tp_btf (the fallback for kernels without it)\n"
+		"      --per-transition   a ring record for each state change and owners by\n"
+		"                         socket address, as on kernels before 6.3 (the\n"
+		"                         default keeps them on the socket, two records each)\n"
 		"  -v, --verbose          libbpf's messages\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
 		"the window\n");
@@ -130,6 +133,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "max-sockets", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
+		{ "per-transition", no_argument, NULL, 'X' },
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
@@ -170,6 +174,9 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 			break;
 		case 'T':
 			o.tracer.classic_tp = true;
+			break;
+		case 'X':
+			o.tracer.no_sk_storage = true;
 			break;
 		case 'N':
 			o.no_color = true;

@@ -122,6 +122,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
+	if (run->records)
+		fprintf(out, "records: %s\n", run->records);
 	/* What to act on first, before any number. */
 	format_findings_section(out, a, run);
 	format_unavailable_text(out, run->features);
@@ -229,6 +231,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "command", run->doctor && run->doctor->doctor_mode ? "doctor" : "attach");
 	json_kv_string(&j, "hook", run->hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
+	json_kv_string(&j, "records", run->records ? run->records : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);
 	json_kv_double(&j, "elapsed_s", run->elapsed_s, 3);
 	json_kv_double(&j, "interval_s", run->interval_s, 3);

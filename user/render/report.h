@@ -20,6 +20,7 @@ struct doctor_run;
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *tw_method;		/* how TIME_WAIT is followed */
+	const char *records;		/* what crosses the ring: per socket or per transition */
 	double duration_s;		/* asked for; 0: until Ctrl-C */
 	double elapsed_s;		/* what ran */
 	double interval_s;
