@@ -93,6 +93,8 @@ static struct proc_books *churner(struct agg *a)
 		conn(a, sk + (6 + i) * 64, 40006 + i, SEC + i * 100 * MS, 1500 * US, 20 * MS, 7);
 	conn(a, sk + 9 * 64, 40009, SEC + SEC / 2, 100 * US, 0, 0);
 	agg_tick(a, 2 * SEC);
+	/* The run's end: concurrency applied in full (final_tick). */
+	a->final_tick = true;
 	agg_tick(a, 3 * SEC);
 	p = agg_find_proc(a, CLIENT);
 	ASSERT_TRUE(p != NULL, "client_books");

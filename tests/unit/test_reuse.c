@@ -71,6 +71,8 @@ TEST(turns_make_requests_and_buckets)
 	client_conn(&a, 2, 40002, 8080, 20 * MS, 1 * MS, 2);
 	/* no data at all: 0 requests */
 	client_conn(&a, 3, 40003, 8080, 30 * MS, 300 * US, 0);
+	/* Concurrency is applied in time order at a tick (reuse_sweep). */
+	reuse_sweep(&a, agg_find_proc(&a, CLIENT));
 	p = agg_find_proc(&a, CLIENT);
 	ASSERT_EQ(p->requests, 5, "requests");
 	ASSERT_EQ(p->lifetime_ms_hist[3], 1, "8ms_in_8_15");
@@ -134,6 +136,7 @@ TEST(churn_finding_fires_only_for_churn)
 	/* 4 connections to :9090 with 100 requests each */
 	for (int i = 0; i < 4; i++)
 		client_conn(&a, 200 + i, 42000 + i, 9090, (uint64_t)i * 10 * MS, 5 * MS, 199);
+	reuse_sweep(&a, agg_find_proc(&a, CLIENT));
 	n = reuse_findings(&a, f, 4);
 	ASSERT_EQ(n, 1, "one_finding");
 	ASSERT_EQ(f[0].ep.port, 8080, "churning_endpoint");
@@ -158,6 +161,8 @@ TEST(open_connections_count_their_requests_at_the_end)
 	ev(&a, CS_EV_STATE, 5, CLIENT, tup(40005, 8080), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, 2, 0);
 	agg_add_live_io(&a, 5, &io);
 	agg_add_live_io(&a, 5, &io);	/* once only */
+	a.final_tick = true;	/* the end: an open connection stays live */
+	agg_tick(&a, 3);
 	p = agg_find_proc(&a, CLIENT);
 	ASSERT_EQ(p->requests, 5, "requests_of_open_conn");
 	ASSERT_EQ(ep(p, EP_REMOTE, 8080)->live, 1, "still_live");
