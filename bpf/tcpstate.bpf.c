@@ -320,26 +320,25 @@ static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
 		stat_inc(CS_STAT_OWNER_FULL);
 }
 
-static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
-				const struct cs_tuple *t, __u8 type, int oldstate,
-				int newstate, __u8 flags, __u64 tw)
+/* A record about sk with what every one has, the rest zeroed; NULL when
+ * the ring is full (counted). ev_submit() sends it. */
+static __always_inline struct cs_event *ev_reserve(const struct sock *sk,
+						   const struct cs_owner *o, __u8 type,
+						   int oldstate, int newstate, __u8 flags, __u64 tw)
 {
-	struct cs_event *e;
+	struct cs_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(CS_STAT_RB_LOST);
-		return 0;
+		return NULL;
 	}
+	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
 	e->sk = (__u64)sk;
 	e->tw = tw;
 	if (o)
 		e->owner = *o;
-	else
-		__builtin_memset(&e->owner, 0, sizeof(e->owner));
-	e->tuple = *t;
-	e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+	e->cur_tgid = agent_current_tgid();
 	e->type = type;
 	e->oldstate = oldstate;
 	e->newstate = newstate;
@@ -347,7 +346,25 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 		flags |= CS_F_ORPHAN;
 	e->flags = flags;
 	e->sk_err = BPF_CORE_READ(sk, sk_err);
-	__builtin_memset(&e->io, 0, sizeof(e->io));
+	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
+	return e;
+}
+
+static __always_inline void ev_submit(struct cs_event *e)
+{
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+	stat_inc(CS_STAT_EVENTS);
+}
+
+static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
+				const struct cs_tuple *t, __u8 type, int oldstate,
+				int newstate, __u8 flags, __u64 tw)
+{
+	struct cs_event *e = ev_reserve(sk, o, type, oldstate, newstate, flags, tw);
+
+	if (!e)
+		return 0;
+	e->tuple = *t;
 	if (newstate == TCP_CLOSE && type == CS_EV_STATE) {
 		__u64 key = (__u64)sk;
 		struct cs_conn_io *io = bpf_map_lookup_elem(&conn_io, &key);
@@ -357,10 +374,7 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 			bpf_map_delete_elem(&conn_io, &key);
 		}
 	}
-	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
-	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
-	stat_inc(CS_STAT_EVENTS);
+	ev_submit(e);
 	return 0;
 }
 

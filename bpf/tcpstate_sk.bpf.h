@@ -37,28 +37,12 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 				   const struct cs_owner *o, __u8 type, int oldstate,
 				   int newstate, __u8 flags, __u64 tw)
 {
-	struct cs_event *e;
+	struct cs_event *e = ev_reserve(sk, o, type, oldstate, newstate, flags | CS_F_SUMMARY,
+					tw);
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(CS_STAT_RB_LOST);
+	if (!e)
 		return 0;
-	}
-	e->ts_ns = bpf_ktime_get_ns();
-	e->sk = (__u64)sk;
-	e->tw = tw;
-	e->owner = *o;
 	sk_read_tuple(sk, &e->tuple);
-	e->cur_tgid = agent_current_tgid();
-	e->type = type;
-	e->oldstate = oldstate;
-	e->newstate = newstate;
-	if (sk_is_orphan(sk))
-		flags |= CS_F_ORPHAN;
-	e->flags = flags | CS_F_SUMMARY;
-	e->sk_err = BPF_CORE_READ(sk, sk_err);
-	e->sk_shutdown = BPF_CORE_READ(sk, sk_shutdown);
-	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	e->io = st->io;
 	e->syn_ns = st->syn_ns;
 	e->est_ns = st->est_ns;
@@ -66,9 +50,7 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 	e->orphan_ns = st->orphan_ns;
 	e->cookie = bpf_get_socket_cookie((void *)sk);
 	e->sum = st->sum;
-	__builtin_memset(e->pad2, 0, sizeof(e->pad2));
-	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
-	stat_inc(CS_STAT_EVENTS);
+	ev_submit(e);
 	return 0;
 }
 
