@@ -299,7 +299,7 @@ one_run() {
 	rm -f "$out" "$out.perf" "$WORK/att.json" "$WORK/att.err" "$WORK/time.out"
 	lg_start "$NS" "$out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	case $cfg in
-	connscope | connscope-nofd | connscope-sites)
+	connscope | connscope-pt | connscope-nofd | connscope-sites)
 		# connscope: the defaults (fds from /proc listings); -nofd: no
 		# fd part at all; -sites: the fd syscall tracepoints too.
 		ip netns exec "$NS" /usr/bin/time -o "$WORK/time.out" -f '%U %S %M' \
@@ -329,7 +329,7 @@ one_run() {
 	lg_go
 	lg_end || say "loadgen $cfg $kind: $(tail -n 2 "$WORK/loadgen.err")"
 	case $cfg in
-	connscope | connscope-nofd | connscope-sites)
+	connscope | connscope-pt | connscope-nofd | connscope-sites)
 		# It ends by itself once every target has exited.
 		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
 		wait "$tool"
@@ -357,15 +357,16 @@ one_run() {
 # cs_cfg_args CFG: connscope attach's options for a bench configuration.
 cs_cfg_args() {
 	case $1 in
+	connscope-pt) echo --per-transition ;;
 	connscope-nofd) echo --no-fd ;;
 	connscope-sites) echo --fd-sites ;;
 	esac
 }
 
-declare -A THR WCPU
+declare -A THR WCPU REC_CONN
 EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN=""
 if want 1 || want 2; then
-	cfgs=(none connscope connscope-nofd connscope-sites tcplife tcpstates)
+	cfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
 	for kind in churn ka; do
 		want 1 || [[ $kind == churn ]] || continue
 		say "1: $kind workload, $REPS rounds of ${cfgs[*]} (order rotated)"
@@ -376,6 +377,9 @@ if want 1 || want 2; then
 				THR[$kind.$cfg]+="$thr "
 				WCPU[$kind.$cfg]+="$(awk -v c="$wcpu" -v n="${conns:-1}" -v r="$([[ $kind == ka ]] && echo "$KA_R" || echo 1)" 'BEGIN { printf "%.4f", c * 1000 / (n * r) }') "
 				[[ $cfg == connscope && $kind == ka ]] && LOST_KA=$((LOST_KA + lost))
+				# Ring records a connection (both ends traced), read or lost.
+				[[ $kind == churn && ( $cfg == connscope || $cfg == connscope-pt ) ]] &&
+					REC_CONN[$cfg]+="$(awk -v e="$ev" -v l="$lost" -v n="${conns:-1}" 'BEGIN { printf "%.2f", (e + l) / n }') "
 				if [[ $cfg == connscope && $kind == churn ]]; then
 					EV_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 					LOST_TOTAL=$((LOST_TOTAL + lost))
@@ -398,6 +402,8 @@ if want 1; then
 		ts=$(ratios "${THR[$kind.tcpstates]}" "$none")
 		row 1 "$name, unattached" "/s" - 0 $none
 		row 1 "$name, connscope / none" "ratio" ">=" 0.97 $cs
+		row 1 "$name, --per-transition / none" "ratio" - 0 \
+			$(ratios "${THR[$kind.connscope-pt]}" "$none")
 		row 1 "$name, --no-fd / none" "ratio" - 0 \
 			$(ratios "${THR[$kind.connscope-nofd]}" "$none")
 		row 1 "$name, --fd-sites / none" "ratio" - 0 \
@@ -424,16 +430,24 @@ fi
 
 if want 2; then
 	say "2: highest-rate churn (2 pairs, $MAX_N connections) attached, $SMALL_REPS runs"
-	MAX_RATES="" MAX_LOST=0
+	MAX_RATES="" MAX_LOST=0 MAX_LOST_PT=0 MAX_LOST_RUNS="" MAX_LOST_PT_RUNS=""
 	for ((r = 0; r < SMALL_REPS; r++)); do
 		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
 		MAX_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 		MAX_LOST=$((MAX_LOST + lost))
+		MAX_LOST_RUNS+="$lost "
+		one_run connscope-pt max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
+		MAX_LOST_PT=$((MAX_LOST_PT + lost))
+		MAX_LOST_PT_RUNS+="$lost "
 	done
+	note "events lost per max-rate run: default $MAX_LOST_RUNS; --per-transition $MAX_LOST_PT_RUNS"
+	row 2 "ring records/conn, churn, default" "records" - 0 ${REC_CONN[connscope]:-}
+	row 2 "ring records/conn, churn, --per-transition" "records" - 0 ${REC_CONN[connscope-pt]:-}
 	row 2 "events/s attached, churn (1 pair)" "/s" - 0 $EV_RATES
 	row 2 "events/s attached, max rate (2 pairs)" "/s" - 0 $MAX_RATES
 	row 2 "events lost, churn runs (all)" "events" "<=" 0 "$LOST_TOTAL"
 	row 2 "events lost, max-rate runs (all)" "events" "<=" 0 "$MAX_LOST"
+	row 2 "events lost, max-rate, --per-transition" "events" - 0 "$MAX_LOST_PT"
 	want 1 && row 2 "events lost, keep-alive runs (all)" "events" "<=" 0 "$LOST_KA"
 	row 2 "agent CPU per event (attach)" "us" - 0 $ACPU_US
 	if [[ -n $BPF_NS_CONN ]]; then
@@ -724,7 +738,7 @@ gp_run() {
 }
 
 if want 7; then
-	gcfgs=(none connscope connscope-nofd connscope-sites tcplife tcpstates)
+	gcfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
 	say "7: getpid loop of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
 	# The traced process: one that makes no syscalls of its own.
 	sleep 3600 </dev/null &
@@ -740,6 +754,7 @@ if want 7; then
 	stop_proc "$GP_TARGET"
 	row 7 "getpid/s of an untraced process, none" "/s" - 0 ${GP[none]}
 	row 7 "getpid/s, connscope / none" "ratio" ">=" 0.99 $(ratios "${GP[connscope]}" "${GP[none]}")
+	row 7 "getpid/s, --per-transition / none" "ratio" - 0 $(ratios "${GP[connscope-pt]}" "${GP[none]}")
 	row 7 "getpid/s, --no-fd / none" "ratio" - 0 $(ratios "${GP[connscope-nofd]}" "${GP[none]}")
 	row 7 "getpid/s, --fd-sites / none" "ratio" - 0 $(ratios "${GP[connscope-sites]}" "${GP[none]}")
 	row 7 "getpid/s, tcplife / none" "ratio" - 0 $(ratios "${GP[tcplife]}" "${GP[none]}")
