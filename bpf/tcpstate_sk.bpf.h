@@ -137,8 +137,16 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
 	if (!st) {
 		st = sk_state_new(sk, oldstate, newstate);
-		if (!st)
-			return 0;
+		if (!st) {
+			struct cs_tuple t;
+
+			if (filter_tgid)
+				return 0;
+			/* --all: a socket from before the start, its owner
+			 * unknown here; user space counts it (unknown_events). */
+			sk_read_tuple(sk, &t);
+			return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, flags, 0);
+		}
 		flags |= CS_F_NEW_OWNER;
 	}
 	now = bpf_ktime_get_ns();
