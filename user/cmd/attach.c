@@ -265,8 +265,18 @@ static int attach_alive(void *ctx, uint64_t now)
 		}
 		alive += p && !p->exited;
 	}
-	/* --comm / --cgroup: more may come; the window decides. */
-	return s->o->tracer.all || targets_any(&s->o->sel) ? RUN_FOREVER : alive;
+	if (s->o->tracer.all)
+		return RUN_FOREVER;
+	/* --comm / --cgroup: more may come; the window decides. Nothing comes
+	 * through a removed cgroup: without --comm, attach then ends with its
+	 * last target (the exporter keeps serving). */
+	if (targets_any(&s->o->sel)) {
+		if (!attach_cgroup_gone(&s->o->sel, s->run, s->loop->t0_ns, s->o->exporter) ||
+		    s->o->sel.ncomms || s->o->exporter)
+			return RUN_FOREVER;
+		return attach_targets_alive(s->agg);
+	}
+	return alive;
 }
 
 static int attach_tick(void *ctx, uint64_t now)
@@ -376,6 +386,12 @@ int attach_run(const struct attach_opts *in)
 					"user namespace)\n", o->pids[i], ino, strerror(-err));
 			return EXIT_USAGE;
 		}
+	}
+	/* Removed since it was parsed: as if it had never been there. */
+	if (targets_cgroup_removed(&in->sel)) {
+		fprintf(stderr, "connscope: --cgroup %s: not a cgroup v2 directory any more (it "
+				"was removed): give one that exists\n", in->sel.cgroup_path);
+		return EXIT_USAGE;
 	}
 	ret = 1;
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,

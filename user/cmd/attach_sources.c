@@ -182,3 +182,27 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 	hmap_free(&known);
 }
 
+bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
+			bool exporter)
+{
+	if (run->cgroup_removed)
+		return true;
+	if (!targets_cgroup_removed(sel))
+		return false;
+	run->cgroup_removed = true;
+	run->cgroup_removed_s = (now_ns() - t0) / 1e9;
+	fprintf(stderr, "connscope: cgroup %s was removed after %.1f s; no process joins "
+			"through it any more%s\n", sel->cgroup_path, run->cgroup_removed_s,
+		exporter ? " (the exporter keeps serving what it counted)" : "");
+	return true;
+}
+
+size_t attach_targets_alive(const struct agg *a)
+{
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		n += p->target && !p->exited;
+	return n;
+}

@@ -10,6 +10,7 @@
 #include "doctor_books.h"
 #include "fdsession.h"
 #include "quic_tracer.h"
+#include "report.h"
 #include "snapshot.h"
 #include "tcp_books.h"
 #include "tcp_limits.h"
@@ -38,5 +39,13 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. */
 void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
+
+/* --cgroup: its directory removed during the run (the container or unit
+ * gone) is said once on stderr and kept in the run facts for the report.
+ * Returns true once it is gone (false without --cgroup). */
+bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
+			bool exporter);
+/* Targets (-p, joined) not yet seen to exit. */
+size_t attach_targets_alive(const struct agg *a);
 
 #endif
