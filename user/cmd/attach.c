@@ -237,6 +237,7 @@ struct attach_tick {
 	struct tcp_snapshot *snap;
 	struct tracer *tracer;
 	struct limits_view *limits;
+	struct netns_watch *nsw;
 	struct run_info *run;
 	struct exporter *exp;
 	struct fd_session *fs;		/* NULL: fds off */
@@ -285,7 +286,8 @@ static int attach_tick(void *ctx, uint64_t now)
 	const struct attach_opts *o = s->o;
 	char clock[16];
 
-	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
+	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, s->nsw,
+			     o->tracer.all))
 		return -1;
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	/* Each interval: a target that exits keeps its CPU time; the
@@ -333,6 +335,7 @@ int attach_run(const struct attach_opts *in)
 	struct attach_opts all_targets = *in;
 	const struct attach_opts *o = &all_targets;
 	struct tcp_snapshot snap = {};
+	struct netns_watch nsw = {};
 	struct tracer tracer = {};
 	struct run_info run = {};
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
@@ -564,7 +567,7 @@ int attach_run(const struct attach_opts *in)
 	fflush(stdout);
 
 	rs = (struct attach_tick){ .o = o, .agg = &agg, .snap = &snap, .tracer = &tracer,
-				   .limits = &limits, .run = &run, .exp = exp,
+				   .limits = &limits, .nsw = &nsw, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
 				   .qrun = &qrun, .drun = &drun, .cost = &cost, .live_tty = live_tty,
 				   .loop = &loop };
@@ -578,7 +581,7 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
-	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
+	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost);

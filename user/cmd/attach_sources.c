@@ -112,7 +112,7 @@ void attach_drain_rings(void *ctx)
 }
 
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
-		     struct limits_view *limits, bool all)
+		     struct limits_view *limits, struct netns_watch *nsw, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
 	size_t n;
@@ -130,7 +130,9 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	if (!err) {
 		struct netlimits lim = limits->lim;
 
+		netns_watch_before(nsw, snap, a);
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
+		netns_watch_after(nsw, a);
 		/* The sysctls once a run: the limits the run started with, of
 		 * the first target's network namespace (read by the snapshot
 		 * from inside it). */

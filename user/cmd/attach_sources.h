@@ -10,6 +10,7 @@
 #include "doctor_books.h"
 #include "fdsession.h"
 #include "quic_tracer.h"
+#include "netns_watch.h"
 #include "report.h"
 #include "snapshot.h"
 #include "tcp_books.h"
@@ -33,9 +34,11 @@ void attach_fd_follow(struct fd_session *fs, const struct agg *a);
 void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 				 const struct attach_opts *o, struct fd_session *fs);
 /* One sock_diag snapshot of the live processes, the rings drained while
- * it runs, then the books reconciled against it and the limits observed. */
+ * it runs, then the books reconciled against it and the limits observed;
+ * namespaces no longer read are said and their TIME_WAIT left to timers
+ * (nsw, kept across calls). */
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
-		     struct limits_view *limits, bool all);
+		     struct limits_view *limits, struct netns_watch *nsw, bool all);
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. */
 void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
