@@ -14,6 +14,11 @@
 #include "netns_watch.h"
 #include "timeutil.h"
 
+/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of an unread namespace
+ * still in the books after that missed its timer's end (a lost event), and
+ * is judged by the dumps again rather than kept for good. */
+#define TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
+
 static struct netns_seen *find(struct netns_watch *w, uint32_t netns)
 {
 	for (size_t i = 0; i < w->n; i++)
@@ -37,6 +42,7 @@ void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, 
 	const struct cs_tuple *key;
 	struct tw_entry *tw;
 	bool any_lost = false;
+	uint64_t now;
 
 	for (size_t i = 0; i < snap->nns; i++) {
 		struct netns_seen *s = find(w, snap->ns[i].netns);
@@ -69,10 +75,11 @@ void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, 
 	if (!any_lost)
 		return;
 	/* Not an absence: the reconcile counts two in a row as an end. */
+	now = now_ns();
 	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
 		struct netns_seen *s = tw->tw ? find(w, key->netns) : NULL;
 
-		if (s && s->lost)
+		if (s && s->lost && now - tw->entered_ns < TW_TIMER_BOUND_NS)
 			tw->missed = 0;
 	}
 }
