@@ -6,7 +6,7 @@
 #   HTML), ends by itself with status 3 (no target left, none can come) and
 #   its report has the exact counts of before.
 # - exporter --cgroup: the same; it keeps serving (new snapshots rendered),
-#   the gone processes' series held with their final values.
+#   the gone processes' series held with their final values (the grace).
 # - a cgroup removed before the run: the bad-input message, exit 2.
 # - targets in a network namespace that are killed, then the namespace
 #   deleted, while a host target keeps attach / the exporter running: said
@@ -164,7 +164,8 @@ else
 	fail exporter/keeps_serving "snapshots $n0 -> $(snapshots "$eport"); $(cat "$TMP/exp.err")"
 fi
 assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/exp.err")" 1 exporter/removal_said_once
-# With --cgroup, as with -p, a process's series stay once it has them.
+# Held with their final values for the 60 s grace (freed after it:
+# test_prom/selector_members_retired_after_grace).
 assert_eq "$(metric "$eport" $opened "$e1_PID") $(metric "$eport" $opened "$e2_PID")" "5 2" \
 	exporter/gone_series_held_final
 kill -TERM "$EXP"
