@@ -184,10 +184,15 @@ FX_WRAP=()
 fx_start hcli client -p "$port" || fail netns/start host_client
 ino=$(stat -Lc %i "/proc/$FX_PID_ncli/ns/net")
 ns_tw() { ip netns exec "$NS" ss -Htan state time-wait | wc -l; }
-J=$TMP/ns.json
-cs_attach "$J" "$TMP/ns.err" -p "$FX_PID_ncli,$FX_PID_nsrv,$FX_PID_hcli" -i 0.2 -j ||
+# Text mode: its live table (a row per target each interval) says when
+# each reconcile ran; the text report, HTML and --prom give the end.
+O=$TMP/ns.out
+cs_attach "$O" "$TMP/ns.err" -p "$FX_PID_ncli,$FX_PID_nsrv,$FX_PID_hcli" -i 0.2 -H \
+	--report "$TMP/ns.html" --prom "$TMP/ns.prom" ||
 	{ fail netns/attach "$(cat "$TMP/ns.err")"; exit 0; }
 held=$(bpf_owned "$CS_PID")
+# rows: the live rows of the host target so far (one per reconcile).
+rows() { grep -c "^[0-9:]* *$FX_PID_hcli " "$O"; }
 assert_eq "$(fx_cmd ncli "churn 20")" "churned 20" netns/churned
 assert_eq "$(fx_cmd ncli "open 3")" "opened 3" netns/holds_3
 wait_for "[ \"\$(fx_cmd nsrv stats)\" = 'stats accepted 23 closed 20 open 3' ]" 20
@@ -199,10 +204,14 @@ wait_for "[ \$(ns_tw) -eq 23 ]" 20 || fail netns/time_wait_in_ns "$(ns_tw)"
 kill -KILL "$FX_PID_nsrv"
 wait "$FX_PID_nsrv" 2>/dev/null
 # The agent reconciles without the namespace (no process left to enter it
-# by) while its 23 TIME_WAIT live on in it.
+# by) while its 23 TIME_WAIT live on in it: three reconciles, absent from
+# every dump, and not ended.
 wait_for "grep -q 'net:\[$ino\] is no longer read' '$TMP/ns.err'" 10
 assert_eq "$(grep -c "net:\[$ino\] is no longer read after [0-9.]* s: no traced process is left in it; its 23 TIME_WAIT" "$TMP/ns.err")" 1 \
 	netns/unread_said_once
+n0=$(rows)
+wait_for "[ \$(rows) -ge $((n0 + 3)) ]" 20 || fail netns/reconciles_go_on "$(rows) rows, $n0 before"
+assert_eq "$(grep -c 'the last of its' "$TMP/ns.err")" 0 netns/time_wait_not_ended_while_unread
 ip netns delete "$NS"
 # Deleting it kills them (their timers cancelled): the agent sees each end.
 wait_for "grep -q 'net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended' '$TMP/ns.err'" 20
@@ -216,23 +225,27 @@ assert_eq "$?" 0 netns/exit_status
 for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
 	assert_eq "$(grep -c "process $pid (tcpfix) exited after" "$TMP/ns.err")" 1 "netns/exit_of_$pid/said"
 done
-c=".processes[] | select(.pid == $FX_PID_ncli)" s=".processes[] | select(.pid == $FX_PID_nsrv)"
-assert_eq "$(jqn "[$c | .exited, .totals.connections_opened, .totals.connections_closed, .totals.time_wait_entered] | join(\" \")" "$J")" \
-	"true 23 23 23" netns/client_exact
-assert_eq "$(jqn "[$c | .totals.time_wait_ended_early, .totals.time_wait_expired] | join(\" \")" "$J")" \
-	"23 0" netns/time_wait_ended_with_namespace
-assert_eq "$(jqn "[$s | .exited, .totals.connections_accepted, .totals.connections_closed] | join(\" \")" "$J")" \
-	"true 23 23" netns/server_exact
-# Nothing of the deleted namespace is reported live.
-assert_eq "$(jqn "[($c), ($s) | .time_wait, (.tcp | to_entries[].value)] | add" "$J")" 0 netns/nothing_live_after
-assert_eq "$(jqn '.agent.time_wait_end_unseen' "$J")" 0 netns/no_end_unseen
-assert_eq "$(jqn '.agent.losses.total' "$J")" 0 netns/nothing_lost
-assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_hcli) | [.exited, .totals.connections_opened] | join(\" \")" "$J")" \
-	"false 2" netns/host_target_still_counted
-# No spinning: one reconcile an interval (+ the start and the end), and
-# the agent's CPU far below one core (a spin would be about 1.0).
-assert_eq "$(jqn '.agent.reconciles <= (.run.elapsed_s / .run.interval_s) + 3' "$J")" true netns/reconciles_per_interval
-assert_eq "$(jqn '.agent.cost.agent_cpu_s < 0.5 * .run.elapsed_s' "$J")" true netns/no_spin
+# section PID: the text report's lines for PID.
+section() { awk -v h="PID $1 " 'index($0, "PID ") == 1 {on = index($0, h) == 1} on' "$O"; }
+sc=$(section "$FX_PID_ncli") ss=$(section "$FX_PID_nsrv")
+assert_eq "$(grep -c 'exited during the run' <<<"$sc")$(grep -Ec '^  connections +opened 23 \(.*\), accepted 0 \(.*\), closed 23$' <<<"$sc")" \
+	11 netns/client_exact
+# Ended with the namespace, not "end unseen"; nothing of it live after.
+assert_eq "$(grep -Ec '^  TIME_WAIT +entered 23 \(.*\), live 0, expired 0, ended early 23$' <<<"$sc")" 1 \
+	netns/time_wait_ended_with_namespace
+assert_eq "$(grep -Ec '^  connections +opened 0 \(.*\), accepted 23 \(.*\), closed 23$' <<<"$ss")" 1 netns/server_exact
+assert_eq "$(grep -Ec '^  sockets now +none$' <<<"$sc$ss")" 2 netns/nothing_live_after
+assert_eq "$(grep -c '<dt>TIME_WAIT end unseen</dt><dd>0</dd>' "$TMP/ns.html")" 1 netns/no_end_unseen
+assert_eq "$(grep -c 'LOST' "$O")$(awk '$1 == "connscope_agent_losses_total" {n += $2} END {print n + 0}' "$TMP/ns.prom")" 00 \
+	netns/nothing_lost
+assert_eq "$(section "$FX_PID_hcli" | grep -Ec '^  connections +opened 2 ')" 1 netns/host_target_still_counted
+# No spinning: one live row an interval, and the agent's CPU far below
+# one core (a spin would be about 1.0).
+elapsed=$(awk '/^connscope attach: / {print $3}' "$O")
+assert_eq "$(awk -v r="$(rows)" -v e="$elapsed" 'BEGIN {print (r <= e / 0.2 + 3) ? "yes" : "no: " r " rows in " e " s"}')" yes \
+	netns/one_reconcile_an_interval
+assert_eq "$(awk -v e="$elapsed" '$1 == "connscope_agent_cpu_seconds_total" {print ($2 < 0.5 * e) ? "yes" : "no: " $2 " s in " e " s"}' "$TMP/ns.prom")" yes \
+	netns/no_spin
 released netns "$held"
 
 # ---- exporter -p with a target in a namespace that goes away ----
