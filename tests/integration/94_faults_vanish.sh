@@ -7,7 +7,7 @@
 #   its report has the exact counts of before.
 # - exporter --cgroup: the same; it keeps serving (new snapshots rendered),
 #   the gone processes' series held with their final values (the grace).
-# - a cgroup removed before the run: the bad-input message, exit 2.
+# (A cgroup removed before the run is a row of 21_bad_input_table.)
 # - targets in a network namespace that are killed, then the namespace
 #   deleted, while a host target keeps attach / the exporter running: said
 #   when it is no longer read and when its last TIME_WAIT ended; its
@@ -114,25 +114,6 @@ assert_eq "$(jqn "[($p1), ($p2) | .time_wait] | add" "$J")" "$(tw_on_port "$port
 assert_eq "$(jqn '[.agent.losses.total, .agent.time_wait_end_unseen] | join(" ")' "$J")" "0 0" \
 	cgroup/nothing_lost
 released cgroup "$held"
-
-# ---- a cgroup removed before the run: bad input ----
-GONE=$MNT/connscope-vanish-gone-$$
-mkdir "$GONE" && rmdir "$GONE"
-# bad_gone CMD ARGS...: exit 2, one line naming the problem and the fix,
-# nothing written.
-bad_gone() {
-	local cmd=$1
-	shift
-	"$CONNSCOPE" "$cmd" --cgroup "$GONE" -d 1 "$@" >"$TMP/gone.out" 2>"$TMP/gone.err"
-	assert_eq "$?" 2 "gone_before/$cmd/exit_2"
-	assert_eq "$(wc -l <"$TMP/gone.err")" 1 "gone_before/$cmd/one_line"
-	assert_eq "$(grep -c "not a cgroup v2 directory.*give a directory under the cgroup2 mount" "$TMP/gone.err")" 1 \
-		"gone_before/$cmd/names_problem_and_fix"
-	assert_eq "$(ls "$TMP"/gone.html* 2>/dev/null | wc -l)$(wc -c <"$TMP/gone.out")" 00 \
-		"gone_before/$cmd/nothing_written"
-}
-bad_gone attach --report "$TMP/gone.html"
-bad_gone exporter --listen "127.0.0.1:$(free_port)"
 
 # ---- exporter --cgroup: the same, and it keeps serving ----
 CG=$MNT/connscope-vanish-exp-$$
