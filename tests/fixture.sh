@@ -64,6 +64,26 @@ inns() {
 	ip netns exec "$NS" "$@"
 }
 
+# ---- what an agent holds in the kernel ----
+
+# bpf_owned PID: "prog 12", "link 13", "map 14" lines for every BPF object
+# an fd of PID holds (its fdinfo says which).
+bpf_owned() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		awk '/^prog_id:/ {print "prog", $2} /^link_id:/ {print "link", $2} /^map_id:/ {print "map", $2}' "$f" 2>/dev/null
+	done | sort -u
+}
+
+# bpf_alive LIST: the objects of LIST (bpf_owned's output) the kernel still has.
+bpf_alive() {
+	local kind id
+	while read -r kind id; do
+		[[ -n $kind ]] || continue
+		bpftool "$kind" show id "$id" >/dev/null 2>&1 && echo "$kind $id"
+	done <<<"$1"
+}
+
 # ---- QUIC peers: Debian's ngtcp2 example server and client ----
 
 # quic_tools: the QUIC tests' peers and certificate maker are installed;

@@ -81,6 +81,15 @@ row kernel_thread 2 "process 2 \(kthreadd\) is a kernel thread" "user process" $
 row kernel_thread_exporter 2 "is a kernel thread" "user process" \
 	$C exporter -p 2 -d 1 --listen 127.0.0.1:1
 
+# ---- targets: a cgroup that existed and was removed before the start ----
+CGMNT=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+GONE=$CGMNT/connscope-bad-$ME
+mkdir "$GONE" && rmdir "$GONE"
+row cgroup_removed 2 "--cgroup '$GONE': not a cgroup v2 directory" "give a directory under the cgroup2 mount" \
+	$C attach --cgroup "$GONE" -d 1
+row cgroup_removed_exporter 2 "--cgroup '$GONE': not a cgroup v2 directory" \
+	"give a directory under the cgroup2 mount" $C exporter --cgroup "$GONE" -d 1
+
 # ---- durations and intervals ----
 row duration_non_numeric 2 "-d 'abc'" "$RANGE" $C attach -p $ME -d abc
 row duration_negative 2 "-d '-5'" "$RANGE" $C attach -p $ME -d -5

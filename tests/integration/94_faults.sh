@@ -13,26 +13,10 @@ require_root
 
 TMP=$(lib_tmpdir)
 
-# owned PID: "prog 12 link 13 map 14 ..." for every BPF object an fd of
-# PID holds (fdinfo says which).
-owned() {
-	local f
-	for f in /proc/"$1"/fdinfo/*; do
-		awk '/^prog_id:/ {print "prog", $2} /^link_id:/ {print "link", $2} /^map_id:/ {print "map", $2}' "$f" 2>/dev/null
-	done | sort -u
-}
-# alive LIST: the objects of LIST (owned's output) the kernel still has.
-alive() {
-	local kind id
-	while read -r kind id; do
-		bpftool "$kind" show id "$id" >/dev/null 2>&1 && echo "$kind $id"
-	done <<<"$1"
-}
-
 # kill_and_check NAME PID: SIGKILL, then everything it held is released.
 kill_and_check() {
 	local name=$1 pid=$2 list left
-	list=$(owned "$pid")
+	list=$(bpf_owned "$pid")
 	if [[ $(grep -c '^prog ' <<<"$list") -lt 3 ]]; then
 		fail "$name/held_programs" "fdinfo of $pid lists: $(tr '\n' ' ' <<<"$list")"
 		return
@@ -42,10 +26,10 @@ kill_and_check() {
 	wait "$pid" 2>/dev/null
 	# The kernel frees them once the last fd is gone (RCU, deferred):
 	# wait for that, bounded.
-	if wait_for "[ -z \"\$(alive \"\$list\")\" ]" 20; then
+	if wait_for "[ -z \"\$(bpf_alive \"\$list\")\" ]" 20; then
 		ok "$name/released_after_sigkill"
 	else
-		left=$(alive "$list")
+		left=$(bpf_alive "$list")
 		fail "$name/released_after_sigkill" "still there: $(tr '\n' ' ' <<<"$left")"
 	fi
 	# What connscope could mount (bpffs, tracefs) is as it was before it

@@ -552,4 +552,41 @@ TEST(gone_processes_forgotten_state_stays_flat)
 	agg_free(&a);
 }
 
+/* exporter --comm/--cgroup: every process has series of its own (no
+ * slots, no "other"), and one that exits keeps them for the grace, then
+ * its series and books go, as with --all; with -p alone they stay. Before,
+ * a cgroup whose workers come and go kept every one ever seen. */
+TEST(selector_members_retired_after_grace)
+{
+	for (int retire = 0; retire < 2; retire++) {
+		struct prom_limits lim = { .retire_gone = retire };
+		struct prom_state s;
+		struct agg a;
+		struct scrape sc;
+
+		agg_init(&a, 0);
+		prom_state_init(&s, &lim);
+		opened(proc(&a, 10, "w1"), 1, 5);
+		opened(proc(&a, 11, "w2"), 1, 2);
+		snap(&s, &a, 10, &sc);
+		ASSERT_EQ(opened_of(&sc, "11", "w2"), 2, "both_have_series");
+		agg_find_proc(&a, 11)->exited = true;
+		snap(&s, &a, 11, &sc);
+		ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 0, "kept_in_grace");
+		ASSERT_EQ(opened_of(&sc, "11", "w2"), 2, "final_values_in_grace");
+		snap(&s, &a, 11 + 61, &sc);
+		if (retire) {
+			ASSERT_EQ(opened_of(&sc, "11", "w2"), -1, "series_over_after_grace");
+			ASSERT_EQ(exporter_forget_gone(&s, &a, NULL, NULL, NULL), 1,
+				  "books_forgotten_after_grace");
+			ASSERT_EQ(a.procs.count, 1, "live_one_left");
+		} else {
+			ASSERT_EQ(opened_of(&sc, "11", "w2"), 2, "p_alone_keeps_series");
+		}
+		ASSERT_EQ(opened_of(&sc, "10", "w1"), 5, "live_member_untouched");
+		prom_state_free(&s);
+		agg_free(&a);
+	}
+}
+
 UNIT_MAIN()

@@ -12,6 +12,8 @@
 #include "heatmap.h"
 #include "quic_books.h"
 #include "report_html_internal.h"
+#include "netns_watch.h"
+#include "timeutil.h"
 
 /* Where 64 fixed keys land in a fresh map: the probe order. Written by a
  * fresh process of this binary (CONNSCOPE_HMAP_ORDER set), which picks its
@@ -174,6 +176,76 @@ TEST(quic_version_negotiation_attempts_capped)
 	ASSERT_EQ(p->attempts.count, 0, "stale_attempts_expired");
 	ASSERT_EQ(p->attempts_expired, QUIC_MAX_CONNS, "expiry_counted");
 	quic_books_free(&b);
+}
+
+/* A TIME_WAIT entry of netns ns for pid, entered at entered_ns; tw: the
+ * timer-followed socket's address (0: not followed). */
+static struct tw_entry *tw_add(struct agg *a, uint32_t ns, uint16_t sport, pid_t pid,
+			       uint64_t tw, uint64_t entered_ns)
+{
+	struct cs_tuple t = { .family = 2, .sport = sport, .dport = 80, .netns = ns };
+	struct tw_entry *e = hmap_upsert(&a->tw, &t, NULL);
+
+	e->pid = pid;
+	e->tw = tw;
+	e->entered_ns = entered_ns;
+	return e;
+}
+
+/* A reconcile with a snapshot that read namespace ns (0: none). */
+static void reconcile_with(struct agg *a, struct netns_watch *w, uint32_t ns)
+{
+	struct snap_ns sn = { .netns = ns, .pid = 1 };
+	struct tcp_snapshot snap = { .ns = &sn, .nns = ns != 0 };
+	struct inode_map owners;
+
+	inode_map_init(&owners);
+	netns_watch_before(w, &snap, a);
+	agg_reconcile(a, NULL, 0, &owners);
+	netns_watch_after(w, a);
+	inode_map_free(&owners);
+}
+
+/* The last target of a namespace exits: the dumps no longer cover it.
+ * Its TIME_WAIT followed by timers stays until a timer event ends it (the
+ * namespace deleted: cancelled, ended early); one not followed, or past
+ * 60 s with no end seen, is judged by the dumps (two absences). Before,
+ * every one went as "end unseen" at the second reconcile while it still
+ * lived in the namespace. */
+TEST(unread_namespace_time_wait_left_to_timers)
+{
+	struct netns_watch w = { 0 };
+	uint64_t now = now_ns();
+	struct tw_entry *timed;
+	struct agg a;
+
+	agg_init(&a, now);
+	agg_proc(&a, 10)->target = true;
+	timed = tw_add(&a, 111, 1000, 10, 0xa000, now);
+	tw_add(&a, 111, 1001, 10, 0, now);
+	tw_add(&a, 111, 1002, 10, 0xb000, now - 70 * 1000000000ULL);
+	/* Read once (its TIME_WAIT absent: the dump raced, one miss allowed). */
+	reconcile_with(&a, &w, 111);
+	ASSERT_EQ(a.tw.count, 3, "all_kept_one_absence");
+	for (int i = 0; i < 5; i++)
+		reconcile_with(&a, &w, 0);
+	ASSERT_EQ(a.tw.count, 1, "timer_followed_kept_while_unread");
+	ASSERT_TRUE(hmap_get(&a.tw, &(struct cs_tuple){ .family = 2, .sport = 1000, .dport = 80,
+							 .netns = 111 }) != NULL, "the_timed_one");
+	ASSERT_EQ(a.tw_gone_unknown, 2, "untimed_and_overdue_judged_by_dumps");
+	/* The namespace is deleted: the kernel cancels its timer. */
+	timed->cancelled = 1;
+	reconcile_with(&a, &w, 0);
+	ASSERT_EQ(a.tw.count, 0, "gone_after_cancel");
+	ASSERT_EQ(agg_find_proc(&a, 10)->total.tw_killed, 1, "ended_early");
+	ASSERT_TRUE(w.n == 1 && w.ns[0].lost && w.ns[0].done && w.ns[0].held == 3, "watch_state");
+	/* A new target in it: read again, judged by the dumps again. */
+	tw_add(&a, 111, 1003, 10, 0xc000, now_ns());
+	reconcile_with(&a, &w, 111);
+	reconcile_with(&a, &w, 111);
+	ASSERT_EQ(a.tw.count, 0, "read_again_absent_twice_gone");
+	ASSERT_TRUE(!w.ns[0].lost, "no_longer_lost");
+	agg_free(&a);
 }
 
 UNIT_MAIN()

@@ -237,6 +237,7 @@ struct attach_tick {
 	struct tcp_snapshot *snap;
 	struct tracer *tracer;
 	struct limits_view *limits;
+	struct netns_watch *nsw;
 	struct run_info *run;
 	struct exporter *exp;
 	struct fd_session *fs;		/* NULL: fds off */
@@ -265,8 +266,18 @@ static int attach_alive(void *ctx, uint64_t now)
 		}
 		alive += p && !p->exited;
 	}
-	/* --comm / --cgroup: more may come; the window decides. */
-	return s->o->tracer.all || targets_any(&s->o->sel) ? RUN_FOREVER : alive;
+	if (s->o->tracer.all)
+		return RUN_FOREVER;
+	/* --comm / --cgroup: more may come; the window decides. Nothing comes
+	 * through a removed cgroup: without --comm, attach then ends with its
+	 * last target (the exporter keeps serving). */
+	if (targets_any(&s->o->sel)) {
+		if (!attach_cgroup_gone(&s->o->sel, s->run, s->loop->t0_ns, s->o->exporter) ||
+		    s->o->sel.ncomms || s->o->exporter)
+			return RUN_FOREVER;
+		return attach_targets_alive(s->agg);
+	}
+	return alive;
 }
 
 static int attach_tick(void *ctx, uint64_t now)
@@ -275,7 +286,8 @@ static int attach_tick(void *ctx, uint64_t now)
 	const struct attach_opts *o = s->o;
 	char clock[16];
 
-	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
+	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, s->nsw,
+			     o->tracer.all))
 		return -1;
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	/* Each interval: a target that exits keeps its CPU time; the
@@ -328,6 +340,7 @@ int attach_run(const struct attach_opts *in)
 	struct attach_opts all_targets = *in;
 	const struct attach_opts *o = &all_targets;
 	struct tcp_snapshot snap = {};
+	struct netns_watch nsw = {};
 	struct tracer tracer = {};
 	struct run_info run = {};
 	struct limits_view limits = { .warn_share = o->warn_share > 0 ? o->warn_share : 0.8 };
@@ -381,6 +394,12 @@ int attach_run(const struct attach_opts *in)
 					"user namespace)\n", o->pids[i], ino, strerror(-err));
 			return EXIT_USAGE;
 		}
+	}
+	/* Removed since it was parsed: as if it had never been there. */
+	if (targets_cgroup_removed(&in->sel)) {
+		fprintf(stderr, "connscope: --cgroup %s: not a cgroup v2 directory any more (it "
+				"was removed): give one that exists\n", in->sel.cgroup_path);
+		return EXIT_USAGE;
 	}
 	ret = 1;
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
@@ -557,7 +576,7 @@ int attach_run(const struct attach_opts *in)
 	fflush(stdout);
 
 	rs = (struct attach_tick){ .o = o, .agg = &agg, .snap = &snap, .tracer = &tracer,
-				   .limits = &limits, .run = &run, .exp = exp,
+				   .limits = &limits, .nsw = &nsw, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
 				   .qrun = &qrun, .drun = &drun, .cost = &cost, .live_tty = live_tty,
 				   .loop = &loop };
@@ -571,7 +590,7 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	/* Everything the kernel wrote before we stopped, then the truth. */
 	ring_buffer__consume(tracer.rb);
-	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, o->tracer.all))
+	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost);

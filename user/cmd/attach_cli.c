@@ -86,7 +86,7 @@ static void attach_usage(FILE *out)
 		"                         default keeps them on the socket, two records each)\n"
 		"  -v, --verbose          libbpf's messages\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
-		"the window\n");
+		"the window (with --cgroup and no --comm: and the cgroup was removed)\n");
 }
 
 static void doctor_usage(FILE *out)

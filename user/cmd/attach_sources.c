@@ -112,7 +112,7 @@ void attach_drain_rings(void *ctx)
 }
 
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
-		     struct limits_view *limits, bool all)
+		     struct limits_view *limits, struct netns_watch *nsw, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
 	size_t n;
@@ -130,7 +130,9 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	if (!err) {
 		struct netlimits lim = limits->lim;
 
+		netns_watch_before(nsw, snap, a);
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
+		netns_watch_after(nsw, a);
 		/* The sysctls once a run: the limits the run started with, of
 		 * the first target's network namespace (read by the snapshot
 		 * from inside it). */
@@ -182,3 +184,27 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 	hmap_free(&known);
 }
 
+bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
+			bool exporter)
+{
+	if (run->cgroup_removed)
+		return true;
+	if (!targets_cgroup_removed(sel))
+		return false;
+	run->cgroup_removed = true;
+	run->cgroup_removed_s = (now_ns() - t0) / 1e9;
+	fprintf(stderr, "connscope: cgroup %s was removed after %.1f s; no process joins "
+			"through it any more%s\n", sel->cgroup_path, run->cgroup_removed_s,
+		exporter ? " (the exporter keeps serving what it counted)" : "");
+	return true;
+}
+
+size_t attach_targets_alive(const struct agg *a)
+{
+	struct proc_books *p;
+	size_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		n += p->target && !p->exited;
+	return n;
+}

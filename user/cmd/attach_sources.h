@@ -10,6 +10,8 @@
 #include "doctor_books.h"
 #include "fdsession.h"
 #include "quic_tracer.h"
+#include "netns_watch.h"
+#include "report.h"
 #include "snapshot.h"
 #include "tcp_books.h"
 #include "tcp_limits.h"
@@ -32,11 +34,21 @@ void attach_fd_follow(struct fd_session *fs, const struct agg *a);
 void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 				 const struct attach_opts *o, struct fd_session *fs);
 /* One sock_diag snapshot of the live processes, the rings drained while
- * it runs, then the books reconciled against it and the limits observed. */
+ * it runs, then the books reconciled against it and the limits observed;
+ * namespaces no longer read are said and their TIME_WAIT left to timers
+ * (nsw, kept across calls). */
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
-		     struct limits_view *limits, bool all);
+		     struct limits_view *limits, struct netns_watch *nsw, bool all);
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. */
 void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
+
+/* --cgroup: its directory removed during the run (the container or unit
+ * gone) is said once on stderr and kept in the run facts for the report.
+ * Returns true once it is gone (false without --cgroup). */
+bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
+			bool exporter);
+/* Targets (-p, joined) not yet seen to exit. */
+size_t attach_targets_alive(const struct agg *a);
 
 #endif

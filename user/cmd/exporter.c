@@ -67,7 +67,8 @@ bad:
 struct exporter *exporter_start(const char *addr, uint16_t port, const struct exporter_limits *lim)
 {
 	struct prom_limits plim = { .top_processes = lim->top_processes,
-				    .max_series = lim->max_series };
+				    .max_series = lim->max_series,
+				    .retire_gone = lim->retire_gone };
 	struct exporter *e = calloc(1, sizeof(*e));
 
 	if (!e)
@@ -215,8 +216,9 @@ static bool proc_gone(const struct proc_books *p, void *ctx)
 
 void exporter_tick(struct exporter *e, struct agg *a, struct quic_books *qb)
 {
-	/* With -p the listed processes keep their series for good. */
-	if (e->lim.top_processes)
+	/* With -p alone the listed processes keep their series for good;
+	 * --comm/--cgroup ones come and go: forgotten as with --all. */
+	if (e->lim.top_processes || e->lim.retire_gone)
 		exporter_forget_gone(&e->state, a, qb, proc_gone, e);
 }
 
@@ -328,6 +330,7 @@ int exporter_check_opts(struct attach_opts *o)
 	}
 	if (!l->max_series)
 		l->max_series = EXPORTER_DEFAULT_MAX_SERIES;
+	l->retire_gone = !o->tracer.all && targets_any(&o->sel);
 	if (o->tracer.all) {
 		if (!l->top_processes)
 			l->top_processes = EXPORTER_DEFAULT_TOP_PROCESSES;

@@ -30,6 +30,8 @@ struct exporter_limits {
 	uint32_t top_processes;	/* --all: processes with series of their own; 0 with -p */
 	uint32_t max_series;	/* --max-series */
 	bool proc_fds;		/* --all without --no-fd: their fd gauges from /proc */
+	bool retire_gone;	/* --comm/--cgroup: gone processes' series and books
+				 * go after the grace, as with --all */
 };
 
 /* The exporter's own options, for the command's getopt_long table; parsed

@@ -98,7 +98,7 @@ static void retire_members(struct prom_state *s, const struct agg *a,
 	size_t ndrop = 0;
 	struct prom_member *m;
 
-	if (!s->lim.top_processes || !s->members.count)
+	if ((!s->lim.top_processes && !s->lim.retire_gone) || !s->members.count)
 		return;
 	drop = calloc(s->members.count, sizeof(*drop));
 	if (!drop)

@@ -8,7 +8,8 @@
  * are summed into pid="other" for good, so "other" only grows: a process
  * never leaves "other", and a member never moves into it. A member that
  * exits keeps its series (their final values) for PROM_GONE_KEEP_NS, then
- * its slot is free for a newcomer (with --all only). Endpoints of a
+ * its slot is free for a newcomer (with --all, --comm and --cgroup; with
+ * -p alone the listed processes keep their series). Endpoints of a
  * process work the same way: the first PROM_TOP_ENDPOINTS keep their own
  * series, later ones are endpoint="other" for good.
  *
@@ -37,6 +38,10 @@
 struct prom_limits {
 	uint32_t top_processes;	/* processes with series of their own; 0: all (-p) */
 	uint32_t max_series;	/* series in one snapshot; 0: no cap */
+	/* With top_processes 0 too, members that exit keep their series for
+	 * the grace only (--comm/--cgroup, whose processes come and go:
+	 * without it every one ever seen would keep its series for good). */
+	bool retire_gone;
 };
 
 /* A process's fds, for the fd families. */

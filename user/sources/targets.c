@@ -120,6 +120,13 @@ void targets_free(struct target_sel *t)
 	t->cgroup_path = NULL;
 }
 
+bool targets_cgroup_removed(const struct target_sel *t)
+{
+	/* A removed cgroup's directory is empty: its files are gone with it. */
+	return t->cgroup_path && t->cgroup_fd >= 0 &&
+	       faccessat(t->cgroup_fd, "cgroup.procs", F_OK, 0) && errno == ENOENT;
+}
+
 static bool add_pid(pid_t *pids, size_t *n, size_t max, pid_t pid)
 {
 	for (size_t i = 0; i < *n; i++)

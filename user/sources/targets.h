@@ -24,6 +24,9 @@ int targets_parse_comm(struct target_sel *t, const char *arg);
  * mount as /proc/PID/cgroup shows it. 0, or -1 after saying why. */
 int targets_parse_cgroup(struct target_sel *t, const char *arg);
 void targets_free(struct target_sel *t);
+/* The --cgroup directory was removed (rmdir: the container or unit is
+ * gone). Asked of the directory held open, so a rename is no removal. */
+bool targets_cgroup_removed(const struct target_sel *t);
 
 static inline bool targets_any(const struct target_sel *t)
 {

@@ -552,6 +552,11 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	html_esc(out, run->end_reason);
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
+	if (run->cgroup_removed) {
+		fputs("<dt>cgroup removed</dt><dd data-k=\"cgroup_removed\">", out);
+		html_esc(out, run->cgroup_path);
+		fprintf(out, " %.1f s into the run</dd>\n", run->cgroup_removed_s);
+	}
 	/* Which fd source ran: sites exist only with the fd syscall programs. */
 	fprintf(out, "<dt>fd source</dt><dd data-k=\"fd_mode\">%s</dd>\n",
 		run->fds.listing_only ? "listing: /proc/PID/fd each interval, no fd syscall "

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* A target's network namespace is read through a target living in it
+ * (/proc/PID/ns/net, snapshot.c). Once the last traced process there has
+ * exited there is no way in left: holding the namespace open would keep
+ * it alive after its owner deleted it, so the agent does not. From then on
+ * the sock_diag dumps lack its sockets, which is no sign that they ended:
+ * a TIME_WAIT socket lives on for its 60 s, or dies with the namespace
+ * when it is deleted (the kernel cancels its timer). So the TIME_WAIT
+ * entries of such a namespace whose timer the BPF side follows are left
+ * to their timer events (expiry, or a cancel: ended early), and one whose
+ * timer is not followed (held before the run, no timer hooks) is judged
+ * by the dumps as before. Both moments are said once on stderr. */
+#include <stdio.h>
+#include "netns_watch.h"
+#include "timeutil.h"
+
+/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of an unread namespace
+ * still in the books after that missed its timer's end (a lost event), and
+ * is judged by the dumps again rather than kept for good. */
+#define TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
+
+static struct netns_seen *find(struct netns_watch *w, uint32_t netns)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->ns[i].netns == netns)
+			return &w->ns[i];
+	return NULL;
+}
+
+static size_t tw_in(const struct agg *a, uint32_t netns)
+{
+	const struct cs_tuple *key;
+	size_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, NULL);)
+		n += key->netns == netns;
+	return n;
+}
+
+void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, struct agg *a)
+{
+	const struct cs_tuple *key;
+	struct tw_entry *tw;
+	bool any_lost = false;
+	uint64_t now;
+
+	for (size_t i = 0; i < snap->nns; i++) {
+		struct netns_seen *s = find(w, snap->ns[i].netns);
+
+		if (!s && w->n < NETNS_WATCH_MAX) {
+			s = &w->ns[w->n++];
+			s->netns = snap->ns[i].netns;
+		}
+		/* Read again (a new target in it): dumps judge it again. */
+		if (s)
+			s->lost = s->done = false;
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		struct netns_seen *s = &w->ns[i];
+
+		if (s->lost || snapshot_ns(snap, s->netns))
+			continue;
+		s->lost = true;
+		s->held = tw_in(a, s->netns);
+		s->done = !s->held;
+		fprintf(stderr, "connscope: network namespace net:[%u] is no longer read after "
+				"%.1f s: no traced process is left in it; its %zu TIME_WAIT "
+				"socket%s in the books end%s by %s timer%s, its other sockets "
+				"are not counted any more\n", s->netns, (now_ns() - a->t0_ns) / 1e9,
+			s->held, s->held == 1 ? "" : "s", s->held == 1 ? "s" : "",
+			s->held == 1 ? "its" : "their", s->held == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < w->n; i++)
+		any_lost |= w->ns[i].lost && !w->ns[i].done;
+	if (!any_lost)
+		return;
+	/* Not an absence: the reconcile counts two in a row as an end. A
+	 * TIME_WAIT whose timer was cancelled early (killed with the
+	 * namespace, or re-armed: the books cannot tell, the dumps could) is
+	 * left to the absences: ended early, two reconciles on. */
+	now = now_ns();
+	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
+		struct netns_seen *s = tw->tw ? find(w, key->netns) : NULL;
+
+		if (s && s->lost && !tw->cancelled && now - tw->entered_ns < TW_TIMER_BOUND_NS)
+			tw->missed = 0;
+	}
+}
+
+void netns_watch_after(struct netns_watch *w, const struct agg *a)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct netns_seen *s = &w->ns[i];
+
+		if (!s->lost || s->done || tw_in(a, s->netns))
+			continue;
+		s->done = true;
+		fprintf(stderr, "connscope: network namespace net:[%u]: the last of its %zu "
+				"TIME_WAIT socket%s ended after %.1f s (expired, or killed with "
+				"the namespace: see time_wait_expired / time_wait_ended_early)\n",
+			s->netns, s->held, s->held == 1 ? "" : "s", (now_ns() - a->t0_ns) / 1e9);
+	}
+}
