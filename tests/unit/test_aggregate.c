@@ -492,6 +492,50 @@ TEST(time_wait_timer_tells_expiry_from_early_end)
 	agg_free(&a);
 }
 
+/* A TIME_WAIT in a namespace the dump did not read (a container whose
+ * traced processes are gone) is not absent: its timer ends it. One whose
+ * timer was cancelled early goes after two reconciles, as killed. */
+TEST(time_wait_of_an_unread_namespace_waits_for_its_timer)
+{
+	struct agg a;
+	struct inode_map owners;
+	struct cs_event e;
+	struct proc_books *p;
+	const uint32_t HOST = 1, OTHER = 2;
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_proc(&a, CLIENT)->target = true;
+	for (int i = 0; i < 2; i++) {
+		struct cs_tuple t = tup(40001 + i, 8080);
+
+		t.netns = OTHER;
+		e = ev(CS_EV_STATE, 1 + i, CLIENT, CS_OWNER_CONNECT, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+		e.tw = 0xa000 + i * 0x100;
+		agg_event(&a, &e);
+	}
+	e = ev(CS_EV_TW_CANCEL, 0xa100, CLIENT, CS_OWNER_CONNECT, tup(40002, 8080),
+	       CS_TCP_TIME_WAIT, CS_TCP_TIME_WAIT);
+	e.tw = 0xa100;
+	agg_event(&a, &e);
+	agg_set_dumped(&a, &HOST, 1);
+	for (int r = 0; r < 3; r++) {
+		a.snapshot_ns = 2000 + r;
+		agg_reconcile(&a, NULL, 0, &owners);
+	}
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "the_uncancelled_one_stays");
+	ASSERT_EQ(p->total.tw_killed, 1, "the_cancelled_one_ended_early");
+	ASSERT_EQ(a.tw_gone_unknown, 0, "no_end_unseen");
+	/* Read again: its absence counts. */
+	agg_set_dumped(&a, &OTHER, 1);
+	agg_reconcile(&a, NULL, 0, &owners);
+	agg_reconcile(&a, NULL, 0, &owners);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "absent_where_read");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
 /* A pid reused by another process: books per (pid, start time). Events of
  * the first process that come late still go to its own books. */
 TEST(reused_pid_gets_books_of_its_own)

@@ -620,6 +620,27 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 	}
 }
 
+void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n)
+{
+	a->ndumped = n <= AGG_MAX_DUMPED_NS ? n : 0;
+	for (size_t i = 0; i < a->ndumped; i++)
+		a->dumped_ns[i] = netns[i];
+}
+
+static bool ns_dumped(const struct agg *a, uint32_t netns)
+{
+	if (!a->ndumped)
+		return true;
+	for (size_t i = 0; i < a->ndumped; i++)
+		if (a->dumped_ns[i] == netns)
+			return true;
+	return false;
+}
+
+/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of an unread namespace
+ * still in the books after that missed its timer's end (a lost event). */
+#define TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
+
 uint32_t agg_tw_count(const struct agg *a, pid_t pid)
 {
 	struct tw_entry *tw;
@@ -713,6 +734,14 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			struct proc_books *holder;
 
 			if (hmap_get(&tw_seen, key)) {
+				tw->missed = 0;
+				continue;
+			}
+			/* Not in a namespace the dump read: no absence. Its
+			 * timer's events end it (an early cancel: two
+			 * reconciles on, as killed). */
+			if (!ns_dumped(a, key->netns) && tw->tw && !tw->cancelled &&
+			    a->snapshot_ns - tw->entered_ns < TW_TIMER_BOUND_NS) {
 				tw->missed = 0;
 				continue;
 			}

@@ -133,6 +133,8 @@ struct unattributed {
 	uint32_t orphan;
 };
 
+#define AGG_MAX_DUMPED_NS 64
+
 struct live_delta {
 	uint64_t ts;
 	int32_t delta;
@@ -164,6 +166,12 @@ struct agg {
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
 	uint64_t live_dropped;	/* live changes not queued (out of memory) */
+	/* The namespaces the reconcile's dump read (agg_set_dumped; none
+	 * set: all). A TIME_WAIT of another namespace (a container whose
+	 * traced processes are gone, or not reachable) is no absence there:
+	 * it is left to its timer's events. */
+	uint32_t dumped_ns[AGG_MAX_DUMPED_NS];
+	size_t ndumped;
 	bool final_tick;	/* set before the last agg_tick: every queued live
 				 * change is applied, open connections stay live */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
@@ -245,6 +253,10 @@ void agg_tick(struct agg *a, uint64_t now_ns);
 struct inode_map;
 void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners);
+
+/* The namespaces the next reconcile's dump read (at most
+ * AGG_MAX_DUMPED_NS; more: all are taken as read). */
+void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n);
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);
