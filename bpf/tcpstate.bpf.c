@@ -624,6 +624,32 @@ struct syscall_exit_ctx {
 	long ret;
 };
 
+/* Accepted by a process we do not trace: a child still charged to its
+ * listener's owner (a worker sharing a traced parent's listener) leaves
+ * the books (CS_EV_OWNER, tgid 0, as the socket-storage mode says it) and
+ * the owners map, so its close is not charged to a process that never held
+ * it (59_identity workers_one_untraced: every close of the untraced
+ * worker's was the parent's before). */
+static __always_inline int accept_untraced(long fd)
+{
+	struct sock *sk = current_fd_sock(fd);
+	struct cs_owner *found;
+	struct cs_tuple t;
+	__u64 key;
+	int state;
+
+	if (!sk)
+		return 0;
+	key = (__u64)sk;
+	found = bpf_map_lookup_elem(&owners, &key);
+	if (!found || found->flags != CS_OWNER_LISTENER)
+		return 0;
+	bpf_map_delete_elem(&owners, &key);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	sk_read_tuple(sk, &t);
+	return emit(sk, NULL, &t, CS_EV_OWNER, state, state, CS_F_NEW_OWNER, 0);
+}
+
 static __always_inline int handle_accept(long ret)
 {
 	struct cs_owner o = {};
@@ -632,8 +658,10 @@ static __always_inline int handle_accept(long ret)
 	__u64 key;
 	int state;
 
-	if (ret < 0 || !current_is_target())
+	if (ret < 0)
 		return 0;
+	if (!current_is_target())
+		return accept_untraced(ret);
 	sk = current_fd_sock(ret);
 	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
 		stat_inc(CS_STAT_ACCEPT_MISS);
