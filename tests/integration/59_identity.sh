@@ -166,7 +166,7 @@ starved_case() {
 # ---- 3. workers accepting from one listener their parent made ----
 # workers_case MODE TRACE_W2(yes|no) FLAGS...
 workers_case() {
-	local m=$1 both=$2 J st pid w1 w2 a1 a2 c1 c2 name i
+	local m=$1 both=$2 J st pid w1 w2 a1=0 a2=0 c1=0 c2=0 name i
 	shift 2
 	name=$m/workers_$([ "$both" = yes ] && echo both_traced || echo one_untraced)
 	mode_ns "$name" || return
