@@ -657,6 +657,32 @@ struct syscall_exit_ctx {
 	long ret;
 };
 
+/* Accepted by a process we do not trace: a child still charged to its
+ * listener's owner (a worker sharing a traced parent's listener) leaves
+ * the books (CS_EV_OWNER, tgid 0, as the socket-storage mode says it) and
+ * the owners map, so its close is not charged to a process that never held
+ * it (59_identity workers_one_untraced: every close of the untraced
+ * worker's was the parent's before). */
+static __always_inline int accept_untraced(long fd)
+{
+	struct sock *sk = current_fd_sock(fd);
+	struct cs_owner *found;
+	struct cs_tuple t;
+	__u64 key;
+	int state;
+
+	if (!sk)
+		return 0;
+	key = (__u64)sk;
+	found = bpf_map_lookup_elem(&owners, &key);
+	if (!found || found->flags != CS_OWNER_LISTENER)
+		return 0;
+	bpf_map_delete_elem(&owners, &key);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	sk_read_tuple(sk, &t);
+	return emit(sk, NULL, &t, CS_EV_OWNER, state, state, CS_F_NEW_OWNER, 0);
+}
+
 static __always_inline int handle_accept(long ret)
 {
 	struct cs_owner o = {};
@@ -665,8 +691,10 @@ static __always_inline int handle_accept(long ret)
 	__u64 key;
 	int state;
 
-	if (ret < 0 || !current_is_target())
+	if (ret < 0)
 		return 0;
+	if (!current_is_target())
+		return accept_untraced(ret);
 	sk = current_fd_sock(ret);
 	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
 		stat_inc(CS_STAT_ACCEPT_MISS);
@@ -783,13 +811,15 @@ static __always_inline int tw_timer_started(struct timer_list *timer)
 		}
 	}
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
-	if (track) {
-		/* Re-armed (a retransmitted FIN) keeps its owner; a freed tw
-		 * whose memory now holds another connection does not. */
-		if (tuple_eq(&track->tuple, &t))
-			return 0;
+	/* A freed tw whose memory now holds another connection keeps no
+	 * owner. One with the same 4-tuple is a re-arm (a retransmitted FIN:
+	 * the owner stays) or, under tcp_tw_reuse, the next TIME_WAIT of that
+	 * tuple at the same address: noted below either way, so that one is
+	 * adopted at its CLOSE (which only a new TIME_WAIT has, and its
+	 * timer always starts first). Returning early here left each such
+	 * TIME_WAIT unmatched (59_identity: 2-12 of 40 under tw_reuse). */
+	if (track && !tuple_eq(&track->tuple, &t))
 		bpf_map_delete_elem(&tw_owners, &tw);
-	}
 	last = bpf_map_lookup_elem(&tw_last, &zero);
 	if (last) {
 		last->tw = tw;
