@@ -150,29 +150,15 @@ struct tw_track {
 /* Traced TIME_WAIT sockets: tw address -> last owner. A plain hash: a
  * full one fails the update, which is counted (CS_STAT_OWNER_FULL), where
  * an LRU would drop a live TIME_WAIT's owner without a word. Entries go at
- * expiry and at an early end (tw_cancelled below). */
+ * expiry; one ended early (its cancel cannot be told from a re-arm's) stays
+ * until a later tw at that address takes its place (tw_timer_started), so
+ * they are bounded by the tw sockets the kernel holds at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct tw_track);
 } tw_owners SEC(".maps");
-
-/* The entry of the tw whose timer was last cancelled early on this CPU.
- * A re-arm (mod_timer: cancel then start, under the timer base's lock,
- * nothing between) puts it back; anything else leaves it here: that
- * TIME_WAIT ended early, and its entry is gone from tw_owners. */
-struct tw_cancelled {
-	__u64 tw;
-	struct tw_track track;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tw_cancelled);
-} tw_cancelled SEC(".maps");
 
 AGENT_STATS_MAP(stats, CS_STAT_MAX);
 
@@ -791,7 +777,6 @@ static __always_inline bool timer_was_done(__u32 which, struct timer_list *timer
 
 static __always_inline int tw_timer_started(struct timer_list *timer)
 {
-	struct tw_cancelled *gone;
 	struct tw_started *last;
 	struct tw_track *track;
 	struct cs_tuple t;
@@ -800,16 +785,6 @@ static __always_inline int tw_timer_started(struct timer_list *timer)
 
 	tw = tw_of_timer(timer);
 	tw_read_tuple((const struct sock_common *)tw, &t);
-	gone = bpf_map_lookup_elem(&tw_cancelled, &zero);
-	if (gone && gone->tw == tw) {
-		/* Re-armed right after its cancel: the same TIME_WAIT. */
-		gone->tw = 0;
-		if (tuple_eq(&gone->track.tuple, &t)) {
-			if (bpf_map_update_elem(&tw_owners, &tw, &gone->track, BPF_ANY))
-				stat_inc(CS_STAT_OWNER_FULL);
-			return 0;
-		}
-	}
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
 	/* A freed tw whose memory now holds another connection keeps no
 	 * owner. One with the same 4-tuple is a re-arm (a retransmitted FIN:
@@ -880,16 +855,8 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
 		stat_inc(CS_STAT_EVENTS);
 	}
-	if (type == CS_EV_TW_CANCEL) {
-		__u32 zero = 0;
-		struct tw_cancelled *gone = bpf_map_lookup_elem(&tw_cancelled, &zero);
-
-		if (gone) {
-			gone->tw = tw;
-			gone->track = *track;
-		}
-	}
-	bpf_map_delete_elem(&tw_owners, &tw);
+	if (type == CS_EV_TW_EXPIRE)
+		bpf_map_delete_elem(&tw_owners, &tw);
 	return 0;
 }
 
