@@ -277,6 +277,10 @@ static int attach_tick(void *ctx, uint64_t now)
 
 	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, o->tracer.all))
 		return -1;
+	/* The fd listings take their TCP states from this dump: no
+	 * /proc/PID/net/tcp with every TIME_WAIT of the namespace in it. */
+	if (s->fs)
+		fd_session_tcp_states(s->fs, s->snap);
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
@@ -573,6 +577,7 @@ int attach_run(const struct attach_opts *in)
 		quic_refresh(&qrun, &qt, &agg);
 	}
 	if (fs_on) {
+		fd_session_tcp_states(&fs, &snap);
 		fd_session_tick(&fs, true);
 		fd_session_analyze(&fs, true);
 	}

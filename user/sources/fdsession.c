@@ -24,26 +24,92 @@ static int on_snap(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* One listing of p's fds into the books: the listing first, then the
- * events up to now, then the comparison (see fd_books_reconcile). Without
- * fd events (rb NULL) the books mirror the listing (fd_books_listing). */
-static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fdleak_proc *p,
-			   bool final)
-{
-	struct fdinv_opts io = { .flags = FDINV_RECORDS };
-	const char **types;
-	uint64_t *inos;
-	int32_t *fds;
-	uint64_t t = now_ns();
-	size_t n;
-	int err;
+/* What the scan asks of each socket inode (fdinv's sock_kind). */
+struct kind_ctx {
+	const struct fd_tcp_states *st;
+	/* TCP inodes of a listing that began before the dump: absent from
+	 * it, they were in no hash (NULL: no such listing). */
+	const struct hmap *older;
+};
 
+static int sock_kind(uint32_t ino, void *ctx)
+{
+	const struct kind_ctx *k = ctx;
+	int state = fdstates_get(k->st, ino);
+
+	if (state > 0 && state < FDINV_TCP_STATES)
+		return FDINV_SOCK(FDT_TCP, state);
+	if (k->older && hmap_get(k->older, &ino))
+		return FDINV_SOCK(FDT_TCP, CS_TCP_CLOSE);
+	/* getxattr names it; a TCP socket younger than the dump keeps
+	 * state 0, unknown, for this listing. */
+	return -1;
+}
+
+/* The TCP sockets (MPTCP aside: in no TCP dump) of p's last listing. */
+static int older_tcp(const struct fd_inventory *inv, struct hmap *older)
+{
+	for (size_t i = 0; i < inv->nr_fds; i++) {
+		const struct fdinv_fd *r = &inv->fds[i];
+		uint32_t ino = r->ino;
+
+		if (r->type == FDT_TCP && !r->mptcp && ino && !hmap_upsert(older, &ino, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* This tick's TCP states: kept when handed in (or dumped) this tick,
+ * else forgotten, so that each namespace is dumped anew on first use. */
+static void tcp_states_for_tick(struct fd_session *s)
+{
+	if (s->tcp_fresh)
+		return;
+	fdstates_reset(&s->tcp);
+	s->tcp_fresh = true;
+}
+
+/* One listing of process i's fds into the books: the listing first, then
+ * the events up to now, then the comparison (see fd_books_reconcile).
+ * Without fd events (rb NULL) the books mirror the listing
+ * (fd_books_listing). TCP states come from a sock_diag dump of its
+ * namespace (fdstates.h); /proc/PID/net/tcp only where there is none. */
+static int list_into_books(struct fd_session *s, size_t i, bool final)
+{
+	struct fdleak_proc *p = &s->procs[i];
+	struct fd_books *b = &s->books;
+	struct fdinv_opts io = { .flags = FDINV_RECORDS };
+	struct kind_ctx kc = { .st = &s->tcp };
+	struct hmap older;
+	const char **types;
+	uint64_t *inos, dump_ns;
+	int32_t *fds;
+	uint64_t t;
+	size_t n;
+	int err = 0;
+
+	tcp_states_for_tick(s);
+	dump_ns = fdstates_cover(&s->tcp, p->pid);
+	hmap_init(&older, sizeof(uint32_t), 1);
+	if (dump_ns) {
+		io.flags |= FDINV_NO_NET_TABLES;
+		io.sock_kind = sock_kind;
+		io.sock_ctx = &kc;
+		if (s->listed_ns[i] && s->listed_ns[i] < dump_ns) {
+			err = older_tcp(&p->inv, &older);
+			kc.older = &older;
+		}
+	}
+	t = now_ns();
 	fdinv_free(&p->inv);
-	err = fdinv_scan(p->pid, &p->inv, &io);
-	if (rb)
-		ring_buffer__consume(rb);
+	if (!err)
+		err = fdinv_scan(p->pid, &p->inv, &io);
+	hmap_free(&older);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
 	if (err)
 		return err;
+	s->listed_ns[i] = t;
 	n = p->inv.nr_fds ? p->inv.nr_fds : 1;
 	fds = calloc(n, sizeof(*fds));
 	types = calloc(n, sizeof(*types));
@@ -54,10 +120,10 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 		free(inos);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->inv.nr_fds; i++) {
-		fds[i] = p->inv.fds[i].fd;
-		types[i] = fdinv_type_name(p->inv.fds[i].type);
-		inos[i] = p->inv.fds[i].ino;
+	for (size_t k = 0; k < p->inv.nr_fds; k++) {
+		fds[k] = p->inv.fds[k].fd;
+		types[k] = fdinv_type_name(p->inv.fds[k].type);
+		inos[k] = p->inv.fds[k].ino;
 	}
 	if (b->listing_only)
 		fd_books_listing(b, p->pid, fds, inos, p->inv.nr_fds, types, t);
@@ -82,12 +148,14 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
 	s->execs_done = calloc(n ? n : 1, sizeof(*s->execs_done));
+	s->listed_ns = calloc(n ? n : 1, sizeof(*s->listed_ns));
+	fdstates_init(&s->tcp);
 	hmap_init(&s->resolved, sizeof(struct fd_site_key), sizeof(struct site_frames));
 	s->nprocs = n;
 	s->leak_age_s = leak_age_s;
 	s->top = top < FDLEAK_MAX_SITES ? top : FDLEAK_MAX_SITES;
 	s->open = true;
-	if (!s->procs || !s->syms || !s->execs_done) {
+	if (!s->procs || !s->syms || !s->execs_done || !s->listed_ns) {
 		fd_session_close(s);
 		return -ENOMEM;
 	}
@@ -112,7 +180,7 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			/* Maps now, while the process lives: names survive its exit. */
 			s->syms[i] = symbolizer_new(pids[i]);
 		}
-		err = list_into_books(&s->books, s->rb, &s->procs[i], false);
+		err = list_into_books(s, i, false);
 		if (err) {
 			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
 				strerror(-err));
@@ -120,6 +188,8 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			return err;
 		}
 	}
+	/* The first tick takes its own states (or is handed a snapshot's). */
+	s->tcp_fresh = false;
 	return 0;
 }
 
@@ -155,6 +225,7 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	struct fdleak_proc *procs = realloc(s->procs, n * sizeof(*procs));
 	struct symbolizer **syms;
 	uint32_t *execs;
+	uint64_t *listed;
 
 	if (!procs)
 		return -ENOMEM;
@@ -167,6 +238,11 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	if (!execs)
 		return -ENOMEM;
 	s->execs_done = execs;
+	listed = realloc(s->listed_ns, n * sizeof(*listed));
+	if (!listed)
+		return -ENOMEM;
+	s->listed_ns = listed;
+	s->listed_ns[n - 1] = 0;
 	memset(&s->procs[n - 1], 0, sizeof(s->procs[0]));
 	s->procs[n - 1].pid = pid;
 	snprintf(s->procs[n - 1].comm, sizeof(s->procs[n - 1].comm), "%s", comm);
@@ -181,7 +257,7 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 		fd_tracer_add_target(&s->ft, pid);
 	}
 	/* Gone already: its report part says what the events said. */
-	if (list_into_books(&s->books, s->rb, &s->procs[n - 1], false))
+	if (list_into_books(s, n - 1, false))
 		s->procs[n - 1].exited = true;
 	return 0;
 }
@@ -192,13 +268,23 @@ void fd_session_tick(struct fd_session *s, bool final)
 		/* A listing that fails is an interval without fd truth:
 		 * counted, unless the process is simply gone. */
 		if (!s->procs[i].exited) {
-			int err = list_into_books(&s->books, s->rb, &s->procs[i], final);
+			int err = list_into_books(s, i, final);
 
 			if (err && err != -ENOENT && err != -ESRCH)
 				s->list_failed++;
 		}
 		resolve_before_exec(s, i);
 	}
+	s->tcp_fresh = false;
+}
+
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap)
+{
+	fdstates_reset(&s->tcp);
+	/* Out of memory: what was added stays true; the namespaces it did
+	 * not get to are dumped on first use. */
+	fdstates_from_snapshot(&s->tcp, snap);
+	s->tcp_fresh = true;
 }
 
 void fd_session_exited(struct fd_session *s, pid_t pid)
@@ -282,6 +368,9 @@ void fd_session_close(struct fd_session *s)
 	free(s->syms);
 	free(s->procs);
 	free(s->execs_done);
+	free(s->listed_ns);
+	s->listed_ns = NULL;
+	fdstates_free(&s->tcp);
 	hmap_free(&s->resolved);
 	ring_buffer__free(s->rb);
 	s->rb = NULL;

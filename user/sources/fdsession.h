@@ -12,6 +12,8 @@
 #include "fd_books.h"
 #include "fd_report.h"
 #include "fd_tracer.h"
+#include "fdstates.h"
+#include "snapshot.h"
 #include "symbolize.h"
 
 struct fd_session {
@@ -31,6 +33,11 @@ struct fd_session {
 	struct hmap resolved;
 	bool open;
 	uint64_t list_failed;		/* /proc/PID/fd listings that failed (not: gone) */
+	/* TCP states of the listed sockets (fdstates.h): handed in from a
+	 * snapshot (fd_session_tcp_states) or dumped here, once per tick. */
+	struct fd_tcp_states tcp;
+	bool tcp_fresh;			/* tcp is this tick's */
+	uint64_t *listed_ns;		/* per process: when its last listing began */
 };
 
 /* With sites: loads and attaches the fd programs with a ring manager of
@@ -45,6 +52,11 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 /* A process that joined the targets during the run (a child, --comm,
  * --cgroup): its fds from now on. 0 or -errno. */
 int fd_session_add(struct fd_session *s, pid_t pid, const char *comm);
+
+/* The TCP states for this tick's listings from a sock_diag snapshot just
+ * taken (attach's reconcile): no dump of its own then, for the namespaces
+ * the snapshot read. Without it a tick dumps each namespace itself. */
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap);
 
 /* One /proc listing per live process into the books (the ring is drained
  * after each listing); final: the last one of the run. */
