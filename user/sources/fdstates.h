@@ -16,7 +16,10 @@
  * absent from it is either in no hash (TCP_CLOSE: never connected, reset,
  * closed by both ends) or younger than the dump; only a socket known to
  * exist before the dump began (seen in a listing that began earlier) is
- * called TCP_CLOSE, the others' state is unknown for this interval. */
+ * called TCP_CLOSE, the others' state is unknown for this interval.
+ * A socket of another namespace than its holder's (made before a setns,
+ * or passed over a unix socket) is in a dump only when that namespace is
+ * a target's too; else it reads as TCP_CLOSE, as it did from net/tcp. */
 #ifndef CONNSCOPE_FDSTATES_H
 #define CONNSCOPE_FDSTATES_H
 
