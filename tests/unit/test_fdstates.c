@@ -2,9 +2,9 @@
 /* The TCP states of the fd listings (fdstates.c through fdsession.c, in
  * listing mode: no BPF) on this process's own sockets: from a snapshot
  * handed in or a dump of the session's own, never from /proc/PID/net/tcp;
- * a socket younger than the dump is unknown for that listing, and one
- * listed before a dump that does not hold it is TCP_CLOSE. Nothing here
- * needs root. */
+ * a socket listed before a dump that does not hold it, and held after
+ * it, is TCP_CLOSE; one listed after the dump began, or closed since its
+ * listing, and absent from it is unknown. Nothing here needs root. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <unistd.h>
@@ -56,9 +56,9 @@ TEST(session_states)
 {
 	struct tcp_snapshot snap = { 0 };
 	struct fd_session fs;
-	struct sockaddr_in sa;
+	struct sockaddr_in sa, sa2;
 	pid_t me = getpid();
-	int l, c, s, t;
+	int l, l2, c, s, t, t2;
 	char b;
 
 	procfs_root = "/proc";
@@ -67,42 +67,69 @@ TEST(session_states)
 	ASSERT_EQ(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0, "connect");
 	s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 	ASSERT_TRUE(s >= 0, "accept");
-
-	/* Listing mode: no BPF. The first listing dumps by itself. */
-	ASSERT_EQ(fd_session_open(&fs, &me, NULL, 1, now_ns(), 1000000000ull, 10, 3, -1, false),
-		  0, "session");
-	expect_states(&fs.procs[0].inv, 1, 2, 0, 0, 0, "open");
-	ASSERT_EQ(fs.tcp.dumps, 1, "one dump of its own at open");
-
-	/* A snapshot handed in, then a socket younger than it: no state
-	 * made up for that one. */
-	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
 	t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ASSERT_TRUE(t >= 0, "unconnected socket");
-	fd_session_tcp_states(&fs, &snap);
-	fd_session_tick(&fs, false);
-	expect_states(&fs.procs[0].inv, 1, 2, 0, 0, 1, "younger than the snapshot");
-	ASSERT_EQ(fs.tcp.dumps, 1, "the snapshot's dump used, none of its own");
 
-	/* Listed before the next snapshot and absent from it: in no hash. */
-	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
-	fd_session_tcp_states(&fs, &snap);
-	fd_session_tick(&fs, false);
-	expect_states(&fs.procs[0].inv, 1, 2, 1, 0, 0, "listed before the snapshot");
+	/* Listing mode: no BPF. The listings, then a dump of its own. */
+	ASSERT_EQ(fd_session_open(&fs, &me, NULL, 1, now_ns(), 1000000000ull, 10, 3, -1, false),
+		  0, "session");
+	expect_states(&fs.procs[0].inv, 1, 2, 1, 0, 0, "open");
+	ASSERT_EQ(fs.tcp.dumps, 1, "one dump of its own at open");
 
 	/* The server end closes; once the client read the FIN it is in
-	 * CLOSE_WAIT. No snapshot this tick: the session dumps itself. */
+	 * CLOSE_WAIT. A tick dumps after its listings. */
 	close(s);
 	ASSERT_EQ(read(c, &b, 1), 0, "EOF at the client");
 	fd_session_tick(&fs, false);
 	expect_states(&fs.procs[0].inv, 1, 0, 1, 1, 0, "own dump");
-	ASSERT_EQ(fs.tcp.dumps, 2, "a dump of its own without a snapshot");
+	ASSERT_EQ(fs.tcp.dumps, 2, "one dump per tick");
 	ASSERT_EQ(fs.tcp.dumps_failed, 0, "no dump failed");
 
-	/* The next tick dumps again: a tick's states are never reused. */
+	/* attach's way: the listing, then its snapshot handed in. */
+	fs.tcp_from_snapshot = true;
+	fd_session_tick(&fs, false);
+	ASSERT_EQ(fs.tcp.dumps, 2, "no dump of its own");
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 1, 0, 1, 1, 0, "snapshot after the listing");
+	ASSERT_EQ(fs.tcp.dumps, 2, "the snapshot's dump used, none of its own");
+
+	/* A socket made after the snapshot began and listed after it: no
+	 * state made up for it (it could be younger than the dump). */
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	t2 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(t2 >= 0, "a younger socket");
+	fd_session_tick(&fs, false);
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 1, 0, 0, 1, 2, "listed after the snapshot");
+
+	/* The next round tells both: listed before its snapshot, held
+	 * after it. */
+	fd_session_tick(&fs, false);
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 1, 0, 2, 1, 0, "listed before the snapshot");
+
+	/* Closed between its listing and the dump (a load test's churn):
+	 * in no dump, yet not a socket held in TCP_CLOSE: unknown. */
 	fd_session_tick(&fs, true);
-	ASSERT_EQ(fs.tcp.dumps, 3, "one dump per tick");
-	expect_states(&fs.procs[0].inv, 1, 0, 1, 1, 0, "final");
+	close(t2);
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 1, 0, 1, 1, 1, "closed since its listing");
+
+	/* A listener seen by a dump, listed, closed before the next dump (a
+	 * process that exits): the state the dump before its listing saw. */
+	l2 = tcp_listener(&sa2);
+	fd_session_tick(&fs, false);
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 2, 0, 1, 1, 0, "a second listener");
+	fd_session_tick(&fs, false);
+	close(l2);
+	ASSERT_EQ(snapshot_take(&snap, &me, 1), 0, "snapshot");
+	fd_session_tcp_states(&fs, &snap);
+	expect_states(&fs.procs[0].inv, 2, 0, 1, 1, 0, "closed since: the dump before");
 
 	fd_session_close(&fs);
 	snapshot_free(&snap);

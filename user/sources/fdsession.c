@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
 #include "kfeatures_probe.h"
+#include "procfs.h"
 #include "timeutil.h"
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -24,91 +27,38 @@ static int on_snap(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* What the scan asks of each socket inode (fdinv's sock_kind). */
-struct kind_ctx {
-	const struct fd_tcp_states *st;
-	/* TCP inodes of a listing that began before the dump: absent from
-	 * it, they were in no hash (NULL: no such listing). */
-	const struct hmap *older;
-};
-
-static int sock_kind(uint32_t ino, void *ctx)
-{
-	const struct kind_ctx *k = ctx;
-	int state = fdstates_get(k->st, ino);
-
-	if (state > 0 && state < FDINV_TCP_STATES)
-		return FDINV_SOCK(FDT_TCP, state);
-	if (k->older && hmap_get(k->older, &ino))
-		return FDINV_SOCK(FDT_TCP, CS_TCP_CLOSE);
-	/* getxattr names it; a TCP socket younger than the dump keeps
-	 * state 0, unknown, for this listing. */
-	return -1;
-}
-
-/* The TCP sockets (MPTCP aside: in no TCP dump) of p's last listing. */
-static int older_tcp(const struct fd_inventory *inv, struct hmap *older)
-{
-	for (size_t i = 0; i < inv->nr_fds; i++) {
-		const struct fdinv_fd *r = &inv->fds[i];
-		uint32_t ino = r->ino;
-
-		if (r->type == FDT_TCP && !r->mptcp && ino && !hmap_upsert(older, &ino, NULL))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* This tick's TCP states: kept when handed in (or dumped) this tick,
- * else forgotten, so that each namespace is dumped anew on first use. */
-static void tcp_states_for_tick(struct fd_session *s)
-{
-	if (s->tcp_fresh)
-		return;
-	fdstates_reset(&s->tcp);
-	s->tcp_fresh = true;
-}
-
 /* One listing of process i's fds into the books: the listing first, then
  * the events up to now, then the comparison (see fd_books_reconcile).
  * Without fd events (rb NULL) the books mirror the listing
- * (fd_books_listing). TCP states come from a sock_diag dump of its
- * namespace (fdstates.h); /proc/PID/net/tcp only where there is none. */
+ * (fd_books_listing). TCP states are not read here: they come after, from
+ * a sock_diag dump that began later (apply_tcp_states); /proc/PID/net/tcp
+ * only once a dump has failed. */
 static int list_into_books(struct fd_session *s, size_t i, bool final)
 {
 	struct fdleak_proc *p = &s->procs[i];
 	struct fd_books *b = &s->books;
 	struct fdinv_opts io = { .flags = FDINV_RECORDS };
-	struct kind_ctx kc = { .st = &s->tcp };
-	struct hmap older;
+	struct fd_inventory inv;
 	const char **types;
-	uint64_t *inos, dump_ns;
+	uint64_t *inos;
 	int32_t *fds;
-	uint64_t t;
+	uint64_t t = now_ns();
 	size_t n;
-	int err = 0;
+	int err;
 
-	tcp_states_for_tick(s);
-	dump_ns = fdstates_cover(&s->tcp, p->pid);
-	hmap_init(&older, sizeof(uint32_t), 1);
-	if (dump_ns) {
+	if (!s->tcp.dumps_failed)
 		io.flags |= FDINV_NO_NET_TABLES;
-		io.sock_kind = sock_kind;
-		io.sock_ctx = &kc;
-		if (s->listed_ns[i] && s->listed_ns[i] < dump_ns) {
-			err = older_tcp(&p->inv, &older);
-			kc.older = &older;
-		}
-	}
-	t = now_ns();
-	fdinv_free(&p->inv);
-	if (!err)
-		err = fdinv_scan(p->pid, &p->inv, &io);
-	hmap_free(&older);
+	/* A listing that fails (the process is gone) leaves the last one
+	 * in the report, its states told already. */
+	err = fdinv_scan(p->pid, &inv, &io);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
-	if (err)
+	if (err) {
+		s->listed_ns[i] = 0;
 		return err;
+	}
+	fdinv_free(&p->inv);
+	p->inv = inv;
 	s->listed_ns[i] = t;
 	n = p->inv.nr_fds ? p->inv.nr_fds : 1;
 	fds = calloc(n, sizeof(*fds));
@@ -134,6 +84,79 @@ static int list_into_books(struct fd_session *s, size_t i, bool final)
 	free(inos);
 	fdinv_limits(p->pid, &p->lim);
 	return 0;
+}
+
+/* Whether fd still holds socket inode ino (after the dump: then it held
+ * it all through the dump). */
+static bool still_held(const struct fd_inventory *inv, int fd, uint64_t ino)
+{
+	char path[PATH_MAX], link[64], want[64];
+	ssize_t n;
+
+	if (inv->tid != inv->pid)
+		snprintf(path, sizeof(path), "%s/%d/task/%d/fd/%d", procfs_root, inv->pid,
+			 inv->tid, fd);
+	else
+		snprintf(path, sizeof(path), "%s/%d/fd/%d", procfs_root, inv->pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	return !strcmp(link, want);
+}
+
+/* The TCP states of process i's last listing from the dumps held: a
+ * socket in one has its state. One absent from it is TCP_CLOSE (in no
+ * hash) only when it was listed before the dump began and its fd still
+ * holds it after. Else it was closed since the listing (at a load test's
+ * churn, most of them; a process that exited) or may be younger than the
+ * dump: the state the dump before the listing saw, where it saw the
+ * socket (a listener of a process that exited since), else unknown.
+ * MPTCP: unknown. Nothing changes where no dump covers its namespace: the
+ * listing had the tables then, or says unknown. */
+static void apply_tcp_states(struct fd_session *s, size_t i)
+{
+	struct fd_inventory *inv = &s->procs[i].inv;
+	uint64_t dump_ns;
+
+	if (!s->listed_ns[i] || !inv->by_type[FDT_TCP])
+		return;
+	dump_ns = fdstates_cover(&s->tcp, s->procs[i].pid);
+	if (!dump_ns)
+		return;
+	memset(inv->tcp_state, 0, sizeof(inv->tcp_state));
+	for (size_t k = 0; k < inv->nr_fds; k++) {
+		struct fdinv_fd *r = &inv->fds[k];
+		int st = 0;
+
+		if (r->type != FDT_TCP)
+			continue;
+		if (!r->mptcp) {
+			st = fdstates_get(&s->tcp, r->ino);
+			if ((st <= 0 || st >= FDINV_TCP_STATES) && s->listed_ns[i] < dump_ns &&
+			    still_held(inv, r->fd, r->ino))
+				st = CS_TCP_CLOSE;
+			if (st <= 0 || st >= FDINV_TCP_STATES)
+				st = fdstates_get_before(&s->tcp, r->ino);
+			if (st <= 0 || st >= FDINV_TCP_STATES)
+				st = 0;
+		}
+		r->tcp_state = st;
+		inv->tcp_state[st]++;
+	}
+}
+
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap)
+{
+	fdstates_reset(&s->tcp);
+	/* Out of memory: what was added stays true; the namespaces it did
+	 * not get to are dumped here. */
+	if (snap)
+		fdstates_from_snapshot(&s->tcp, snap);
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!s->procs[i].exited)
+			apply_tcp_states(s, i);
 }
 
 int fd_session_open(struct fd_session *s, const pid_t *pids,
@@ -188,8 +211,9 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			return err;
 		}
 	}
-	/* The first tick takes its own states (or is handed a snapshot's). */
-	s->tcp_fresh = false;
+	/* The states after every listing: each socket listed is older than
+	 * the dump. */
+	fd_session_tcp_states(s, NULL);
 	return 0;
 }
 
@@ -257,8 +281,14 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 		fd_tracer_add_target(&s->ft, pid);
 	}
 	/* Gone already: its report part says what the events said. */
-	if (list_into_books(s, n - 1, false))
+	if (list_into_books(s, n - 1, false)) {
 		s->procs[n - 1].exited = true;
+	} else if (!s->tcp_from_snapshot) {
+		/* A dump after its listing (attach's next snapshot does it
+		 * there). */
+		fdstates_reset(&s->tcp);
+		apply_tcp_states(s, n - 1);
+	}
 	return 0;
 }
 
@@ -275,16 +305,8 @@ void fd_session_tick(struct fd_session *s, bool final)
 		}
 		resolve_before_exec(s, i);
 	}
-	s->tcp_fresh = false;
-}
-
-void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap)
-{
-	fdstates_reset(&s->tcp);
-	/* Out of memory: what was added stays true; the namespaces it did
-	 * not get to are dumped on first use. */
-	fdstates_from_snapshot(&s->tcp, snap);
-	s->tcp_fresh = true;
+	if (!s->tcp_from_snapshot)
+		fd_session_tcp_states(s, NULL);
 }
 
 void fd_session_exited(struct fd_session *s, pid_t pid)

@@ -33,11 +33,15 @@ struct fd_session {
 	struct hmap resolved;
 	bool open;
 	uint64_t list_failed;		/* /proc/PID/fd listings that failed (not: gone) */
-	/* TCP states of the listed sockets (fdstates.h): handed in from a
-	 * snapshot (fd_session_tcp_states) or dumped here, once per tick. */
+	/* TCP states of the listed sockets (fdstates.h), from a dump that
+	 * began after the listings: a snapshot handed in
+	 * (fd_session_tcp_states) or dumped here after each tick's. */
 	struct fd_tcp_states tcp;
-	bool tcp_fresh;			/* tcp is this tick's */
-	uint64_t *listed_ns;		/* per process: when its last listing began */
+	/* Set by a caller that hands its snapshot in after each tick: the
+	 * tick then dumps nothing itself. */
+	bool tcp_from_snapshot;
+	uint64_t *listed_ns;		/* per process: when its last listing began,
+					 * 0 when it failed */
 };
 
 /* With sites: loads and attaches the fd programs with a ring manager of
@@ -53,14 +57,16 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
  * --cgroup): its fds from now on. 0 or -errno. */
 int fd_session_add(struct fd_session *s, pid_t pid, const char *comm);
 
-/* The TCP states for this tick's listings from a sock_diag snapshot just
- * taken (attach's reconcile): no dump of its own then, for the namespaces
- * the snapshot read. Without it a tick dumps each namespace itself. */
-void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap);
-
 /* One /proc listing per live process into the books (the ring is drained
- * after each listing); final: the last one of the run. */
+ * after each listing); final: the last one of the run. Then their TCP
+ * states from a dump of each namespace, unless tcp_from_snapshot. */
 void fd_session_tick(struct fd_session *s, bool final);
+
+/* The TCP states of the last listings from a sock_diag snapshot taken
+ * after them (attach's reconcile; NULL: none), each namespace it did not
+ * read dumped here. A socket listed and absent from the dump was in no
+ * hash (TCP_CLOSE); one listed after the dump began has no state told. */
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap);
 
 /* Marks pid exited (its books stop; its report stays). */
 void fd_session_exited(struct fd_session *s, pid_t pid);

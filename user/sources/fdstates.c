@@ -16,11 +16,13 @@ void fdstates_init(struct fd_tcp_states *st)
 {
 	*st = (struct fd_tcp_states){ 0 };
 	hmap_init(&st->by_inode, sizeof(uint32_t), sizeof(uint8_t));
+	hmap_init(&st->before, sizeof(uint32_t), sizeof(uint8_t));
 }
 
 void fdstates_free(struct fd_tcp_states *st)
 {
 	hmap_free(&st->by_inode);
+	hmap_free(&st->before);
 	free(st->ns);
 	st->ns = NULL;
 	st->nns = st->cap = 0;
@@ -28,6 +30,10 @@ void fdstates_free(struct fd_tcp_states *st)
 
 void fdstates_reset(struct fd_tcp_states *st)
 {
+	struct hmap t = st->before;
+
+	st->before = st->by_inode;
+	st->by_inode = t;
 	hmap_clear(&st->by_inode);
 	st->nns = 0;
 }
@@ -119,6 +125,13 @@ uint64_t fdstates_cover(struct fd_tcp_states *st, pid_t pid)
 int fdstates_get(const struct fd_tcp_states *st, uint32_t inode)
 {
 	const uint8_t *v = hmap_get(&st->by_inode, &inode);
+
+	return v ? *v : -1;
+}
+
+int fdstates_get_before(const struct fd_tcp_states *st, uint32_t inode)
+{
+	const uint8_t *v = hmap_get(&st->before, &inode);
 
 	return v ? *v : -1;
 }

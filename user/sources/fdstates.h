@@ -12,14 +12,17 @@
  * without TIME_WAIT and request sockets (they have no inode, so no fd):
  * the kernel skips them without formatting a record.
  *
- * A dump tells the state of a socket that existed when it began. A socket
- * absent from it is either in no hash (TCP_CLOSE: never connected, reset,
- * closed by both ends) or younger than the dump; only a socket known to
- * exist before the dump began (seen in a listing that began earlier) is
- * called TCP_CLOSE, the others' state is unknown for this interval.
- * A socket of another namespace than its holder's (made before a setns,
- * or passed over a unix socket) is in a dump only when that namespace is
- * a target's too; else it reads as TCP_CLOSE, as it did from net/tcp. */
+ * The dump begins after the listings (fdsession.c), so it tells the
+ * state of each socket listed that still exists. One absent from it is
+ * called TCP_CLOSE (in no hash: never connected, reset, closed by both
+ * ends) only when its fd still holds it after the dump; one closed since
+ * its listing (a load test's churn, a process that exited) keeps the
+ * state the dump before its listing saw, if that one saw it; a socket
+ * listed after the dump began, or seen by no dump, is unknown. Nothing is
+ * guessed. A socket of another namespace than its holder's (made before a
+ * setns, or passed over a unix socket) is in a dump only when that
+ * namespace is a target's too; else it reads as TCP_CLOSE, as it did from
+ * net/tcp. */
 #ifndef CONNSCOPE_FDSTATES_H
 #define CONNSCOPE_FDSTATES_H
 
@@ -31,6 +34,7 @@
 
 struct fd_tcp_states {
 	struct hmap by_inode;		/* uint32_t inode -> uint8_t CS_TCP_* */
+	struct hmap before;		/* by_inode of the dumps before the last reset */
 	struct fdst_ns {
 		uint32_t netns;
 		uint64_t dump_ns;	/* when its dump began (now_ns()) */
@@ -42,7 +46,8 @@ struct fd_tcp_states {
 
 void fdstates_init(struct fd_tcp_states *st);
 void fdstates_free(struct fd_tcp_states *st);
-/* Forget every state and namespace: the next listings need a new dump. */
+/* Forget every namespace, keep the states as the dumps before (see
+ * fdstates_get_before): the next listings need a new dump. */
 void fdstates_reset(struct fd_tcp_states *st);
 /* Every socket with an inode of the namespaces the snapshot dumped, which
  * then count as covered since snap->taken_ns. 0 or -ENOMEM. */
@@ -54,5 +59,7 @@ int fdstates_from_snapshot(struct fd_tcp_states *st, const struct tcp_snapshot *
 uint64_t fdstates_cover(struct fd_tcp_states *st, pid_t pid);
 /* The state of a socket inode in a dump held (CS_TCP_*), or -1. */
 int fdstates_get(const struct fd_tcp_states *st, uint32_t inode);
+/* Its state in the dumps held before the last reset, or -1. */
+int fdstates_get_before(const struct fd_tcp_states *st, uint32_t inode);
 
 #endif
