@@ -34,7 +34,7 @@ BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPU
 
 # Debian 12 packages: what the build needs, and what the tests drive.
 BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-dev libmicrohttpd-dev libjansson-dev zlib1g-dev pkg-config
-TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof chromium nginx apache2-utils prometheus \
+TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strace chromium nginx apache2-utils prometheus \
 	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev \
 	      qemu-system-x86 busybox-static xz-utils curl systemd
 

@@ -462,17 +462,4 @@ TEST(netstat_parse_tcpext)
 	ASSERT_EQ(netstat_parse("TcpExt: A B\n", "TcpExt", "A", &v), -ENOENT, "no_values_line");
 }
 
-TEST(agentcost_fdinfo)
-{
-	uint64_t ns = 0, runs = 0;
-
-	ASSERT_TRUE(agentcost_parse_fdinfo("\npos:\t0\nflags:\t02000002\nprog_type:\t26\n"
-					   "prog_id:\t123\nrun_time_ns:\t4567\nrun_cnt:\t89\n",
-					   &ns, &runs), "prog");
-	ASSERT_EQ(ns, 4567, "run_time_ns");
-	ASSERT_EQ(runs, 89, "run_cnt");
-	ASSERT_TRUE(!agentcost_parse_fdinfo("\npos:\t0\nflags:\t02\nmnt_id:\t15\n", &ns, &runs),
-		    "not_a_prog");
-}
-
 UNIT_MAIN()

@@ -56,6 +56,8 @@ struct fdinv_fd {
 	uint8_t type;		/* enum fd_type */
 	uint8_t tcp_state;	/* FDT_TCP: CS_TCP_*, 0 unknown */
 	uint8_t has_fdinfo;	/* pos and flags are valid */
+	uint8_t mptcp;		/* FDT_TCP: an MPTCP socket, which no TCP
+				 * table or sock_diag TCP dump holds */
 	uint64_t ino;		/* socket/pipe inode from the link, st_ino of a
 				 * stat'ed path, else 0 */
 	int64_t pos;		/* fdinfo "pos" */

@@ -286,9 +286,25 @@ static int attach_tick(void *ctx, uint64_t now)
 	const struct attach_opts *o = s->o;
 	char clock[16];
 
+	/* The fd listings before the reconcile, so that its sock_diag dump
+	 * tells the state of every TCP socket listed (one absent from it was
+	 * in no hash): no /proc/PID/net/tcp with every TIME_WAIT of the
+	 * namespace in it. */
+	if (s->fs) {
+		if (!o->tracer.all) {
+			attach_fd_follow(s->fs, s->agg);
+			/* The session's process array may have moved. */
+			s->run->fds = fd_session_report(s->fs);
+		}
+		fd_session_tick(s->fs, false);
+	}
 	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, s->nsw,
 			     o->tracer.all))
 		return -1;
+	if (s->fs) {
+		fd_session_tcp_states(s->fs, s->snap);
+		fd_session_analyze(s->fs, false);
+	}
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
@@ -299,15 +315,6 @@ static int attach_tick(void *ctx, uint64_t now)
 		quic_reap(s->qb, now);
 		quic_books_tick(s->qb, now);
 		quic_refresh(s->qrun, s->qt, s->agg);
-	}
-	if (s->fs) {
-		if (!o->tracer.all) {
-			attach_fd_follow(s->fs, s->agg);
-			/* The session's process array may have moved. */
-			s->run->fds = fd_session_report(s->fs);
-		}
-		fd_session_tick(s->fs, false);
-		fd_session_analyze(s->fs, false);
 	}
 	if (s->exp) {
 		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
@@ -477,6 +484,8 @@ int attach_run(const struct attach_opts *in)
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
 				     tracer_targets_fd(&tracer), o->fd_sites || o->doctor)) {
 			fs_on = true;
+			/* Each tick's TCP states from the reconcile's dump. */
+			fs.tcp_from_snapshot = true;
 			/* EMFILE/ENFILE from the syscall exits: doctor only. */
 			if (o->doctor) {
 				fd_tracer_count_errors(&fs.ft);
@@ -588,8 +597,11 @@ int attach_run(const struct attach_opts *in)
 	warned = rs.warned;
 	if (err)
 		goto cleanup;
-	/* Everything the kernel wrote before we stopped, then the truth. */
+	/* Everything the kernel wrote before we stopped, then the truth
+	 * (the last fd listing first: the dump tells its TCP states). */
 	ring_buffer__consume(tracer.rb);
+	if (fs_on)
+		fd_session_tick(&fs, true);
 	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
@@ -602,7 +614,7 @@ int attach_run(const struct attach_opts *in)
 		quic_refresh(&qrun, &qt, &agg);
 	}
 	if (fs_on) {
-		fd_session_tick(&fs, true);
+		fd_session_tcp_states(&fs, &snap);
 		fd_session_analyze(&fs, true);
 	}
 	/* Requests on connections still open count too: read their traffic. */

@@ -50,6 +50,10 @@ static void text_types(FILE *out, const struct fd_inventory *inv)
 			if (inv->tcp_state[s])
 				fprintf(out, " %s %llu", tcp_state_name(s),
 					(unsigned long long)inv->tcp_state[s]);
+		/* Sockets younger than the state dump, and MPTCP: no state
+		 * is made up for them. */
+		if (inv->tcp_state[0])
+			fprintf(out, " state-unknown %llu", (unsigned long long)inv->tcp_state[0]);
 		fprintf(out, "\n");
 	}
 }
@@ -214,6 +218,9 @@ void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
 	json_object_begin(j);
 	for (int s = 1; s < FDINV_TCP_STATES; s++)
 		json_kv_uint(j, tcp_state_name(s), p->inv.tcp_state[s]);
+	/* No state told (younger than the dump, MPTCP): the states sum to
+	 * by_type.tcp with it. */
+	json_kv_uint(j, "unknown", p->inv.tcp_state[0]);
 	json_object_end(j);
 	json_object_end(j);
 	json_key(j, "limits");

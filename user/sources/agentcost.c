@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The BPF programs counted are connscope's own: the bpf-prog fds of this
- * process, read from /proc/self/fdinfo (run_time_ns / run_cnt appear there
+ * process, their run_time_ns / run_cnt from bpf_obj_get_info_by_fd (set
  * while run-time stats are on). */
 #include <dirent.h>
 #include <errno.h>
@@ -13,50 +13,6 @@
 #include "agentcost.h"
 #include "procfs.h"
 #include "timeutil.h"
-
-bool agentcost_parse_fdinfo(const char *text, uint64_t *run_ns, uint64_t *runs)
-{
-	const char *t = strstr(text, "\nrun_time_ns:"), *r = strstr(text, "\nrun_cnt:");
-
-	if (!strstr(text, "prog_id:") || !t || !r)
-		return false;
-	*run_ns = strtoull(t + 13, NULL, 10);
-	*runs = strtoull(r + 9, NULL, 10);
-	return true;
-}
-
-static void bpf_totals(uint64_t *ns, uint64_t *runs)
-{
-	DIR *d = opendir("/proc/self/fdinfo");
-	struct dirent *de;
-
-	*ns = *runs = 0;
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char path[300], buf[1024];
-		uint64_t a, b;
-		size_t len;
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		/* A leading newline so every key, the first too, is "\nkey:". */
-		buf[0] = '\n';
-		len = fread(buf + 1, 1, sizeof(buf) - 2, f);
-		fclose(f);
-		buf[len + 1] = 0;
-		if (agentcost_parse_fdinfo(buf, &a, &b)) {
-			*ns += a;
-			*runs += b;
-		}
-	}
-	closedir(d);
-}
 
 /* Each of this process's BPF programs, once (by id), with its name and its
  * run-time stats as the kernel has them now. */
@@ -149,7 +105,6 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
 		c->stats_fd = -1;
 		return err;
 	}
-	bpf_totals(&c->bpf_ns0, &c->runs0);
 	c->nprog0 = bpf_programs(c->prog0, AGENT_COST_MAX_PROGS);
 	c->t0_ns = now_ns();
 	c->self_cpu0 = self_cpu();
@@ -164,12 +119,11 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
 
 void agentcost_sample(struct agentcost *c, struct agent_cost *out)
 {
-	uint64_t ns, runs, ticks = 0;
+	uint64_t ns, ticks = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (c->stats_fd < 0)
 		return;
-	bpf_totals(&ns, &runs);
 	for (size_t i = 0; i < c->npids; i++) {
 		uint64_t t;
 
@@ -179,8 +133,6 @@ void agentcost_sample(struct agentcost *c, struct agent_cost *out)
 		ticks += c->ticks_last[i] - c->ticks0[i];
 	}
 	out->valid = true;
-	out->bpf_s = ns > c->bpf_ns0 ? (ns - c->bpf_ns0) / 1e9 : 0;
-	out->bpf_runs = runs > c->runs0 ? runs - c->runs0 : 0;
 	out->agent_cpu_s = self_cpu() - c->self_cpu0;
 	out->targets_cpu_s = (double)ticks / procfs_clk_tck();
 	out->window_s = (now_ns() - c->t0_ns) / 1e9;

@@ -12,7 +12,6 @@
 
 struct agentcost {
 	int stats_fd;		/* bpf_enable_stats(BPF_STATS_RUN_TIME); -1 off */
-	uint64_t bpf_ns0, runs0;
 	uint64_t t0_ns;
 	/* Each program's readings at the start (a program loaded later
 	 * starts from 0: it ran only while ours). */
@@ -30,8 +29,5 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n);
 /* The cost since the start. */
 void agentcost_sample(struct agentcost *c, struct agent_cost *out);
 void agentcost_stop(struct agentcost *c);
-
-/* "run_time_ns" and "run_cnt" of a bpf-prog fdinfo text; false if absent. */
-bool agentcost_parse_fdinfo(const char *text, uint64_t *run_ns, uint64_t *runs);
 
 #endif

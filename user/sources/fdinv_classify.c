@@ -190,7 +190,8 @@ int fdinv_xattr_kind(struct scan *s, const char *name, struct sock_val *v)
 	v->kind = FDINV_SOCK(type, 0);
 	v->src = SRC_XATTR;
 	/* MPTCP sockets are in neither table: their state stays unknown. */
-	if (type == FDT_TCP && strncmp(proto, "MPTCP", 5)) {
+	v->mptcp = type == FDT_TCP && !strncmp(proto, "MPTCP", 5);
+	if (type == FDT_TCP && !v->mptcp) {
 		v->want_state = strstr(proto, "v6") ? 6 : 4;
 		if (v->want_state == 4)
 			s->want4++;

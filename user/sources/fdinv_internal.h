@@ -30,6 +30,7 @@ struct sock_val {
 	uint8_t want_state;	/* TCP by getxattr, state still to find:
 				 * 4 in net/tcp, 6 in net/tcp6 */
 	uint8_t in_table;	/* a table row was found for it */
+	uint8_t mptcp;		/* getxattr said MPTCP */
 };
 
 /* One socket fd, classified once all its inodes are known. */

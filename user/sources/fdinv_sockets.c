@@ -179,6 +179,7 @@ void fdinv_resolve_sockets(struct scan *s)
 
 			r->type = type;
 			r->tcp_state = type == FDT_TCP ? state : 0;
+			r->mptcp = type == FDT_TCP && v && v->mptcp;
 		}
 	}
 }

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
 #include "kfeatures_probe.h"
+#include "procfs.h"
 #include "timeutil.h"
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -24,13 +27,18 @@ static int on_snap(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* One listing of p's fds into the books: the listing first, then the
- * events up to now, then the comparison (see fd_books_reconcile). Without
- * fd events (rb NULL) the books mirror the listing (fd_books_listing). */
-static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fdleak_proc *p,
-			   bool final)
+/* One listing of process i's fds into the books: the listing first, then
+ * the events up to now, then the comparison (see fd_books_reconcile).
+ * Without fd events (rb NULL) the books mirror the listing
+ * (fd_books_listing). TCP states are not read here: they come after, from
+ * a sock_diag dump that began later (apply_tcp_states); /proc/PID/net/tcp
+ * only once a dump has failed. */
+static int list_into_books(struct fd_session *s, size_t i, bool final)
 {
+	struct fdleak_proc *p = &s->procs[i];
+	struct fd_books *b = &s->books;
 	struct fdinv_opts io = { .flags = FDINV_RECORDS };
+	struct fd_inventory inv;
 	const char **types;
 	uint64_t *inos;
 	int32_t *fds;
@@ -38,12 +46,20 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 	size_t n;
 	int err;
 
-	fdinv_free(&p->inv);
-	err = fdinv_scan(p->pid, &p->inv, &io);
-	if (rb)
-		ring_buffer__consume(rb);
-	if (err)
+	if (!s->tcp.dumps_failed)
+		io.flags |= FDINV_NO_NET_TABLES;
+	/* A listing that fails (the process is gone) leaves the last one
+	 * in the report, its states told already. */
+	err = fdinv_scan(p->pid, &inv, &io);
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	if (err) {
+		s->listed_ns[i] = 0;
 		return err;
+	}
+	fdinv_free(&p->inv);
+	p->inv = inv;
+	s->listed_ns[i] = t;
 	n = p->inv.nr_fds ? p->inv.nr_fds : 1;
 	fds = calloc(n, sizeof(*fds));
 	types = calloc(n, sizeof(*types));
@@ -54,10 +70,10 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 		free(inos);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->inv.nr_fds; i++) {
-		fds[i] = p->inv.fds[i].fd;
-		types[i] = fdinv_type_name(p->inv.fds[i].type);
-		inos[i] = p->inv.fds[i].ino;
+	for (size_t k = 0; k < p->inv.nr_fds; k++) {
+		fds[k] = p->inv.fds[k].fd;
+		types[k] = fdinv_type_name(p->inv.fds[k].type);
+		inos[k] = p->inv.fds[k].ino;
 	}
 	if (b->listing_only)
 		fd_books_listing(b, p->pid, fds, inos, p->inv.nr_fds, types, t);
@@ -68,6 +84,79 @@ static int list_into_books(struct fd_books *b, struct ring_buffer *rb, struct fd
 	free(inos);
 	fdinv_limits(p->pid, &p->lim);
 	return 0;
+}
+
+/* Whether fd still holds socket inode ino (after the dump: then it held
+ * it all through the dump). */
+static bool still_held(const struct fd_inventory *inv, int fd, uint64_t ino)
+{
+	char path[PATH_MAX], link[64], want[64];
+	ssize_t n;
+
+	if (inv->tid != inv->pid)
+		snprintf(path, sizeof(path), "%s/%d/task/%d/fd/%d", procfs_root, inv->pid,
+			 inv->tid, fd);
+	else
+		snprintf(path, sizeof(path), "%s/%d/fd/%d", procfs_root, inv->pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	return !strcmp(link, want);
+}
+
+/* The TCP states of process i's last listing from the dumps held: a
+ * socket in one has its state. One absent from it is TCP_CLOSE (in no
+ * hash) only when it was listed before the dump began and its fd still
+ * holds it after. Else it was closed since the listing (at a load test's
+ * churn, most of them; a process that exited) or may be younger than the
+ * dump: the state the dump before the listing saw, where it saw the
+ * socket (a listener of a process that exited since), else unknown.
+ * MPTCP: unknown. Nothing changes where no dump covers its namespace: the
+ * listing had the tables then, or says unknown. */
+static void apply_tcp_states(struct fd_session *s, size_t i)
+{
+	struct fd_inventory *inv = &s->procs[i].inv;
+	uint64_t dump_ns;
+
+	if (!s->listed_ns[i] || !inv->by_type[FDT_TCP])
+		return;
+	dump_ns = fdstates_cover(&s->tcp, s->procs[i].pid);
+	if (!dump_ns)
+		return;
+	memset(inv->tcp_state, 0, sizeof(inv->tcp_state));
+	for (size_t k = 0; k < inv->nr_fds; k++) {
+		struct fdinv_fd *r = &inv->fds[k];
+		int st = 0;
+
+		if (r->type != FDT_TCP)
+			continue;
+		if (!r->mptcp) {
+			st = fdstates_get(&s->tcp, r->ino);
+			if ((st <= 0 || st >= FDINV_TCP_STATES) && s->listed_ns[i] < dump_ns &&
+			    still_held(inv, r->fd, r->ino))
+				st = CS_TCP_CLOSE;
+			if (st <= 0 || st >= FDINV_TCP_STATES)
+				st = fdstates_get_before(&s->tcp, r->ino);
+			if (st <= 0 || st >= FDINV_TCP_STATES)
+				st = 0;
+		}
+		r->tcp_state = st;
+		inv->tcp_state[st]++;
+	}
+}
+
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap)
+{
+	fdstates_reset(&s->tcp);
+	/* Out of memory: what was added stays true; the namespaces it did
+	 * not get to are dumped here. */
+	if (snap)
+		fdstates_from_snapshot(&s->tcp, snap);
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!s->procs[i].exited)
+			apply_tcp_states(s, i);
 }
 
 int fd_session_open(struct fd_session *s, const pid_t *pids,
@@ -82,12 +171,14 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
 	s->execs_done = calloc(n ? n : 1, sizeof(*s->execs_done));
+	s->listed_ns = calloc(n ? n : 1, sizeof(*s->listed_ns));
+	fdstates_init(&s->tcp);
 	hmap_init(&s->resolved, sizeof(struct fd_site_key), sizeof(struct site_frames));
 	s->nprocs = n;
 	s->leak_age_s = leak_age_s;
 	s->top = top < FDLEAK_MAX_SITES ? top : FDLEAK_MAX_SITES;
 	s->open = true;
-	if (!s->procs || !s->syms || !s->execs_done) {
+	if (!s->procs || !s->syms || !s->execs_done || !s->listed_ns) {
 		fd_session_close(s);
 		return -ENOMEM;
 	}
@@ -112,7 +203,7 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			/* Maps now, while the process lives: names survive its exit. */
 			s->syms[i] = symbolizer_new(pids[i]);
 		}
-		err = list_into_books(&s->books, s->rb, &s->procs[i], false);
+		err = list_into_books(s, i, false);
 		if (err) {
 			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
 				strerror(-err));
@@ -120,6 +211,9 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			return err;
 		}
 	}
+	/* The states after every listing: each socket listed is older than
+	 * the dump. */
+	fd_session_tcp_states(s, NULL);
 	return 0;
 }
 
@@ -155,6 +249,7 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	struct fdleak_proc *procs = realloc(s->procs, n * sizeof(*procs));
 	struct symbolizer **syms;
 	uint32_t *execs;
+	uint64_t *listed;
 
 	if (!procs)
 		return -ENOMEM;
@@ -167,6 +262,11 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	if (!execs)
 		return -ENOMEM;
 	s->execs_done = execs;
+	listed = realloc(s->listed_ns, n * sizeof(*listed));
+	if (!listed)
+		return -ENOMEM;
+	s->listed_ns = listed;
+	s->listed_ns[n - 1] = 0;
 	memset(&s->procs[n - 1], 0, sizeof(s->procs[0]));
 	s->procs[n - 1].pid = pid;
 	snprintf(s->procs[n - 1].comm, sizeof(s->procs[n - 1].comm), "%s", comm);
@@ -181,8 +281,14 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 		fd_tracer_add_target(&s->ft, pid);
 	}
 	/* Gone already: its report part says what the events said. */
-	if (list_into_books(&s->books, s->rb, &s->procs[n - 1], false))
+	if (list_into_books(s, n - 1, false)) {
 		s->procs[n - 1].exited = true;
+	} else if (!s->tcp_from_snapshot) {
+		/* A dump after its listing (attach's next snapshot does it
+		 * there). */
+		fdstates_reset(&s->tcp);
+		apply_tcp_states(s, n - 1);
+	}
 	return 0;
 }
 
@@ -192,13 +298,15 @@ void fd_session_tick(struct fd_session *s, bool final)
 		/* A listing that fails is an interval without fd truth:
 		 * counted, unless the process is simply gone. */
 		if (!s->procs[i].exited) {
-			int err = list_into_books(&s->books, s->rb, &s->procs[i], final);
+			int err = list_into_books(s, i, final);
 
 			if (err && err != -ENOENT && err != -ESRCH)
 				s->list_failed++;
 		}
 		resolve_before_exec(s, i);
 	}
+	if (!s->tcp_from_snapshot)
+		fd_session_tcp_states(s, NULL);
 }
 
 void fd_session_exited(struct fd_session *s, pid_t pid)
@@ -282,6 +390,9 @@ void fd_session_close(struct fd_session *s)
 	free(s->syms);
 	free(s->procs);
 	free(s->execs_done);
+	free(s->listed_ns);
+	s->listed_ns = NULL;
+	fdstates_free(&s->tcp);
 	hmap_free(&s->resolved);
 	ring_buffer__free(s->rb);
 	s->rb = NULL;

@@ -12,6 +12,8 @@
 #include "fd_books.h"
 #include "fd_report.h"
 #include "fd_tracer.h"
+#include "fdstates.h"
+#include "snapshot.h"
 #include "symbolize.h"
 
 struct fd_session {
@@ -31,6 +33,15 @@ struct fd_session {
 	struct hmap resolved;
 	bool open;
 	uint64_t list_failed;		/* /proc/PID/fd listings that failed (not: gone) */
+	/* TCP states of the listed sockets (fdstates.h), from a dump that
+	 * began after the listings: a snapshot handed in
+	 * (fd_session_tcp_states) or dumped here after each tick's. */
+	struct fd_tcp_states tcp;
+	/* Set by a caller that hands its snapshot in after each tick: the
+	 * tick then dumps nothing itself. */
+	bool tcp_from_snapshot;
+	uint64_t *listed_ns;		/* per process: when its last listing began,
+					 * 0 when it failed */
 };
 
 /* With sites: loads and attaches the fd programs with a ring manager of
@@ -47,8 +58,15 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 int fd_session_add(struct fd_session *s, pid_t pid, const char *comm);
 
 /* One /proc listing per live process into the books (the ring is drained
- * after each listing); final: the last one of the run. */
+ * after each listing); final: the last one of the run. Then their TCP
+ * states from a dump of each namespace, unless tcp_from_snapshot. */
 void fd_session_tick(struct fd_session *s, bool final);
+
+/* The TCP states of the last listings from a sock_diag snapshot taken
+ * after them (attach's reconcile; NULL: none), each namespace it did not
+ * read dumped here. A socket listed and absent from the dump was in no
+ * hash (TCP_CLOSE); one listed after the dump began has no state told. */
+void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap);
 
 /* Marks pid exited (its books stop; its report stays). */
 void fd_session_exited(struct fd_session *s, pid_t pid);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "netns.h"
 #include "snapshot.h"
+#include "timeutil.h"
 
 static void drain(struct tcp_snapshot *s)
 {
@@ -86,6 +87,7 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 	int err;
 
 	s->n = 0;
+	s->taken_ns = now_ns();
 	inode_map_free(&s->owners);
 	inode_map_init(&s->owners);
 	err = find_namespaces(s, pids, npids);
@@ -118,6 +120,7 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 				strerror(-err));
 			return err;
 		}
+		ns->dumped = true;
 	}
 	if (s->nns)
 		s->st = s->ns[0].st;

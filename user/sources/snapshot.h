@@ -18,6 +18,8 @@ struct snap_ns {
 	uint32_t netns;		/* inode of /proc/PID/ns/net */
 	pid_t pid;		/* a process in it, through which it is read */
 	struct sockstat st;	/* its /proc/PID/net/sockstat{,6}, snmp */
+	bool dumped;		/* its sock_diag dump is in socks (false: the
+				 * process went away before it was read) */
 };
 
 /* Called every SNAPSHOT_DRAIN_EVERY sockets of the dump and between the
@@ -37,6 +39,9 @@ struct tcp_snapshot {
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
 	uint64_t drains;		/* calls made, over every snapshot */
+	uint64_t taken_ns;	/* when the last one began (now_ns()): a socket
+				 * seen before then and absent from its dump
+				 * was in no hash when it was dumped */
 };
 
 /* pids == NULL: the agent's own namespace, every process's fds; else the
