@@ -41,7 +41,7 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 					tw);
 
 	if (!e)
-		return 0;
+		return -1;	/* counted lost */
 	sk_read_tuple(sk, &e->tuple);
 	e->io = st->io;
 	e->syn_ns = st->syn_ns;
@@ -190,8 +190,12 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 			flags |= CS_F_ACCEPTED;
 		if (st->sum & CS_SUM_BORN)
 			return 0;	/* seeded: its books exist */
+		/* Born only once its record is out: if the ring was full, the
+		 * end record still carries the birth (CS_F_ACCEPTED too). */
 		st->sum |= CS_SUM_BORN;
-		return emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0);
+		if (emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0))
+			st->sum &= ~CS_SUM_BORN;
+		return 0;
 	}
 	if (newstate != TCP_CLOSE)
 		return 0;

@@ -126,6 +126,33 @@ TEST(summary_records_count_as_transitions)
 	agg_free(&a);
 }
 
+/* A socket whose end record was lost leaves books at its address; the
+ * next socket there (another cookie) must not inherit them. */
+TEST(summary_new_cookie_does_not_inherit)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	for (int i = 0; i < 2; i++) {
+		e = ev(CS_EV_STATE, 0x3000, CLIENT, CS_OWNER_CONNECT, tup(41000 + i, 8080),
+		       CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+		e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER;
+		e.cookie = 7 + i;
+		e.syn_ns = 1000 + i * 5000;
+		e.est_ns = e.ts_ns = 2000 + i * 5000;
+		e.sum = CS_SUM_EST | CS_SUM_BORN;
+		agg_event(&a, &e);
+	}
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.opened, 2, "both_opened");
+	ASSERT_EQ(a.conns_replaced, 1, "replaced_counted");
+	ASSERT_EQ(p->live[CS_TCP_ESTABLISHED], 1, "one_live");
+	ASSERT_EQ(a.conns.count, 1, "one_conn");
+	agg_free(&a);
+}
+
 /* A failed connect() sends one record: it still counts as opened. */
 TEST(summary_failed_connect_is_opened_once)
 {

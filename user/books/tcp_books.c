@@ -385,11 +385,31 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
  * ESTABLISHED) and its end (at CLOSE), with the times of what happened
  * between. Unfolded here into the transitions the books count, each at
  * its own time, so every figure is what the per-transition records give. */
+/* The books at e's address belong to another socket (the cookie says so):
+ * that one ended unseen (its end record lost). It leaves the books, so
+ * this socket inherits nothing from it. */
+static void conn_drop_stale(struct agg *a, struct conn *c, uint64_t sk)
+{
+	struct proc_books *owner = agg_find_proc(a, c->pid);
+
+	if (owner) {
+		live_move(owner, c->state, 0);
+		reuse_conn_release(a, owner, c);
+	}
+	hmap_del(&a->conns, &sk);
+	a->conns_replaced++;
+}
+
 static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct conn *c = hmap_get(&a->conns, &e->sk);
 	bool passive = e->sum & CS_SUM_PASSIVE;
 	struct cs_event x = *e;
+
+	if (c && c->cookie && e->cookie && c->cookie != e->cookie) {
+		conn_drop_stale(a, c, e->sk);
+		c = NULL;
+	}
 
 	x.flags &= ~(CS_F_ORPHAN | CS_F_SUMMARY);
 	memset(&x.io, 0, sizeof(x.io));
@@ -403,6 +423,8 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.newstate = passive ? CS_TCP_SYN_RECV : CS_TCP_SYN_SENT;
 		apply_state(a, p, &x);
 		c = hmap_get(&a->conns, &e->sk);
+		if (c)
+			c->cookie = e->cookie;
 		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
 			p->total.accepted++;
 			c->accepted = 1;

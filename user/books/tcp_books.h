@@ -166,6 +166,8 @@ struct agg {
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
 	uint64_t live_dropped;	/* live changes not queued (out of memory) */
+	uint64_t conns_replaced;	/* a socket's record found another socket's books at
+					 * its address (that one's end record was lost) */
 	/* The namespaces the reconcile's dump read (agg_set_dumped; none
 	 * set: all). A TIME_WAIT of another namespace (a container whose
 	 * traced processes are gone, or not reachable) is no absence there:
@@ -198,6 +200,7 @@ struct conn {
 	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
 	struct cs_conn_io io_live;	/* traffic read at the end for still-open connections */
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
+	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
 };
 
 struct tw_entry {
