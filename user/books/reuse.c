@@ -116,36 +116,30 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
  * its CLOSE record: the changes from the start of the earliest one open on
  * an endpoint wait (a peak counted with it would be too high). A daemon
  * applies all at once, its memory flat; the last tick applies all and the
- * open ones stay live. */
-static void sweep_horizons(struct agg *a, struct proc_books *p)
+ * open ones stay live. One pass over the connections for every process. */
+void reuse_sweep_all(struct agg *a)
 {
+	uint64_t all = a->daemon || a->final_tick ? UINT64_MAX : 0;
 	struct endpoint_stats *es;
+	struct proc_books *p;
 	struct endpoint_key k;
 	struct conn *c;
-	uint64_t all = a->daemon || a->final_tick ? UINT64_MAX : 0;
 
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
-		es->horizon = all ? all : UINT64_MAX;
-	if (all)
-		return;
-	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);) {
-		if (c->pid != p->pid || !c->reuse_open)
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
+			es->horizon = UINT64_MAX;
+	for (size_t i = 0; !all && hmap_next(&a->conns, &i, NULL, (void **)&c);) {
+		if (!c->reuse_open || !(p = agg_find_proc(a, c->pid)))
 			continue;
 		reuse_endpoint(p, c, &k);
 		es = hmap_get(&p->endpoints, &k);
 		if (es && c->since_ns < es->horizon)
 			es->horizon = c->since_ns;
 	}
-}
-
-void reuse_sweep(struct agg *a, struct proc_books *p)
-{
-	struct endpoint_stats *es;
-
-	sweep_horizons(a, p);
-	for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
-		if (es->npend)
-			live_sweep(es, es->horizon);
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
+			if (es->npend)
+				live_sweep(es, es->horizon);
 }
 
 void reuse_endpoints_free(struct proc_books *p)
@@ -305,7 +299,6 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 {
-	reuse_sweep(a, p);
 	p->ticks++;
 	if (a->daemon)
 		return;

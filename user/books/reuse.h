@@ -65,9 +65,9 @@ void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
 
-/* Applies the queued changes of live connections in time order (each
- * tick does; so does a reader that needs them now). */
-void reuse_sweep(struct agg *a, struct proc_books *p);
+/* Applies the queued changes of live connections in time order, every
+ * process's (agg_tick does, before the processes' ticks). */
+void reuse_sweep_all(struct agg *a);
 /* Frees what the endpoints hold beside themselves (before hmap_free). */
 void reuse_endpoints_free(struct proc_books *p);
 

@@ -615,6 +615,8 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 {
 	struct proc_books *p;
 
+	reuse_sweep_all(a);
+
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;
 

@@ -366,7 +366,7 @@ int attach_run(const struct attach_opts *in)
 	/* No fd session: --no-fd, or exporter --all, whose fd gauges come from
 	 * /proc listings of the processes it shows. */
 	struct fd_report no_fds = { .listing_only = o->exporter_limits.proc_fds };
-	struct snap_rings rings;
+	struct snap_rings rings, tcp_ring;
 	struct attach_tick rs;
 	struct run_loop loop;
 	uint64_t t0, tick_ns;
@@ -517,6 +517,12 @@ int attach_run(const struct attach_opts *in)
 	/* Attached first, snapshot second: a socket made in between is in
 	 * both, and the events drained here win over the seed. */
 	rings = (struct snap_rings){ .rb = { tracer.rb, fs_on ? fs.rb : NULL } };
+	/* An fd listing drains the TCP ring, not its own (fdsession.h). */
+	tcp_ring = (struct snap_rings){ .rb = { tracer.rb, NULL } };
+	if (fs_on) {
+		fs.drain = attach_drain_rings;
+		fs.drain_ctx = &tcp_ring;
+	}
 	snap.drain = attach_drain_rings;
 	snap.drain_ctx = &rings;
 	agg.snapshot_ns = now_ns();

@@ -221,6 +221,7 @@ static int scan_task(struct scan *s)
 {
 	int fd_dir, info_dir = -1, err = 0;
 	struct dirent *de;
+	size_t seen = 0;
 	DIR *d;
 
 	fd_dir = openat(s->base, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -254,6 +255,8 @@ static int scan_task(struct scan *s)
 		err = scan_one(s, dirfd(d), info_dir, de->d_name);
 		if (err)
 			break;
+		if (s->o && s->o->progress && ++seen % FDINV_PROGRESS_EVERY == 0)
+			s->o->progress(s->o->progress_ctx);
 	}
 	closedir(d);
 	if (!err) {

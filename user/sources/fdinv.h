@@ -49,7 +49,13 @@ struct fdinv_opts {
 	unsigned int flags;		/* FDINV_* */
 	fdinv_sock_kind_fn sock_kind;	/* optional */
 	void *sock_ctx;
+	/* Optional: called every FDINV_PROGRESS_EVERY fds, so a caller can
+	 * drain its ring buffers while 100k fds are read (~0.5 s). */
+	void (*progress)(void *ctx);
+	void *progress_ctx;
 };
+
+#define FDINV_PROGRESS_EVERY 1024
 
 
 /* Inventory of pid's fds under procfs_root (see procfs.h); o may be NULL.

@@ -37,7 +37,8 @@ static int list_into_books(struct fd_session *s, size_t i, bool final)
 {
 	struct fdleak_proc *p = &s->procs[i];
 	struct fd_books *b = &s->books;
-	struct fdinv_opts io = { .flags = FDINV_RECORDS };
+	struct fdinv_opts io = { .flags = FDINV_RECORDS, .progress = s->drain,
+				 .progress_ctx = s->drain_ctx };
 	struct fd_inventory inv;
 	const char **types;
 	uint64_t *inos;
@@ -302,6 +303,8 @@ void fd_session_tick(struct fd_session *s, bool final)
 
 			if (err && err != -ENOENT && err != -ESRCH)
 				s->list_failed++;
+			if (s->drain)
+				s->drain(s->drain_ctx);
 		}
 		resolve_before_exec(s, i);
 	}

@@ -40,6 +40,11 @@ struct fd_session {
 	/* Set by a caller that hands its snapshot in after each tick: the
 	 * tick then dumps nothing itself. */
 	bool tcp_from_snapshot;
+	/* Optional: the caller's other rings, drained between processes and
+	 * every FDINV_PROGRESS_EVERY fds of a listing, so a listing of 100k
+	 * fds never stalls them (attach: the TCP ring). */
+	void (*drain)(void *ctx);
+	void *drain_ctx;
 	uint64_t *listed_ns;		/* per process: when its last listing began,
 					 * 0 when it failed */
 };
