@@ -72,7 +72,7 @@ TEST(turns_make_requests_and_buckets)
 	/* no data at all: 0 requests */
 	client_conn(&a, 3, 40003, 8080, 30 * MS, 300 * US, 0);
 	/* Concurrency is applied in time order at a tick (reuse_sweep). */
-	reuse_sweep_all(&a);
+	agg_tick(&a, 0);
 	p = agg_find_proc(&a, CLIENT);
 	ASSERT_EQ(p->requests, 5, "requests");
 	ASSERT_EQ(p->lifetime_ms_hist[3], 1, "8ms_in_8_15");
@@ -136,7 +136,7 @@ TEST(churn_finding_fires_only_for_churn)
 	/* 4 connections to :9090 with 100 requests each */
 	for (int i = 0; i < 4; i++)
 		client_conn(&a, 200 + i, 42000 + i, 9090, (uint64_t)i * 10 * MS, 5 * MS, 199);
-	reuse_sweep_all(&a);
+	agg_tick(&a, 0);
 	n = reuse_findings(&a, f, 4);
 	ASSERT_EQ(n, 1, "one_finding");
 	ASSERT_EQ(f[0].ep.port, 8080, "churning_endpoint");

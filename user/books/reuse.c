@@ -112,34 +112,34 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 	}
 }
 
-/* A connection still open may have begun its close already, untold until
- * its CLOSE record: the changes from the start of the earliest one open on
- * an endpoint wait (a peak counted with it would be too high). A daemon
- * applies all at once, its memory flat; the last tick applies all and the
- * open ones stay live. One pass over the connections for every process. */
-void reuse_sweep_all(struct agg *a)
+void reuse_horizons_reset(struct proc_books *p)
 {
-	uint64_t all = a->daemon || a->final_tick ? UINT64_MAX : 0;
 	struct endpoint_stats *es;
-	struct proc_books *p;
-	struct endpoint_key k;
-	struct conn *c;
 
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
-			es->horizon = UINT64_MAX;
-	for (size_t i = 0; !all && hmap_next(&a->conns, &i, NULL, (void **)&c);) {
-		if (!c->reuse_open || !(p = agg_find_proc(a, c->pid)))
-			continue;
-		reuse_endpoint(p, c, &k);
-		es = hmap_get(&p->endpoints, &k);
-		if (es && c->since_ns < es->horizon)
-			es->horizon = c->since_ns;
-	}
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
-			if (es->npend)
-				live_sweep(es, es->horizon);
+	for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
+		es->horizon = UINT64_MAX;
+}
+
+void reuse_horizon_note(struct proc_books *p, const struct conn *c)
+{
+	struct endpoint_stats *es;
+	struct endpoint_key k;
+
+	if (!c->reuse_open)
+		return;
+	reuse_endpoint(p, c, &k);
+	es = hmap_get(&p->endpoints, &k);
+	if (es && c->since_ns < es->horizon)
+		es->horizon = c->since_ns;
+}
+
+void reuse_sweep(struct proc_books *p)
+{
+	struct endpoint_stats *es;
+
+	for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
+		if (es->npend)
+			live_sweep(es, es->horizon);
 }
 
 void reuse_endpoints_free(struct proc_books *p)

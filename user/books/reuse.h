@@ -65,9 +65,12 @@ void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
 
-/* Applies the queued changes of live connections in time order, every
- * process's (agg_tick does, before the processes' ticks). */
-void reuse_sweep_all(struct agg *a);
+/* The queued changes of live connections are applied in time order, up
+ * to each endpoint's horizon: the earliest start of its connections still
+ * open (agg_tick: reset, note each open connection, sweep). */
+void reuse_horizons_reset(struct proc_books *p);
+void reuse_horizon_note(struct proc_books *p, const struct conn *c);
+void reuse_sweep(struct proc_books *p);
 /* Frees what the endpoints hold beside themselves (before hmap_free). */
 void reuse_endpoints_free(struct proc_books *p);
 

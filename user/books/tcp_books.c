@@ -611,11 +611,31 @@ static void sample_heatmaps(struct agg *a, struct proc_books *p, uint64_t now_ns
 	heatmap_extend(&p->hm_orphan, t + 1);
 }
 
+/* A connection still open may have begun its close already, untold until
+ * its CLOSE record: the changes from the start of the earliest one open on
+ * an endpoint wait (a peak counted with it would be too high). A daemon
+ * applies all at once, its memory flat; the last tick applies all and the
+ * open ones stay live. One pass over the connections for every process. */
+static void concurrency_sweep(struct agg *a)
+{
+	bool all = a->daemon || a->final_tick;
+	struct proc_books *p;
+	struct conn *c;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		reuse_horizons_reset(p);
+	for (size_t i = 0; !all && hmap_next(&a->conns, &i, NULL, (void **)&c);)
+		if ((p = agg_find_proc(a, c->pid)))
+			reuse_horizon_note(p, c);
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		reuse_sweep(p);
+}
+
 void agg_tick(struct agg *a, uint64_t now_ns)
 {
 	struct proc_books *p;
 
-	reuse_sweep_all(a);
+	concurrency_sweep(a);
 
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;
