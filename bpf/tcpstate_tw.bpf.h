@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* TIME_WAIT of tcpstate.bpf.c: the tw socket's own timer (timer_start,
+ * timer_cancel, timer_expire_entry on tw_timer_handler) tells when a
+ * traced TIME_WAIT began, was re-armed or ended early, and expired.
+ * Included by tcpstate.bpf.c after its maps, helpers and state programs:
+ * the program pairs below keep their order in the object. */
+#ifndef CONNSCOPE_TCPSTATE_TW_BPF_H
+#define CONNSCOPE_TCPSTATE_TW_BPF_H
+
+/* A tw socket's 4-tuple; its local port is skc_num (host order). */
+static __always_inline void tw_read_tuple(const struct sock_common *skc, struct cs_tuple *t)
+{
+	__u16 family = BPF_CORE_READ(skc, skc_family);
+
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = family;
+	t->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
+	t->sport = BPF_CORE_READ(skc, skc_num);
+	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		__be32 s = BPF_CORE_READ(skc, skc_rcv_saddr);
+		__be32 d = BPF_CORE_READ(skc, skc_daddr);
+
+		__builtin_memcpy(t->saddr, &s, 4);
+		__builtin_memcpy(t->daddr, &d, 4);
+	}
+}
+
+static __always_inline __u64 tw_of_timer(struct timer_list *timer)
+{
+	return (__u64)timer - bpf_core_field_offset(struct inet_timewait_sock, tw_timer);
+}
+
+/* The programs on the timer tracepoints come in pairs, like the state
+ * programs above (handle_set_state_nested): a tw timer started or
+ * cancelled in a softirq that interrupts the first program in a task is
+ * taken by the second. timer_done[0|1]: the tw timer the first program of
+ * timer_start|timer_cancel handled last on this CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} timer_done SEC(".maps");
+
+#define TIMER_DONE_START 0
+#define TIMER_DONE_CANCEL 1
+
+static __always_inline void timer_note(__u32 which, struct timer_list *timer)
+{
+	__u64 *done = bpf_map_lookup_elem(&timer_done, &which);
+
+	if (done)
+		*done = (__u64)timer;
+}
+
+/* The second program: true when the first already handled this timer. */
+static __always_inline bool timer_was_done(__u32 which, struct timer_list *timer)
+{
+	__u64 *done = bpf_map_lookup_elem(&timer_done, &which);
+
+	if (!done || *done != (__u64)timer)
+		return false;
+	*done = 0;
+	return true;
+}
+
+static __always_inline int tw_timer_started(struct timer_list *timer)
+{
+	struct tw_started *last;
+	struct tw_track *track;
+	struct cs_tuple t;
+	__u32 zero = 0;
+	__u64 tw;
+
+	tw = tw_of_timer(timer);
+	tw_read_tuple((const struct sock_common *)tw, &t);
+	track = bpf_map_lookup_elem(&tw_owners, &tw);
+	/* A freed tw whose memory now holds another connection keeps no
+	 * owner. One with the same 4-tuple is a re-arm (a retransmitted FIN:
+	 * the owner stays) or, under tcp_tw_reuse, the next TIME_WAIT of that
+	 * tuple at the same address: noted below either way, so that one is
+	 * adopted at its CLOSE (which only a new TIME_WAIT has, and its
+	 * timer always starts first). Returning early here left each such
+	 * TIME_WAIT unmatched (59_identity: 2-12 of 40 under tw_reuse). */
+	if (track && !tuple_eq(&track->tuple, &t))
+		bpf_map_delete_elem(&tw_owners, &tw);
+	last = bpf_map_lookup_elem(&tw_last, &zero);
+	if (last) {
+		last->tw = tw;
+		last->tuple = t;
+	}
+	return 0;
+}
+
+/* Fires for every kernel timer: a compare and a return on the hot path. */
+SEC("?tp_btf/timer_start")
+int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long expires)
+{
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw_timer_started(timer);
+	timer_note(TIMER_DONE_START, timer);
+	return 0;
+}
+
+/* Must stay after handle_timer_start_btf (attach order). */
+SEC("?tp_btf/timer_start")
+int BPF_PROG(handle_timer_start_nested, struct timer_list *timer, unsigned long expires)
+{
+	if ((__u64)timer->function != tw_handler_addr || timer_was_done(TIMER_DONE_START, timer))
+		return 0;
+	stat_inc(CS_STAT_NESTED);
+	return tw_timer_started(timer);
+}
+
+static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
+{
+	struct tw_track *track;
+	struct cs_event *e;
+	__u64 tw;
+
+	tw = tw_of_timer(timer);
+	track = bpf_map_lookup_elem(&tw_owners, &tw);
+	if (!track)
+		return 0;
+	/* A cancel at expiry (the timer softirq detaches the timer before it
+	 * runs it) says nothing the expiry does not: only an early one
+	 * (the TIME_WAIT killed, or its timer re-armed) is sent. */
+	if (type == CS_EV_TW_CANCEL && timer->expires <= bpf_jiffies64())
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+	} else {
+		__builtin_memset(e, 0, sizeof(*e));
+		e->ts_ns = bpf_ktime_get_ns();
+		e->sk = tw;
+		e->tw = tw;
+		e->owner = track->owner;
+		e->tuple = track->tuple;
+		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+		e->type = type;
+		e->oldstate = e->newstate = TCP_TIME_WAIT;
+		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+		stat_inc(CS_STAT_EVENTS);
+	}
+	if (type == CS_EV_TW_EXPIRE)
+		bpf_map_delete_elem(&tw_owners, &tw);
+	return 0;
+}
+
+/* Expiry is timer_cancel (detach in the timer softirq) then
+ * timer_expire_entry; an early end (reuse, RST, ss -K) is timer_cancel
+ * alone; a re-arm is timer_cancel then timer_start. */
+SEC("?tp_btf/timer_cancel")
+int BPF_PROG(handle_timer_cancel_btf, struct timer_list *timer)
+{
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	tw_timer_event(timer, CS_EV_TW_CANCEL);
+	timer_note(TIMER_DONE_CANCEL, timer);
+	return 0;
+}
+
+/* Must stay after handle_timer_cancel_btf (attach order). */
+SEC("?tp_btf/timer_cancel")
+int BPF_PROG(handle_timer_cancel_nested, struct timer_list *timer)
+{
+	if ((__u64)timer->function != tw_handler_addr || timer_was_done(TIMER_DONE_CANCEL, timer))
+		return 0;
+	stat_inc(CS_STAT_NESTED);
+	return tw_timer_event(timer, CS_EV_TW_CANCEL);
+}
+
+/* Only in the timer softirq, which does not nest in itself: one program. */
+SEC("?tp_btf/timer_expire_entry")
+int BPF_PROG(handle_timer_expire_btf, struct timer_list *timer, unsigned long baseclk)
+{
+	if ((__u64)timer->function != tw_handler_addr)
+		return 0;
+	return tw_timer_event(timer, CS_EV_TW_EXPIRE);
+}
+
+#endif
