@@ -200,6 +200,10 @@ static void reconcile_with(struct agg *a, struct netns_watch *w, uint32_t ns)
 	struct inode_map owners;
 
 	inode_map_init(&owners);
+	/* As attach_reconcile does: the books learn when the dump began and
+	 * which namespaces it read. */
+	a->snapshot_ns = now_ns();
+	agg_set_dumped(a, &sn.netns, snap.nns);
 	netns_watch_before(w, &snap, a);
 	agg_reconcile(a, NULL, 0, &owners);
 	netns_watch_after(w, a);

@@ -51,7 +51,7 @@ void agg_free(struct agg *a)
 }
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
-static void tw_forget(struct agg *a, const struct cs_tuple *t)
+void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 {
 	struct tw_entry *tw = hmap_get(&a->tw, t);
 	struct cs_tuple key = *t;
@@ -302,7 +302,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			a->tw_reused++;
 			if (holder)
 				holder->total.tw_killed++;
-			tw_forget(a, &e->tuple);
+			agg_tw_forget(a, &e->tuple);
 		}
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
@@ -332,7 +332,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
 			struct endpoint_stats *es;
 
-			tw_forget(a, &e->tuple);
+			agg_tw_forget(a, &e->tuple);
 			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			p->total.tw_entered++;
 			if (tw) {
@@ -503,7 +503,7 @@ static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_
 		return;
 	}
 	p->total.tw_expired++;
-	tw_forget(a, t);
+	agg_tw_forget(a, t);
 }
 
 void agg_event(struct agg *a, const struct cs_event *e)
@@ -664,27 +664,6 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 	}
 }
 
-void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n)
-{
-	a->ndumped = n <= AGG_MAX_DUMPED_NS ? n : 0;
-	for (size_t i = 0; i < a->ndumped; i++)
-		a->dumped_ns[i] = netns[i];
-}
-
-static bool ns_dumped(const struct agg *a, uint32_t netns)
-{
-	if (!a->ndumped)
-		return true;
-	for (size_t i = 0; i < a->ndumped; i++)
-		if (a->dumped_ns[i] == netns)
-			return true;
-	return false;
-}
-
-/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of an unread namespace
- * still in the books after that missed its timer's end (a lost event). */
-#define TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
-
 uint32_t agg_tw_count(const struct agg *a, pid_t pid)
 {
 	struct tw_entry *tw;
@@ -693,157 +672,6 @@ uint32_t agg_tw_count(const struct agg *a, pid_t pid)
 	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
 		n += tw->pid == pid;
 	return n;
-}
-
-void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
-		   const struct inode_map *owners)
-{
-	struct hmap by_tuple, tw_seen;
-	struct proc_books *p;
-	struct conn *c;
-
-	/* Sockets without a file are found in the books by 4-tuple. */
-	hmap_init(&by_tuple, sizeof(struct cs_tuple), sizeof(pid_t));
-	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);) {
-		pid_t *v = hmap_upsert(&by_tuple, &c->tuple, NULL);
-
-		if (v)
-			*v = c->pid;
-	}
-	hmap_init(&tw_seen, sizeof(struct cs_tuple), 1);
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		struct endpoint_stats *es;
-
-		memset(&p->truth, 0, sizeof(p->truth));
-		p->truth.valid = true;
-		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
-			es->tw_live = 0;
-	}
-	memset(&a->unattributed, 0, sizeof(a->unattributed));
-
-	for (size_t k = 0; k < n; k++) {
-		const struct sd_sock *s = &socks[k];
-		int st = s->state < CS_TCP_MAX_STATES ? s->state : 0;
-		struct cs_tuple t;
-		pid_t *owner_pid;
-		struct tw_entry *tw;
-
-		if (s->inode) {
-			const struct inode_owner *o = inode_map_get(owners, s->inode);
-
-			p = o ? agg_find_proc(a, o->pid) : NULL;
-			if (p)
-				p->truth.state[st]++;
-			continue;
-		}
-		tuple_from_sd(&t, s);
-		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
-			tw = hmap_get(&a->tw, &t);
-			p = tw ? agg_find_proc(a, tw->pid) : NULL;
-			if (p) {
-				struct endpoint_stats *es = hmap_get(&p->endpoints, &tw->ep);
-
-				p->truth.state[CS_TCP_TIME_WAIT]++;
-				hmap_upsert(&tw_seen, &t, NULL);
-				if (es && ++es->tw_live > es->tw_live_peak)
-					es->tw_live_peak = es->tw_live;
-			} else {
-				a->unattributed.state[CS_TCP_TIME_WAIT]++;
-			}
-			continue;
-		}
-		owner_pid = hmap_get(&by_tuple, &t);
-		p = owner_pid ? agg_find_proc(a, *owner_pid) : NULL;
-		if (p) {
-			p->truth.state[st]++;
-			p->truth.orphan += tcp_state_orphanable(st);
-			if (tcp_state_orphanable(st))
-				p->truth.orphan_state[st]++;
-		} else {
-			a->unattributed.state[st]++;
-			a->unattributed.orphan += tcp_state_orphanable(st);
-		}
-	}
-
-	/* TIME_WAIT tuples the kernel no longer has: expired or killed.
-	 * Collected first: deleting shifts entries under the iterator. */
-	{
-		struct cs_tuple *dead = calloc(a->tw.count ? a->tw.count : 1, sizeof(*dead));
-		const struct cs_tuple *key;
-		size_t ndead = 0;
-
-		struct tw_entry *tw;
-
-		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
-			struct proc_books *holder;
-
-			if (hmap_get(&tw_seen, key)) {
-				tw->missed = 0;
-				continue;
-			}
-			/* Not in a namespace the dump read: no absence. Its
-			 * timer's events end it (an early cancel: two
-			 * reconciles on, as killed). */
-			if (!ns_dumped(a, key->netns) && tw->tw && !tw->cancelled &&
-			    a->snapshot_ns - tw->entered_ns < TW_TIMER_BOUND_NS) {
-				tw->missed = 0;
-				continue;
-			}
-			/* A sock_diag dump taken while sockets come and go can
-			 * skip entries of the buckets it walks (it resumes by
-			 * position): one absence of a TIME_WAIT whose timer
-			 * was never cancelled is not its end. Gone only when
-			 * the next dump lacks it too (found by 23_storm: 463
-			 * of 3,000 dropped while still in the kernel). */
-			/* Entered after the dump began: not in it, not gone,
-			 * and not an absence either. */
-			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns) {
-				a->tw_entered_during_dump++;
-				continue;
-			}
-			/* A cancel is no end either: a re-armed timer (the
-			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled too. */
-			if (++tw->missed < 2)
-				continue;
-			dead[ndead++] = *key;
-			/* A cancelled timer with no expiry after it: ended early.
-			 * Without timer events we cannot tell how it ended. */
-			holder = agg_find_proc(a, tw->pid);
-			if (holder && tw->cancelled)
-				holder->total.tw_killed++;
-			else
-				a->tw_gone_unknown++;
-		}
-		for (size_t i = 0; i < ndead; i++)
-			tw_forget(a, &dead[i]);
-		free(dead);
-	}
-
-	/* Books and kernel should agree at a quiet moment; record the gap. */
-	a->mismatch_last = 0;
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		if (!p->target || p->exited)
-			continue;
-		/* Sockets alive, and TIME_WAIT: what the books hold against
-		 * what the kernel has. Not state by state: with socket
-		 * storage the books learn a connection's states at its end. */
-		int64_t book = 0, kernel = 0, tw;
-
-		for (int st = 1; st < CS_TCP_MAX_STATES; st++) {
-			if (st == CS_TCP_TIME_WAIT)
-				continue;
-			book += p->live[st];
-			kernel += p->truth.state[st];
-		}
-		tw = (int64_t)agg_tw_count(a, p->pid) - (int64_t)p->truth.state[CS_TCP_TIME_WAIT];
-		a->mismatch_last += (book > kernel ? book - kernel : kernel - book) +
-				    (tw < 0 ? -tw : tw);
-	}
-	if (a->mismatch_last > a->mismatch_max)
-		a->mismatch_max = a->mismatch_last;
-	a->reconciles++;
-	hmap_free(&by_tuple);
-	hmap_free(&tw_seen);
 }
 
 void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)

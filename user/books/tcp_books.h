@@ -174,6 +174,7 @@ struct agg {
 	 * it is left to its timer's events. */
 	uint32_t dumped_ns[AGG_MAX_DUMPED_NS];
 	size_t ndumped;
+	bool dumped_known;	/* agg_set_dumped said which (none: all) */
 	bool final_tick;	/* set before the last agg_tick: every queued live
 				 * change is applied, open connections stay live */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
@@ -260,6 +261,14 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 /* The namespaces the next reconcile's dump read (at most
  * AGG_MAX_DUMPED_NS; more: all are taken as read). */
 void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n);
+
+/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of a namespace no
+ * dump reads, still in the books after that, missed its timer's end (a
+ * lost event) and is judged by the dumps again. */
+#define AGG_TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
+
+/* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
+void agg_tw_forget(struct agg *a, const struct cs_tuple *t);
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);

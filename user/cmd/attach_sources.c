@@ -135,7 +135,7 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 
 		for (size_t i = 0; i < snap->nns && i < AGG_MAX_DUMPED_NS; i++)
 			dumped[nd++] = snap->ns[i].netns;
-		agg_set_dumped(a, dumped, snap->nns <= AGG_MAX_DUMPED_NS ? nd : 0);
+		agg_set_dumped(a, dumped, snap->nns <= AGG_MAX_DUMPED_NS ? nd : snap->nns);
 		netns_watch_before(nsw, snap, a);
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
 		netns_watch_after(nsw, a);

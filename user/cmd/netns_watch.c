@@ -9,15 +9,11 @@
  * entries of such a namespace whose timer the BPF side follows are left
  * to their timer events (expiry, or a cancel: ended early), and one whose
  * timer is not followed (held before the run, no timer hooks) is judged
- * by the dumps as before. Both moments are said once on stderr. */
+ * by the dumps as before: the books do that (agg_set_dumped). Here both
+ * moments are said once on stderr. */
 #include <stdio.h>
 #include "netns_watch.h"
 #include "timeutil.h"
-
-/* TCP_TIMEWAIT_LEN (60 s) and a margin: a TIME_WAIT of an unread namespace
- * still in the books after that missed its timer's end (a lost event), and
- * is judged by the dumps again rather than kept for good. */
-#define TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
 
 static struct netns_seen *find(struct netns_watch *w, uint32_t netns)
 {
@@ -39,11 +35,6 @@ static size_t tw_in(const struct agg *a, uint32_t netns)
 
 void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, struct agg *a)
 {
-	const struct cs_tuple *key;
-	struct tw_entry *tw;
-	bool any_lost = false;
-	uint64_t now;
-
 	for (size_t i = 0; i < snap->nns; i++) {
 		struct netns_seen *s = find(w, snap->ns[i].netns);
 
@@ -69,21 +60,6 @@ void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, 
 				"are not counted any more\n", s->netns, (now_ns() - a->t0_ns) / 1e9,
 			s->held, s->held == 1 ? "" : "s", s->held == 1 ? "s" : "",
 			s->held == 1 ? "its" : "their", s->held == 1 ? "" : "s");
-	}
-	for (size_t i = 0; i < w->n; i++)
-		any_lost |= w->ns[i].lost && !w->ns[i].done;
-	if (!any_lost)
-		return;
-	/* Not an absence: the reconcile counts two in a row as an end. A
-	 * TIME_WAIT whose timer was cancelled early (killed with the
-	 * namespace, or re-armed: the books cannot tell, the dumps could) is
-	 * left to the absences: ended early, two reconciles on. */
-	now = now_ns();
-	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
-		struct netns_seen *s = tw->tw ? find(w, key->netns) : NULL;
-
-		if (s && s->lost && !tw->cancelled && now - tw->entered_ns < TW_TIMER_BOUND_NS)
-			tw->missed = 0;
 	}
 }
 
