@@ -127,6 +127,24 @@ bool targets_cgroup_removed(const struct target_sel *t)
 	       faccessat(t->cgroup_fd, "cgroup.procs", F_OK, 0) && errno == ENOENT;
 }
 
+int targets_cgroup_reopen(const struct target_sel *t)
+{
+	int fd, err = 0;
+
+	if (!targets_cgroup_removed(t) || !is_cgroup2_dir(t->cgroup_path))
+		return 0;
+	fd = open(t->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* removed again meanwhile */
+	if (dup3(fd, t->cgroup_fd, O_CLOEXEC) < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	/* Removed again before it was held: as if never seen. */
+	return targets_cgroup_removed(t) ? 0 : 1;
+}
+
 static bool add_pid(pid_t *pids, size_t *n, size_t max, pid_t pid)
 {
 	for (size_t i = 0; i < *n; i++)

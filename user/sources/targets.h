@@ -27,6 +27,13 @@ void targets_free(struct target_sel *t);
 /* The --cgroup directory was removed (rmdir: the container or unit is
  * gone). Asked of the directory held open, so a rename is no removal. */
 bool targets_cgroup_removed(const struct target_sel *t);
+/* The --cgroup directory held open was removed and a cgroup v2 directory
+ * is at its path again (a unit or container restarted: a new cgroup, a new
+ * id): the new one is held instead, under the same fd number (so whoever
+ * holds that number, targets_free() too, stays right). 1 when so; 0 when
+ * not (the one held is still there, or nothing is at the path); -errno
+ * when the new one cannot be opened. */
+int targets_cgroup_reopen(const struct target_sel *t);
 
 static inline bool targets_any(const struct target_sel *t)
 {

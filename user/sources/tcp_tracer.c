@@ -362,6 +362,17 @@ int tracer_add_target(struct tracer *t, pid_t pid)
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.targets), &key, &one, BPF_ANY);
 }
 
+int tracer_set_cgroup(struct tracer *t, int cgroup_fd)
+{
+	__u32 zero = 0, fd = cgroup_fd;
+
+	/* The array holds a reference on the cgroup itself, not on the fd:
+	 * the old one is let go here. */
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.target_cgroup), &zero, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner)
 {
 	__u16 port = tuple->sport;

@@ -54,6 +54,10 @@ int tracer_preflight(const struct tracer_opts *o);
 int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx);
 int tracer_add_target(struct tracer *t, pid_t pid);
+/* --cgroup: the directory (an open fd) whose processes join from now on,
+ * in place of the one given at open (a cgroup made again at its path).
+ * 0 or -errno. */
+int tracer_set_cgroup(struct tracer *t, int cgroup_fd);
 /* Owner of a socket that predates the agent, matched by 4-tuple. */
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner);
 /* A listener that predates the agent: connections it takes before accept()
