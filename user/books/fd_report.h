@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cgroup_facts.h"
 #include "code_site.h"
 #include "fd_books.h"
 #include "fd_view.h"
@@ -42,6 +43,8 @@ struct fdleak_run {
 	const char *missing_names;
 	const struct kf_plan *features;	/* what this kernel offers, NULL: not probed */
 	uint64_t events, snapshots;
+	const char *cgroup_path;	/* --cgroup, NULL: none ... */
+	struct cgroup_facts cgroup;	/* ... and what became of it */
 };
 
 /* The fd parts of a run's processes; procs NULL: fd tracking is off. */

@@ -33,6 +33,7 @@
 #include "netns.h"
 #include "targets.h"
 #include "attach_sources.h"
+#include "cgroup_watch.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -247,8 +248,23 @@ struct attach_tick {
 	struct doctor_run *drun;
 	struct agentcost *cost;
 	const struct run_loop *loop;
+	struct cgroup_watch cgw;	/* --cgroup: removed, made again */
+	/* Joined with a cgroup made again: seeded after the next snapshot. */
+	pid_t rejoined[CLI_MAX_PIDS];
+	size_t nrejoined;
 	bool live_tty, warned;
 };
+
+/* What the run does once the --cgroup directory is removed. */
+static const char *cgroup_gone_note(const struct attach_opts *o)
+{
+	if (o->exporter)
+		return " (the exporter keeps serving what it counted)";
+	if (o->sel.ncomms)
+		return "";
+	return o->doctor ? " (doctor ends once no target is left)"
+			 : " (attach ends once no target is left)";
+}
 
 static int attach_alive(void *ctx, uint64_t now)
 {
@@ -268,12 +284,17 @@ static int attach_alive(void *ctx, uint64_t now)
 	}
 	if (s->o->tracer.all)
 		return RUN_FOREVER;
-	/* --comm / --cgroup: more may come; the window decides. Nothing comes
-	 * through a removed cgroup: without --comm, attach then ends with its
-	 * last target (the exporter keeps serving). */
+	/* --comm / --cgroup: more may come; the window decides. A cgroup made
+	 * again at the path (a restart) is followed for as long as the run
+	 * lasts. Nothing comes through a removed one: without --comm, attach
+	 * then ends with its last target (the exporter keeps serving). */
 	if (targets_any(&s->o->sel)) {
-		if (!attach_cgroup_gone(&s->o->sel, s->run, s->loop->t0_ns, s->o->exporter) ||
-		    s->o->sel.ncomms || s->o->exporter)
+		enum cgroup_change cg = cgroup_watch_check(&s->cgw);
+
+		if (cg == CGROUP_NEW)
+			attach_cgroup_rejoin(s->agg, s->tracer, &s->o->sel, s->rejoined,
+					     &s->nrejoined, CLI_MAX_PIDS);
+		if (cg != CGROUP_GONE || s->o->sel.ncomms || s->o->exporter)
 			return RUN_FOREVER;
 		return attach_targets_alive(s->agg);
 	}
@@ -301,6 +322,11 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, s->nsw,
 			     o->tracer.all))
 		return -1;
+	/* Events drained by the reconcile win over these seeds, as at start. */
+	if (s->nrejoined) {
+		attach_seed(s->agg, s->tracer, s->snap, s->rejoined, s->nrejoined);
+		s->nrejoined = 0;
+	}
 	if (s->fs) {
 		fd_session_tcp_states(s->fs, s->snap);
 		fd_session_analyze(s->fs, false);
@@ -531,7 +557,7 @@ int attach_run(const struct attach_opts *in)
 	ring_buffer__consume(tracer.rb);
 	if (o->tracer.all)
 		exporter_adopt_owners(&agg, &snap.owners);
-	attach_seed(&agg, &tracer, &snap);
+	attach_seed(&agg, &tracer, &snap, NULL, 0);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	run.doctor = &drun;
@@ -594,7 +620,9 @@ int attach_run(const struct attach_opts *in)
 				   .limits = &limits, .nsw = &nsw, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
 				   .qrun = &qrun, .drun = &drun, .cost = &cost, .live_tty = live_tty,
-				   .loop = &loop };
+				   .loop = &loop,
+				   .cgw = { .sel = &o->sel, .t0_ns = t0, .facts = &run.cgroup,
+					    .gone_note = cgroup_gone_note(o) } };
 	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };

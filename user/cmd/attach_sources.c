@@ -151,7 +151,16 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. */
-void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+static bool pid_in(pid_t pid, const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
+		 const pid_t *only, size_t nonly)
 {
 	struct hmap known;
 	struct conn *c;
@@ -166,7 +175,7 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 		struct cs_owner owner = { .flags = CS_OWNER_SEED };
 		struct cs_tuple tuple;
 
-		if (!p)
+		if (!p || (only && !pid_in(p->pid, only, nonly)))
 			continue;
 		tuple_from_sd(&tuple, s);
 		if (hmap_get(&known, &tuple))
@@ -190,19 +199,48 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 	hmap_free(&known);
 }
 
-bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
-			bool exporter)
+void attach_cgroup_rejoin(struct agg *a, struct tracer *t, const struct target_sel *sel,
+			  pid_t *joined, size_t *n, size_t max)
 {
-	if (run->cgroup_removed)
-		return true;
-	if (!targets_cgroup_removed(sel))
-		return false;
-	run->cgroup_removed = true;
-	run->cgroup_removed_s = (now_ns() - t0) / 1e9;
-	fprintf(stderr, "connscope: cgroup %s was removed after %.1f s; no process joins "
-			"through it any more%s\n", sel->cgroup_path, run->cgroup_removed_s,
-		exporter ? " (the exporter keeps serving what it counted)" : "");
-	return true;
+	/* The cgroup alone: --comm's matches join by the BPF side as before. */
+	const struct target_sel cg = { .cgroup_path = sel->cgroup_path,
+				       .cgroup_fd = sel->cgroup_fd };
+	pid_t pids[CLI_MAX_PIDS];
+	size_t np;
+	int err = tracer_set_cgroup(t, sel->cgroup_fd);
+
+	if (err) {
+		fprintf(stderr, "connscope: cannot point the filter at the new cgroup %s: %s; "
+				"no process joins through it\n", sel->cgroup_path, strerror(-err));
+		return;
+	}
+	np = targets_scan(&cg, pids, 0, CLI_MAX_PIDS);
+	for (size_t i = 0; i < np; i++) {
+		struct proc_books *p;
+		struct proc_ident id;
+
+		if (procfs_read_ident(pids[i], &id))
+			continue;	/* gone since */
+		p = agg_proc_gen(a, pids[i], procfs_start_ns(&id));
+		if (!p)
+			continue;
+		/* Not when the BPF side saw it first (its event read), or a
+		 * -p target moved in. */
+		if (!p->target) {
+			err = tracer_add_target(t, pids[i]);
+			if (err) {
+				fprintf(stderr, "connscope: cannot add pid %d to the filter: %s\n",
+					pids[i], strerror(-err));
+				continue;
+			}
+			p->target = true;
+			p->joined_ns = now_ns();
+			memcpy(p->comm, id.comm, sizeof(p->comm));
+		}
+		/* Either way it joined now: what it held before is seeded. */
+		if (p->joined_ns && *n < max)
+			joined[(*n)++] = pids[i];
+	}
 }
 
 size_t attach_targets_alive(const struct agg *a)

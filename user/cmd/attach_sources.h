@@ -40,14 +40,19 @@ void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all);
 /* Sockets the targets held before we attached: into the books and into
- * the BPF seed map, unless events already told us about them. */
-void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
+ * the BPF seed map, unless events already told us about them. only: those
+ * of these nonly processes alone (NULL: every process of the books). */
+void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
+		 const pid_t *only, size_t nonly);
 
-/* --cgroup: its directory removed during the run (the container or unit
- * gone) is said once on stderr and kept in the run facts for the report.
- * Returns true once it is gone (false without --cgroup). */
-bool attach_cgroup_gone(const struct target_sel *sel, struct run_info *run, uint64_t t0,
-			bool exporter);
+/* --cgroup made again at its path (cgroup_watch.h, CGROUP_NEW): the BPF
+ * filter asks about the new cgroup from now on, and the processes already
+ * in it (started or moved in before that) join the targets, their pids
+ * appended to joined[*n..max) for attach_seed after the next snapshot.
+ * The filter first, the listing second: a process that comes in between
+ * is in both, and joins once. */
+void attach_cgroup_rejoin(struct agg *a, struct tracer *t, const struct target_sel *sel,
+			  pid_t *joined, size_t *n, size_t max);
 /* Targets (-p, joined) not yet seen to exit. */
 size_t attach_targets_alive(const struct agg *a);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup_watch.h"
 #include "cli.h"
 #include "fdleak.h"
 #include "targets.h"
@@ -74,6 +75,7 @@ struct fdleak_tick {
 	const struct fdleak_opts *o;
 	struct fd_session *fs;
 	const struct run_loop *loop;
+	struct cgroup_watch cgw;	/* --cgroup: removed, made again */
 	bool warned;
 };
 
@@ -91,8 +93,21 @@ static int fdleak_alive(void *ctx, uint64_t now)
 		}
 		alive += !p->exited;
 	}
-	/* --comm / --cgroup: more may come; the window decides. */
-	return targets_any(&s->o->sel) ? RUN_FOREVER : alive;
+	/* --comm / --cgroup: more may come; the window decides. A cgroup made
+	 * again at the path (a restart) is followed: its processes are
+	 * listed now, not an interval later. Nothing comes through a removed
+	 * one: without --comm, fdleak then ends with its last target. */
+	if (!targets_any(&s->o->sel))
+		return alive;
+	switch (cgroup_watch_check(&s->cgw)) {
+	case CGROUP_NEW:
+		join_matches(s->o, s->fs, s->loop->t0_ns, false);
+		return RUN_FOREVER;
+	case CGROUP_GONE:
+		return s->o->sel.ncomms ? RUN_FOREVER : alive;
+	default:
+		return RUN_FOREVER;
+	}
 }
 
 static int fdleak_tick(void *ctx, uint64_t now)
@@ -156,7 +171,11 @@ static int fdleak_run(const struct fdleak_opts *o)
 		printf("%-8s %-7s %-12s %7s %7s %7s %8s\n", "TIME", "PID", "COMM", "FDS", "MADE",
 		       "CLOSED", "GROWTH/s");
 	fflush(stdout);
-	rs = (struct fdleak_tick){ .o = o, .fs = &fs, .loop = &loop };
+	run.cgroup_path = o->sel.cgroup_path;
+	rs = (struct fdleak_tick){ .o = o, .fs = &fs, .loop = &loop,
+				   .cgw = { .sel = &o->sel, .t0_ns = t0, .facts = &run.cgroup,
+					    .gone_note = o->sel.ncomms ? "" :
+							 " (fdleak ends once no target is left)" } };
 	loop = (struct run_loop){ .rb = { fs.rb }, .t0_ns = t0, .tick_ns = tick,
 				  .duration_s = o->duration_s, .alive = fdleak_alive,
 				  .tick = fdleak_tick, .ctx = &rs };
@@ -206,7 +225,9 @@ static void fdleak_usage(FILE *out)
 		"      --no-color       ASCII heatmaps even on a terminal\n"
 		"  -j, --json           one JSON document\n"
 		"  -H, --no-header      no live table header\n"
-		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited\n");
+		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited (with\n"
+		"--cgroup and no --comm: and the cgroup was removed, none made again at\n"
+		"its path; one made again, a restart, is followed)\n");
 }
 
 int cmd_fdleak(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include "heatmap_top.h"
 #include "json.h"
 #include "report_kf.h"
+#include "report_cgroup.h"
 #include "report_tw.h"
 
 int format_fdleak_warnings(FILE *out, const struct fdleak_proc *p, double warn_share)
@@ -77,6 +78,7 @@ void format_fdleak_text(FILE *out, const struct fdleak_proc *procs, size_t n,
 
 	fprintf(out, "\nconnscope fdleak: %.1f s (%s), interval %g s, leak age %g s\n",
 		run->elapsed_s, run->end_reason, run->interval_s, run->leak_age_s);
+	format_cgroup_text(out, run->cgroup_path, &run->cgroup);
 	format_unavailable_text(out, run->features);
 	for (size_t i = 0; i < n; i++) {
 		const struct fdleak_proc *p = &procs[i];
@@ -300,6 +302,7 @@ void format_fdleak_json(FILE *out, const struct fdleak_proc *procs, size_t n,
 	json_kv_double(&j, "interval_s", run->interval_s, 3);
 	json_kv_double(&j, "leak_age_s", run->leak_age_s, 3);
 	json_kv_string(&j, "end_reason", run->end_reason);
+	json_cgroup(&j, run->cgroup_path, &run->cgroup);
 	json_unavailable(&j, run->features);
 	json_object_end(&j);
 	json_key(&j, "processes");

@@ -8,6 +8,7 @@
 #include "report_reuse.h"
 #include "report_quic.h"
 #include "report_kf.h"
+#include "report_cgroup.h"
 #include "report_findings.h"
 #include "doctor.h"
 #include "report_losses.h"
@@ -124,9 +125,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
 	if (run->records)
 		fprintf(out, "records: %s\n", run->records);
-	if (run->cgroup_removed)
-		fprintf(out, "cgroup %s removed %.1f s into the run: no process joined through "
-			     "it after that\n", run->cgroup_path, run->cgroup_removed_s);
+	format_cgroup_text(out, run->cgroup_path, &run->cgroup);
 	/* What to act on first, before any number. */
 	format_findings_section(out, a, run);
 	format_unavailable_text(out, run->features);
@@ -244,17 +243,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	for (size_t i = 0; i < run->ncomms; i++)
 		json_string(&j, run->comms[i]);
 	json_array_end(&j);
-	json_key(&j, "cgroup");
-	if (run->cgroup_path)
-		json_string(&j, run->cgroup_path);
-	else
-		json_null(&j);
-	/* The cgroup's directory removed during the run: when (null: not). */
-	json_key(&j, "cgroup_removed_s");
-	if (run->cgroup_removed)
-		json_double(&j, run->cgroup_removed_s, 3);
-	else
-		json_null(&j);
+	json_cgroup(&j, run->cgroup_path, &run->cgroup);
 	json_kv_string(&j, "fd_mode", fd_mode(run));
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);

@@ -13,6 +13,7 @@
 #include "quic_books.h"
 #include "fd_report.h"
 #include "losses.h"
+#include "cgroup_facts.h"
 
 struct kf_plan;
 struct doctor_run;
@@ -28,8 +29,7 @@ struct run_info {
 	const char (*comms)[16];	/* --comm NAMEs, ncomms of them */
 	size_t ncomms;
 	const char *cgroup_path;	/* --cgroup, NULL: none */
-	bool cgroup_removed;		/* that directory was removed during the run ... */
-	double cgroup_removed_s;	/* ... this long after the start */
+	struct cgroup_facts cgroup;	/* ... and what became of it during the run */
 	uint64_t stats[CS_STAT_MAX];	/* BPF counters */
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
 	const struct limits_view *limits;	/* NULL: not observed */

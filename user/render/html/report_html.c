@@ -552,10 +552,17 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 	html_esc(out, run->end_reason);
 	fprintf(out, "</dd>\n<dt>follow children</dt><dd>%s</dd>\n",
 		run->follow_children ? "yes" : "no");
-	if (run->cgroup_removed) {
+	if (run->cgroup_path && run->cgroup.recreated) {
+		fputs("<dt>cgroup re-created</dt><dd data-k=\"cgroup_recreated\">", out);
+		html_esc(out, run->cgroup_path);
+		fprintf(out, " %u time%s, the last %.1f s into the run (the new one followed)</dd>\n",
+			run->cgroup.recreated, run->cgroup.recreated == 1 ? "" : "s",
+			run->cgroup.recreated_s);
+	}
+	if (run->cgroup_path && run->cgroup.removed) {
 		fputs("<dt>cgroup removed</dt><dd data-k=\"cgroup_removed\">", out);
 		html_esc(out, run->cgroup_path);
-		fprintf(out, " %.1f s into the run</dd>\n", run->cgroup_removed_s);
+		fprintf(out, " %.1f s into the run</dd>\n", run->cgroup.removed_s);
 	}
 	/* Which fd source ran: sites exist only with the fd syscall programs. */
 	fprintf(out, "<dt>fd source</dt><dd data-k=\"fd_mode\">%s</dd>\n",
