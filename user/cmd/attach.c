@@ -255,6 +255,15 @@ struct attach_tick {
 	bool live_tty, warned;
 };
 
+/* A cgroup made again at the --cgroup path: the filter moves to it. */
+static void cgroup_follow(void *ctx)
+{
+	struct attach_tick *s = ctx;
+
+	attach_cgroup_rejoin(s->agg, s->tracer, &s->o->sel, s->rejoined, &s->nrejoined,
+			     CLI_MAX_PIDS);
+}
+
 /* What the run does once the --cgroup directory is removed. */
 static const char *cgroup_gone_note(const struct attach_opts *o)
 {
@@ -289,12 +298,8 @@ static int attach_alive(void *ctx, uint64_t now)
 	 * lasts. Nothing comes through a removed one: without --comm, attach
 	 * then ends with its last target (the exporter keeps serving). */
 	if (targets_any(&s->o->sel)) {
-		enum cgroup_change cg = cgroup_watch_check(&s->cgw);
-
-		if (cg == CGROUP_NEW)
-			attach_cgroup_rejoin(s->agg, s->tracer, &s->o->sel, s->rejoined,
-					     &s->nrejoined, CLI_MAX_PIDS);
-		if (cg != CGROUP_GONE || s->o->sel.ncomms || s->o->exporter)
+		if (cgroup_watch_check(&s->cgw) != CGROUP_GONE || s->o->sel.ncomms ||
+		    s->o->exporter)
 			return RUN_FOREVER;
 		return attach_targets_alive(s->agg);
 	}
@@ -622,7 +627,8 @@ int attach_run(const struct attach_opts *in)
 				   .qrun = &qrun, .drun = &drun, .cost = &cost, .live_tty = live_tty,
 				   .loop = &loop,
 				   .cgw = { .sel = &o->sel, .t0_ns = t0, .facts = &run.cgroup,
-					    .gone_note = cgroup_gone_note(o) } };
+					    .gone_note = cgroup_gone_note(o), .follow = cgroup_follow,
+					    .ctx = &rs } };
 	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };

@@ -26,6 +26,8 @@ enum cgroup_change cgroup_watch_check(struct cgroup_watch *w)
 		f->recreated++;
 		f->recreated_s = s;
 		w->open_err = 0;
+		if (w->follow)
+			w->follow(w->ctx);
 		fprintf(stderr, "connscope: cgroup %s was re-created after %.1f s (removed and "
 				"made again at that path: a restart); following the new one\n",
 			sel->cgroup_path, s);

@@ -16,18 +16,21 @@ struct cgroup_watch {
 	/* Said after a removal: what the command does now (may be ""). */
 	const char *gone_note;
 	struct cgroup_facts *facts;	/* kept up to date for the reports */
+	/* A new one at the path is held (sel->cgroup_fd): the command points
+	 * its filters at it here, before it is said, so that whoever reads
+	 * the words finds them followed already. NULL: nothing to move. */
+	void (*follow)(void *ctx);
+	void *ctx;
 	int open_err;			/* a new one that could not be opened, said once */
 };
 
 enum cgroup_change {
 	CGROUP_THERE,	/* the one held is there */
 	CGROUP_GONE,	/* removed, none at its path (said once a removal) */
-	CGROUP_NEW,	/* a new one at its path is held now (said): once a new one */
+	CGROUP_NEW,	/* a new one at its path is held now, followed, said: once */
 };
 
-/* Checks the directory (cheap: each turn of the run loop). On CGROUP_NEW
- * the caller points its filters at sel->cgroup_fd and takes in the
- * processes already in it. */
+/* Checks the directory (cheap: each turn of the run loop). */
 enum cgroup_change cgroup_watch_check(struct cgroup_watch *w);
 
 #endif
