@@ -7,6 +7,16 @@
 #   its report has the exact counts of before.
 # - exporter --cgroup: the same; it keeps serving (new snapshots rendered),
 #   the gone processes' series held with their final values (the grace).
+# - the cgroup restarted (removed and made again at its path: a new cgroup,
+#   a new id, as systemd and container runtimes do): attach --cgroup alone
+#   whose check falls after the new one is there (it is stopped meanwhile),
+#   attach --cgroup --comm and exporter --cgroup after they said the
+#   removal: each says the re-creation once and follows the new cgroup,
+#   whose processes (one there before the agent looked, one started after)
+#   are counted exactly; attach without --comm still ends with status 3
+#   once the new one is removed too.
+# - fdleak --cgroup: follows a re-created cgroup, says it, and ends with
+#   status 3 once the cgroup is removed with no target left (before: never).
 # (A cgroup removed before the run is a row of 21_bad_input_table.)
 # - targets in a network namespace that are killed, then the namespace
 #   deleted, while a host target keeps attach / the exporter running: said
@@ -64,6 +74,11 @@ cg_client() {
 	fix_start "$1" bash -c "$(declare -f in_cgroup); CG='$2'; in_cgroup \"\$@\"" _ \
 		"$FIXTURES/tcpfix" client -p "$port" && fix_expect "$1" "ready *" 10
 }
+# cg_server NAME CGROUP PORT: a tcpfix server of PORT inside CGROUP.
+cg_server() {
+	fix_start "$1" bash -c "$(declare -f in_cgroup); CG='$2'; in_cgroup \"\$@\"" _ \
+		"$FIXTURES/tcpfix" server -p "$3" && fix_expect "$1" "listening *" 10
+}
 # new_cgroup PATH: made now, removed at exit if the test did not (registered
 # before the processes put in it, so it runs after they are gone).
 new_cgroup() {
@@ -115,6 +130,93 @@ assert_eq "$(jqn '[.agent.losses.total, .agent.time_wait_end_unseen] | join(" ")
 	cgroup/nothing_lost
 released cgroup "$held"
 
+# ---- attach --cgroup: the cgroup restarted before attach looked ----
+CG=$MNT/connscope-vanish-re-$$
+new_cgroup "$CG" || { fail restart/mkdir "cannot make $CG"; exit 0; }
+cg_client r1 "$CG" || fail restart/start r1
+J=$TMP/re.json
+cs_attach "$J" "$TMP/re.err" --cgroup "$CG" -i 0.2 -j --report "$TMP/re.html" ||
+	{ fail restart/attach "$(cat "$TMP/re.err")"; exit 0; }
+held=$(bpf_owned "$CS_PID")
+assert_eq "$(fx_cmd r1 "churn 2")" "churned 2" restart/r1_churned
+fx_stop r1
+wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
+wait_for "grep -q 'process $r1_PID (tcpfix) exited' '$TMP/re.err'" 10
+# The unit restarts while attach is stopped: removed, made again, and its
+# server already listening when attach looks again.
+rport=$(free_port)
+if kill -STOP "$CS_PID" && rmdir "$CG" && mkdir "$CG" && cg_server rs "$CG" "$rport"; then
+	ok restart/recreated_with_server
+else
+	fail restart/recreated_with_server "rmdir/mkdir $CG or the server failed"
+fi
+kill -CONT "$CS_PID"
+wait_for "grep -q 'process $rs_PID (tcpfix) joined the targets' '$TMP/re.err' || ended $CS_PID" 20 ||
+	fail restart/server_joined "$(cat "$TMP/re.err")"
+# Clients outside the cgroup (not traced) to the server; one inside the
+# new cgroup, started now, to the first server.
+fx_start rout client -p "$rport" || fail restart/start rout
+assert_eq "$(fx_cmd rout "churn 5")" "churned 5" restart/rout_churned
+cg_client r2 "$CG" || fail restart/start r2
+assert_eq "$(fx_cmd r2 "churn 4")" "churned 4" restart/r2_churned
+wait_for "[ \"\$(fx_cmd rs stats)\" = 'stats accepted 5 closed 5 open 0' ]" 20 ||
+	fail restart/server_saw_all "$(fx_cmd rs stats)"
+fx_stop rout
+fx_stop r2
+fx_stop rs
+wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
+if rmdir "$CG"; then ok restart/removed_again; else fail restart/removed_again "rmdir $CG failed"; fi
+wait_for "ended $CS_PID" 20 || fail restart/attach_ended_by_itself "still running 20 s after the rmdir"
+wait "$CS_PID"
+assert_eq "$?" 3 restart/attach_exit_status_3
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/re.err")" 1 \
+	restart/recreation_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/re.err")" 1 restart/removal_said_once
+assert_eq "$(jqn '[.run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s, .run.end_reason] | join(" ")' "$J")" \
+	"1 true target exited" restart/json_recreated_then_removed
+assert_eq "$(grep -c 'data-k="cgroup_recreated"' "$TMP/re.html")$(grep -c 'data-k="cgroup_removed"' "$TMP/re.html")" 11 \
+	restart/html_says_both
+ps=".processes[] | select(.pid == $rs_PID)" p2=".processes[] | select(.pid == $r2_PID)"
+assert_eq "$(jqn "[$ps | .exited, (.joined_s > 0), .totals.connections_accepted, .totals.connections_closed] | join(\" \")" "$J")" \
+	"true true 5 5" restart/server_in_new_cgroup_exact
+assert_eq "$(jqn "[$p2 | .exited, (.joined_s > 0), $tot] | join(\" \")" "$J")" "true true 4 4 4 4" \
+	restart/client_in_new_cgroup_exact
+assert_eq "$(jqn "[.processes[] | select(.pid == $r1_PID) | .totals.connections_opened] | add" "$J")" 2 \
+	restart/old_cgroup_client_exact
+assert_eq "$(jqn '[.agent.losses.total, .agent.time_wait_end_unseen] | join(" ")' "$J")" "0 0" \
+	restart/nothing_lost
+released restart "$held"
+
+# ---- attach --cgroup --comm: removal said, then the restart followed ----
+CG=$MNT/connscope-vanish-rc-$$
+new_cgroup "$CG" || { fail restart_comm/mkdir "cannot make $CG"; exit 0; }
+J=$TMP/rc.json
+# --comm of no process: it only keeps attach from ending at the removal.
+cs_attach "$J" "$TMP/rc.err" --cgroup "$CG" --comm cs-nomatch -i 0.2 -j ||
+	{ fail restart_comm/attach "$(cat "$TMP/rc.err")"; exit 0; }
+held=$(bpf_owned "$CS_PID")
+rmdir "$CG"
+wait_for "grep -q 'cgroup $CG was removed' '$TMP/rc.err'" 10 ||
+	fail restart_comm/removal_said "$(cat "$TMP/rc.err")"
+mkdir "$CG"
+wait_for "grep -q 'cgroup $CG was re-created' '$TMP/rc.err'" 10 ||
+	fail restart_comm/recreation_said "$(cat "$TMP/rc.err")"
+cg_client r3 "$CG" || fail restart_comm/start r3
+assert_eq "$(fx_cmd r3 "churn 3")" "churned 3" restart_comm/r3_churned
+fx_stop r3
+wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
+rmdir "$CG"
+wait_for "[ \$(grep -c 'cgroup $CG was removed' '$TMP/rc.err') -ge 2 ] || ended $CS_PID" 10
+if ended "$CS_PID"; then fail restart_comm/runs_on_with_comm "ended: $(cat "$TMP/rc.err")"; fi
+cs_stop
+assert_eq "$?" 0 restart_comm/exit_status
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/rc.err")" 2 restart_comm/each_removal_said_once
+assert_eq "$(jqn "[.processes[] | select(.pid == $r3_PID) | .exited, (.joined_s > 0), $tot] | join(\" \")" "$J")" \
+	"true true 3 3 3 3" restart_comm/client_in_new_cgroup_exact
+assert_eq "$(jqn '[.run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s] | join(" ")' "$J")" "1 true" \
+	restart_comm/json_recreated
+released restart_comm "$held"
+
 # ---- exporter --cgroup: the same, and it keeps serving ----
 CG=$MNT/connscope-vanish-exp-$$
 new_cgroup "$CG" || { fail exporter/mkdir "cannot make $CG"; exit 0; }
@@ -149,10 +251,65 @@ assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/exp.err")" 1
 # test_prom/selector_members_retired_after_grace).
 assert_eq "$(metric "$eport" $opened "$e1_PID") $(metric "$eport" $opened "$e2_PID")" "5 2" \
 	exporter/gone_series_held_final
+# The unit restarts: a new cgroup at the path, followed; a process in it
+# counted exactly.
+mkdir "$CG"
+wait_for "grep -q 'cgroup $CG was re-created' '$TMP/exp.err' || ended $EXP" 10
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/exp.err")" 1 \
+	exporter/recreation_said_once
+cg_client e3 "$CG" || fail exporter/start e3
+assert_eq "$(fx_cmd e3 "churn 3")" "churned 3" exporter/e3_churned
+if wait_for "[ \"\$(metric $eport $opened $e3_PID)\" = 3 ]" 20; then
+	ok exporter/new_cgroup_counted
+else
+	fail exporter/new_cgroup_counted "$opened of $e3_PID: '$(metric "$eport" $opened "$e3_PID")'"
+fi
+fx_stop e3
+wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
+rmdir "$CG"
 kill -TERM "$EXP"
 wait "$EXP"
 assert_eq "$?" 0 exporter/exit_status
 released exporter "$held"
+
+# ---- fdleak --cgroup: a restart followed, the removal ends it ----
+CG=$MNT/connscope-vanish-fd-$$
+new_cgroup "$CG" || { fail fdleak/mkdir "cannot make $CG"; exit 0; }
+cg_client f1 "$CG" || fail fdleak/start f1
+spawn_bg "$CONNSCOPE" fdleak --cgroup "$CG" -i 0.2 -j >"$TMP/fd.json" 2>"$TMP/fd.err"
+FDL=$BG_PID
+wait_for "grep -q '^connscope: tracing' '$TMP/fd.err' || ended $FDL" 30 ||
+	fail fdleak/start "$(cat "$TMP/fd.err")"
+held=$(bpf_owned "$FDL")
+fx_stop f1
+wait_for "grep -q 'process $f1_PID (tcpfix) exited' '$TMP/fd.err'" 10 ||
+	fail fdleak/exit_said "$(cat "$TMP/fd.err")"
+# Restarted while fdleak is stopped; a process in the new one before it looks.
+kill -STOP "$FDL"
+rmdir "$CG" && mkdir "$CG" && cg_client f2 "$CG" || fail fdleak/recreated "rmdir/mkdir $CG or f2 failed"
+kill -CONT "$FDL"
+wait_for "grep -q 'process $f2_PID (tcpfix) joined the targets' '$TMP/fd.err' || ended $FDL" 10 ||
+	fail fdleak/new_cgroup_process_joined "$(cat "$TMP/fd.err")"
+fx_stop f2
+wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
+rmdir "$CG"
+if wait_for "ended $FDL" 20; then
+	ok fdleak/ended_by_itself
+else
+	fail fdleak/ended_by_itself "still running 20 s after the rmdir: $(cat "$TMP/fd.err")"
+	kill -INT "$FDL"
+fi
+wait "$FDL"
+assert_eq "$?" 3 fdleak/exit_status_3
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/fd.err")" 1 \
+	fdleak/recreation_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s.*fdleak ends once no target is left" "$TMP/fd.err")" 1 \
+	fdleak/removal_said_once
+assert_eq "$(jqn '[.run.end_reason, .run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s] | join(" ")' "$TMP/fd.json")" \
+	"target exited 1 true" fdleak/json_run
+assert_eq "$(jqn "[.processes[] | select(.pid == $f1_PID or .pid == $f2_PID) | .exited] | join(\" \")" "$TMP/fd.json")" \
+	"true true" fdleak/both_followed_to_exit
+released fdleak "$held"
 
 # ---- targets in a network namespace killed, then the namespace deleted ----
 NS=connscope-vanish-$$
