@@ -9,6 +9,7 @@
 #include "summary.h"
 #include "json.h"
 #include "report_tw.h"
+#include "report_cgroup.h"
 
 static char *render(void (*fn)(FILE *, const void *), const void *arg)
 {
@@ -214,6 +215,72 @@ TEST(time_wait_endpoints_top_n_and_other)
 	ASSERT_TRUE(strstr(out, "\"cells\":[[7],[3]]") != NULL, "other_cells_sum");
 	free(out);
 	agg_free(&a);
+}
+
+static const char *cg_path;
+
+static void cgroup_text_fn(FILE *f, const void *arg)
+{
+	format_cgroup_text(f, cg_path, arg);
+}
+
+static void cgroup_json_fn(FILE *f, const void *arg)
+{
+	struct json j;
+
+	json_init(&j, f, false);
+	json_object_begin(&j);
+	json_cgroup(&j, cg_path, arg);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+/* --cgroup's fate in the reports: nothing said when nothing happened; a
+ * restart followed, then a removal with none made again; no --cgroup. */
+TEST(cgroup_removed_and_recreated)
+{
+	struct cgroup_facts none = {}, gone = { .removed = true, .removed_s = 4.25 },
+			    both = { .removed = true, .removed_s = 9.5, .recreated = 2,
+				     .recreated_s = 7.125 },
+			    back = { .recreated = 1, .recreated_s = 3 };
+	char *out;
+
+	cg_path = "/sys/fs/cgroup/a.service";
+	out = render(cgroup_text_fn, &none);
+	ASSERT_STREQ(out, "", "text_none");
+	free(out);
+	out = render(cgroup_json_fn, &none);
+	ASSERT_STREQ(out, "{\"cgroup\":\"/sys/fs/cgroup/a.service\",\"cgroup_removed_s\":null,"
+			  "\"cgroup_recreated\":0,\"cgroup_recreated_s\":null}\n", "json_none");
+	free(out);
+	out = render(cgroup_text_fn, &gone);
+	ASSERT_STREQ(out, "cgroup /sys/fs/cgroup/a.service removed 4.2 s into the run: no "
+			  "process joined through it after that\n", "text_removed");
+	free(out);
+	out = render(cgroup_text_fn, &both);
+	ASSERT_STREQ(out, "cgroup /sys/fs/cgroup/a.service re-created 2 times (the last 7.1 s "
+			  "into the run): the new one followed each time\ncgroup "
+			  "/sys/fs/cgroup/a.service removed 9.5 s into the run: no process joined "
+			  "through it after that\n", "text_recreated_then_removed");
+	free(out);
+	out = render(cgroup_json_fn, &both);
+	ASSERT_STREQ(out, "{\"cgroup\":\"/sys/fs/cgroup/a.service\",\"cgroup_removed_s\":9.500,"
+			  "\"cgroup_recreated\":2,\"cgroup_recreated_s\":7.125}\n",
+		     "json_recreated_then_removed");
+	free(out);
+	out = render(cgroup_json_fn, &back);
+	ASSERT_STREQ(out, "{\"cgroup\":\"/sys/fs/cgroup/a.service\",\"cgroup_removed_s\":null,"
+			  "\"cgroup_recreated\":1,\"cgroup_recreated_s\":3.000}\n",
+		     "json_recreated_there");
+	free(out);
+	cg_path = NULL;
+	out = render(cgroup_text_fn, &both);
+	ASSERT_STREQ(out, "", "text_no_cgroup");
+	free(out);
+	out = render(cgroup_json_fn, &both);
+	ASSERT_STREQ(out, "{\"cgroup\":null,\"cgroup_removed_s\":null,\"cgroup_recreated\":0,"
+			  "\"cgroup_recreated_s\":null}\n", "json_no_cgroup");
+	free(out);
 }
 
 UNIT_MAIN()
