@@ -57,7 +57,9 @@ static void attach_usage(FILE *out)
 		"      --comm NAME        every process of that name (<= 15 bytes, as in\n"
 		"                         /proc/PID/comm), those started later too (repeatable)\n"
 		"      --cgroup PATH      every process in that cgroup v2 directory or below,\n"
-		"                         now and later (a container, a systemd unit)\n"
+		"                         now and later (a container, a systemd unit); one\n"
+		"                         removed and made again at PATH (a restart) is\n"
+		"                         followed when attach finds the new one there\n"
 		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
 		"  -i, --interval S       live table and reconcile interval (default 1)\n"
 		"  -j, --json             final report as one JSON document, no live table\n"
@@ -86,7 +88,9 @@ static void attach_usage(FILE *out)
 		"                         default keeps them on the socket, two records each)\n"
 		"  -v, --verbose          libbpf's messages\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
-		"the window (with --cgroup and no --comm: and the cgroup was removed)\n");
+		"the window (with --cgroup and no --comm: and the cgroup was removed, none\n"
+		"made again at PATH when attach looked; it looks about every 100 ms, so\n"
+		"to follow restarts of any speed add --comm NAME or use the exporter)\n");
 }
 
 static void doctor_usage(FILE *out)
@@ -242,7 +246,9 @@ static void exporter_usage(FILE *out)
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
 		"      --comm NAME        every process of that name, now and later\n"
-		"      --cgroup PATH      every process in that cgroup v2 directory, now and later\n"
+		"      --cgroup PATH      every process in that cgroup v2 directory, now and\n"
+		"                         later; removed and made again at PATH (a restart):\n"
+		"                         the new one is followed\n"
 		"      --all              every process (fds from /proc, top processes only)\n"
 		"      --top-processes N  with --all: processes with series of their own, the\n"
 		"                         rest are pid=\"other\" (default 20)\n"

@@ -28,8 +28,8 @@ enum cgroup_change cgroup_watch_check(struct cgroup_watch *w)
 		w->open_err = 0;
 		if (w->follow)
 			w->follow(w->ctx);
-		fprintf(stderr, "connscope: cgroup %s was re-created after %.1f s (removed and "
-				"made again at that path: a restart); following the new one\n",
+		fprintf(stderr, "connscope: cgroup %s was re-created after %.1f s (a restart: "
+				"removed and made again at that path); following the new one\n",
 			sel->cgroup_path, s);
 		return CGROUP_NEW;
 	}

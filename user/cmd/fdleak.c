@@ -216,7 +216,9 @@ static void fdleak_usage(FILE *out)
 		"  whose fds stay open\n"
 		"  -p, --pid PIDS       processes (repeatable, comma-separated)\n"
 		"      --comm NAME      every process of that name (checked each interval)\n"
-		"      --cgroup PATH    every process in that cgroup v2 directory (each interval)\n"
+		"      --cgroup PATH    every process in that cgroup v2 directory (each interval;\n"
+		"                       one removed and made again at PATH, a restart, is\n"
+		"                       followed)\n"
 		"  -d, --duration S     stop after S seconds (default: until Ctrl-C)\n"
 		"  -i, --interval S     /proc listing interval (default 1)\n"
 		"      --leak-age S     an fd open longer than this is a suspect (default 10)\n"
@@ -227,7 +229,7 @@ static void fdleak_usage(FILE *out)
 		"  -H, --no-header      no live table header\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited (with\n"
 		"--cgroup and no --comm: and the cgroup was removed, none made again at\n"
-		"its path; one made again, a restart, is followed)\n");
+		"PATH when fdleak looked)\n");
 }
 
 int cmd_fdleak(int argc, char **argv)
