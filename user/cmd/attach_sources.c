@@ -149,8 +149,6 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	return err;
 }
 
-/* Sockets the targets held before we attached: into the books and into
- * the BPF seed map, unless events already told us about them. */
 static bool pid_in(pid_t pid, const pid_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -159,6 +157,8 @@ static bool pid_in(pid_t pid, const pid_t *pids, size_t n)
 	return false;
 }
 
+/* Sockets the targets held before we attached: into the books and into
+ * the BPF seed map, unless events already told us about them. */
 void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
 		 const pid_t *only, size_t nonly)
 {
