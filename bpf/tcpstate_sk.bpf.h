@@ -38,11 +38,11 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 				   int newstate, __u8 flags, __u64 tw)
 {
 	struct cs_event *e = ev_reserve(sk, o, type, oldstate, newstate, flags | CS_F_SUMMARY,
-					tw);
+					tw, true);
 
 	if (!e)
 		return -1;	/* counted lost */
-	sk_read_tuple(sk, &e->tuple);
+	sk_read_tuple(sk, &e->tuple, true);
 	e->io = st->io;
 	e->syn_ns = st->syn_ns;
 	e->est_ns = st->est_ns;
@@ -92,14 +92,17 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 			return NULL;
 		owner_from_current(&init.owner,
 				   newstate == TCP_LISTEN ? CS_OWNER_LISTEN : CS_OWNER_CONNECT);
+	} else if (!seed_port(sk_local_port(sk))) {
+		/* Neither a seeded listener's child nor a seed. */
+		return NULL;
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
-		sk_read_tuple(sk, &t);
+		sk_read_tuple(sk, &t, true);
 		found = listener_of(sk, &t, false);
 		if (!found)
 			return NULL;
 		init.owner = *found;
 	} else {
-		sk_read_tuple(sk, &t);
+		sk_read_tuple(sk, &t, true);
 		found = bpf_map_lookup_elem(&seeds, &t);
 		if (!found)
 			return NULL;
@@ -144,8 +147,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 				return 0;
 			/* --all: a socket from before the start, its owner
 			 * unknown here; user space counts it (unknown_events). */
-			sk_read_tuple(sk, &t);
-			return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, flags, 0);
+			sk_read_tuple(sk, &t, true);
+			return emit(sk, NULL, &t, CS_EV_STATE, oldstate, newstate, flags, 0, true);
 		}
 		flags |= CS_F_NEW_OWNER;
 	}
@@ -171,7 +174,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		st->fin_ns = now;
 		st->sum |= newstate == TCP_FIN_WAIT1 ? CS_SUM_ACTIVE_CLOSE : CS_SUM_PASSIVE_CLOSE;
 	}
-	if (!(st->sum & CS_SUM_ORPHAN) && sk_is_orphan(sk)) {
+	if (!(st->sum & CS_SUM_ORPHAN) && sk_is_orphan(sk, true)) {
 		st->orphan_ns = now;
 		st->sum |= CS_SUM_ORPHAN;
 	}
@@ -200,7 +203,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	if (newstate != TCP_CLOSE)
 		return 0;
 	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && tw_handler_addr && !quic)
-		tw = tw_adopt(sk, &st->owner);
+		tw = tw_adopt(sk, &st->owner, true);
 	if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
 	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw);
@@ -220,13 +223,11 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 	if (!st) {
 		/* A connection held since before we attached sends without a
 		 * state change: adopt its seed here. */
-		const struct inet_sock *inet = (const struct inet_sock *)sk;
-		__u16 lport = bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
 		int state;
 
-		if (!bpf_map_lookup_elem(&seed_ports, &lport))
+		if (!seed_port(sk_local_port(sk)))
 			return 0;
-		state = BPF_CORE_READ(sk, __sk_common.skc_state);
+		state = sk->__sk_common.skc_state;
 		st = sk_state_new(sk, state, state);
 		if (!st)
 			return 0;

@@ -283,11 +283,11 @@ say "machine: $(nproc) cores, ${CPU_MODEL:-unknown CPU}, Linux $(uname -r); $REP
 
 # one_run CFG KIND: a fresh namespace, the tool attached (or not), one
 # loadgen run (KIND: churn, ka, max, churn8). Prints "throughput events
-# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds bpf_ns" (bpf_ns: "-"
-# when the agent reported no BPF run time).
+# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds bpf_ns bpf_groups"
+# (bpf_ns, bpf_groups: "-" when the agent reported no BPF run time).
 one_run() {
 	local cfg=$1 kind=$2 out=$WORK/run.out tool= child= ticks0=0 args thr ev=0 lost=0
-	local acpu=0 arss=0 wcpu=0 bpfns=
+	local acpu=0 arss=0 wcpu=0 bpfns= bpfgrp=
 
 	case $kind in
 	churn) args=(run -n "$CHURN_N" -c 32 -r 1) ;;
@@ -339,6 +339,12 @@ one_run() {
 		# The kernel's own run-time stats of connscope's programs, as
 		# the agent reports them (agent.cost).
 		bpfns=$(jq -r '.agent.cost.bpf_run_time_ns // empty' "$WORK/att.json" 2>/dev/null)
+		# The same by group of programs: state changes, TIME_WAIT
+		# timers, send/receive, the rest (state:timers:io:other, ns).
+		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("set_state")) then 0
+			elif (.name | test("timer")) then 1 elif (.name | test("send|recv")) then 2
+			else 3 end), t: .run_time_ns}] | [range(4) as $i | map(select(.g == $i) | .t) | add // 0]
+			| map(tostring) | join(":")' "$WORK/att.json" 2>/dev/null)
 		# GNU time puts "Command exited with non-zero status" first.
 		read -r u s arss < <(tail -n 1 "$WORK/time.out" 2>/dev/null)
 		acpu=$(awk -v u="${u:-0}" -v s="${s:-0}" -v t="$ticks0" -v hz="$(getconf CLK_TCK)" \
@@ -351,7 +357,7 @@ one_run() {
 	ns_del "$NS"
 	if [[ $kind == ka ]]; then thr=$(kv "$out" reqs_per_s); else thr=$(kv "$out" conns_per_s); fi
 	[[ -f $out.perf ]] && wcpu=$(awk -F, '$3 == "task-clock" { print $1 }' "$out.perf")
-	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds) ${bpfns:--}"
+	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds) ${bpfns:--} ${bpfgrp:--}"
 }
 
 # cs_cfg_args CFG: connscope attach's options for a bench configuration.
@@ -365,6 +371,7 @@ cs_cfg_args() {
 
 declare -A THR WCPU REC_CONN
 EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN=""
+declare -A BPF_GRP_CONN
 if want 1 || want 2; then
 	cfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
 	for kind in churn ka; do
@@ -373,7 +380,7 @@ if want 1 || want 2; then
 		for ((r = 0; r < REPS; r++)); do
 			for ((k = 0; k < ${#cfgs[@]}; k++)); do
 				cfg=${cfgs[(k + r) % ${#cfgs[@]}]}
-				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
+				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
 				THR[$kind.$cfg]+="$thr "
 				WCPU[$kind.$cfg]+="$(awk -v c="$wcpu" -v n="${conns:-1}" -v r="$([[ $kind == ka ]] && echo "$KA_R" || echo 1)" 'BEGIN { printf "%.4f", c * 1000 / (n * r) }') "
 				[[ $cfg == connscope && $kind == ka ]] && LOST_KA=$((LOST_KA + lost))
@@ -386,6 +393,12 @@ if want 1 || want 2; then
 					ACPU_US+="$(awk -v c="$acpu" -v e="$ev" 'BEGIN { printf "%.3f", e ? c * 1e6 / e : 0 }') "
 					ARSS+="$arss "
 					[[ $bpfns != - ]] && BPF_NS_CONN+="$(awk -v b="$bpfns" -v n="${conns:-1}" 'BEGIN { printf "%.1f", b / n }') "
+					if [[ $bpfgrp != - ]]; then
+						IFS=: read -r -a g <<<"$bpfgrp"
+						for i in 0 1 2 3; do
+							BPF_GRP_CONN[$i]+="$(awk -v b="${g[i]:-0}" -v n="${conns:-1}" 'BEGIN { printf "%.1f", b / n }') "
+						done
+					fi
 				fi
 			done
 			say "  round $((r + 1)): $kind $(for c in "${cfgs[@]}"; do v=(${THR[$kind.$c]}); printf '%s %s  ' "$c" "${v[-1]}"; done)"
@@ -432,11 +445,11 @@ if want 2; then
 	say "2: highest-rate churn (2 pairs, $MAX_N connections) attached, $SMALL_REPS runs"
 	MAX_RATES="" MAX_LOST=0 MAX_LOST_PT=0 MAX_LOST_RUNS="" MAX_LOST_PT_RUNS=""
 	for ((r = 0; r < SMALL_REPS; r++)); do
-		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
+		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
 		MAX_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 		MAX_LOST=$((MAX_LOST + lost))
 		MAX_LOST_RUNS+="$lost "
-		one_run connscope-pt max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns <"$WORK/one.res"
+		one_run connscope-pt max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
 		MAX_LOST_PT=$((MAX_LOST_PT + lost))
 		MAX_LOST_PT_RUNS+="$lost "
 	done
@@ -452,6 +465,10 @@ if want 2; then
 	row 2 "agent CPU per event (attach)" "us" - 0 $ACPU_US
 	if [[ -n $BPF_NS_CONN ]]; then
 		row 2 "BPF run time/conn, kernel stats (churn)" "ns" - 0 $BPF_NS_CONN
+		row 2 "  of it: state-change programs" "ns" - 0 ${BPF_GRP_CONN[0]:-}
+		row 2 "  of it: TIME_WAIT timer programs" "ns" - 0 ${BPF_GRP_CONN[1]:-}
+		row 2 "  of it: send/receive programs" "ns" - 0 ${BPF_GRP_CONN[2]:-}
+		row 2 "  of it: the others" "ns" - 0 ${BPF_GRP_CONN[3]:-}
 		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) over the churn run, divided by its connections (both ends traced: every program that ran for them, in any task)"
 	else
 		note "BPF run time per connection: the agent reported no agent.cost (BPF run-time stats unavailable)"
@@ -737,6 +754,38 @@ gp_run() {
 	echo "${rate:-0}"
 }
 
+# uc_run CFG: conns/s of a churn in a fresh namespace while CFG is
+# attached to another process (GP_TARGET).
+uc_run() {
+	local cfg=$1 tool= out=$WORK/uc.out thr
+
+	ns_new || return 1
+	case $cfg in
+	connscope*)
+		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
+			2>"$WORK/uc.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_for "grep -q 'connscope: tracing' '$WORK/uc.err'" 30 ||
+			say "connscope did not attach: $(head -n 3 "$WORK/uc.err")"
+		;;
+	tcplife)
+		"$cfg" >/dev/null 2>"$WORK/uc.err" &
+		tool=$!
+		BG+=("$tool")
+		wait_perf_event "$tool" || say "$cfg did not attach: $(head -n 3 "$WORK/uc.err")"
+		;;
+	esac
+	if lg_start "$NS" "$out" run -n "$CHURN_N" -c 32 -r 1; then
+		lg_go
+		lg_end || say "loadgen untraced $cfg: $(tail -n 2 "$WORK/loadgen.err")"
+	fi
+	[[ -n $tool ]] && stop_proc "$tool"
+	ns_del "$NS"
+	thr=$(kv "$out" conns_per_s)
+	echo "${thr:-0}"
+}
+
 if want 7; then
 	gcfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
 	say "7: getpid loop of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
@@ -759,6 +808,28 @@ if want 7; then
 	row 7 "getpid/s, --fd-sites / none" "ratio" - 0 $(ratios "${GP[connscope-sites]}" "${GP[none]}")
 	row 7 "getpid/s, tcplife / none" "ratio" - 0 $(ratios "${GP[tcplife]}" "${GP[none]}")
 	row 7 "getpid/s, tcpstates / none" "ratio" - 0 $(ratios "${GP[tcpstates]}" "${GP[none]}")
+
+	# Connections of a process nobody traces: every tracer's programs
+	# run for every socket of the machine, connscope's find no storage
+	# on them (or, --per-transition, no owner) and return.
+	ucfgs=(none connscope connscope-pt tcplife)
+	say "7: churn of an untraced process, $REPS rounds of ${ucfgs[*]} (order rotated)"
+	sleep 3600 </dev/null &
+	GP_TARGET=$!
+	BG+=("$GP_TARGET")
+	declare -A UC
+	for ((r = 0; r < REPS; r++)); do
+		for ((k = 0; k < ${#ucfgs[@]}; k++)); do
+			cfg=${ucfgs[(k + r) % ${#ucfgs[@]}]}
+			UC[$cfg]+="$(uc_run "$cfg") "
+		done
+	done
+	stop_proc "$GP_TARGET"
+	row 7 "untraced churn conns/s, none" "/s" - 0 ${UC[none]}
+	row 7 "untraced churn, connscope / none" "ratio" - 0 $(ratios "${UC[connscope]}" "${UC[none]}")
+	row 7 "untraced churn, --per-transition / none" "ratio" - 0 \
+		$(ratios "${UC[connscope-pt]}" "${UC[none]}")
+	row 7 "untraced churn, tcplife / none" "ratio" - 0 $(ratios "${UC[tcplife]}" "${UC[none]}")
 fi
 
 # ---- 8: the books on our hash table against uthash ----

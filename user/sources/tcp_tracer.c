@@ -206,9 +206,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	 * seen from state transitions and sock_diag. */
 	tw_addr = use_btf && kf_has(kf, KF_HOOK_TW_TIMERS) ? kallsyms_addr("tw_timer_handler") : 0;
 	bpf_program__set_autoload(skel->progs.handle_timer_start_btf, tw_addr != 0);
-	bpf_program__set_autoload(skel->progs.handle_timer_start_nested, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
-	bpf_program__set_autoload(skel->progs.handle_timer_cancel_nested, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
 	/* Socket storage where both the state and the send/receive hooks are
 	 * tp_btf (Linux 6.3+): owners on the sockets, two records a socket,
@@ -238,7 +236,6 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		/* Sockets held at start are sockets too: their seeds fit the
 		 * same budget (what does not fit is counted: tcp_seeds). */
 		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
-		bpf_map__set_max_entries(skel->maps.seed_ports, o->max_sockets);
 	}
 	err = tcpstate_bpf__load(skel);
 	for (size_t i = 0; !err && i < o->ncomms; i++) {
@@ -375,15 +372,13 @@ int tracer_set_cgroup(struct tracer *t, int cgroup_fd)
 
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner)
 {
-	__u16 port = tuple->sport;
-	__u8 one = 1;
 	int err;
 
-	/* A seed that does not fit (more sockets held at start than the maps
-	 * take) leaves that socket's events unowned: counted, reported. */
-	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seed_ports), &port, &one, BPF_ANY);
-	if (!err)
-		err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
+	/* Marked first: the BPF side looks a seed up only at a marked port. A
+	 * seed that does not fit (more sockets held at start than the map
+	 * takes) leaves that socket's events unowned: counted, reported. */
+	t->skel->bss->seed_ports[tuple->sport] = 1;
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.seeds), tuple, owner, BPF_ANY);
 	if (err)
 		t->seeds_failed++;
 	return err;
@@ -398,6 +393,7 @@ int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
 	int err;
 
 	memcpy(key.addr, tuple->saddr, sizeof(key.addr));
+	t->skel->bss->seed_ports[tuple->sport] = 1;
 	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.listeners), &key, owner, BPF_NOEXIST);
 	/* EEXIST: a listener the BPF side learned first, which wins. */
 	if (err && err != -EEXIST)
