@@ -45,6 +45,7 @@ static __always_inline __u64 tw_of_timer(struct timer_list *timer)
 
 static __always_inline int tw_timer_started(struct timer_list *timer)
 {
+	struct tw_rearm *rearm;
 	struct tw_started *last;
 	struct tw_track *track;
 	struct cs_tuple t;
@@ -53,11 +54,19 @@ static __always_inline int tw_timer_started(struct timer_list *timer)
 
 	tw = tw_of_timer(timer);
 	tw_read_tuple((const struct sock_common *)tw, &t);
+	/* The second half of a re-arm: the entry its cancel moved out. */
+	rearm = bpf_map_lookup_elem(&tw_rearm, &zero);
+	if (rearm && rearm->tw == tw) {
+		rearm->tw = 0;
+		if (tuple_eq(&rearm->track.tuple, &t) &&
+		    bpf_map_update_elem(&tw_owners, &tw, &rearm->track, BPF_ANY))
+			stat_inc(CS_STAT_OWNER_FULL);
+	}
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
 	/* A freed tw whose memory now holds another connection keeps no
-	 * owner. One with the same 4-tuple is a re-arm (a retransmitted FIN:
-	 * the owner stays) or, under tcp_tw_reuse, the next TIME_WAIT of that
-	 * tuple at the same address: noted below either way, so that one is
+	 * owner. One with the same 4-tuple is a re-arm (its entry just put
+	 * back) or, under tcp_tw_reuse, the next TIME_WAIT of that tuple at
+	 * the same address: noted below either way, so that one is
 	 * adopted at its CLOSE (which only a new TIME_WAIT has, and its
 	 * timer always starts first). Returning early here left each such
 	 * TIME_WAIT unmatched (59_identity: 2-12 of 40 under tw_reuse). */
@@ -111,14 +120,22 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
 		stat_inc(CS_STAT_EVENTS);
 	}
-	if (type == CS_EV_TW_EXPIRE)
-		bpf_map_delete_elem(&tw_owners, &tw);
+	if (type == CS_EV_TW_CANCEL) {
+		__u32 zero = 0;
+		struct tw_rearm *rearm = bpf_map_lookup_elem(&tw_rearm, &zero);
+
+		if (rearm) {
+			rearm->tw = tw;
+			rearm->track = *track;
+		}
+	}
+	bpf_map_delete_elem(&tw_owners, &tw);
 	return 0;
 }
 
 /* Expiry is timer_cancel (detach in the timer softirq) then
  * timer_expire_entry; an early end (reuse, RST, ss -K) is timer_cancel
- * alone; a re-arm is timer_cancel then timer_start. */
+ * alone; a re-arm is timer_cancel then timer_start (see tw_rearm). */
 SEC("?tp_btf/timer_cancel")
 int BPF_PROG(handle_timer_cancel_btf, struct timer_list *timer)
 {

@@ -46,6 +46,19 @@ cs_attach() {
 	grep -q '^connscope: tracing' "$err"
 }
 
+# agent_map_entries PID NAME: entries of the BPF hash map NAME that process
+# PID holds (found by its fds), by dumping it with bpftool.
+agent_map_entries() {
+	local id
+	for id in $(awk '/^map_id:/ {print $2}' /proc/"$1"/fdinfo/* 2>/dev/null | sort -un); do
+		if [ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$2" ]; then
+			bpftool map dump id "$id" -j | jq length
+			return
+		fi
+	done
+	echo "no map $2"
+}
+
 # Stop it as a user would (Ctrl-C) and return its exit status.
 cs_stop() {
 	kill -INT "$CS_PID" 2>/dev/null

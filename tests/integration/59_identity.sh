@@ -233,6 +233,11 @@ tw_reuse_case() {
 	closing() { inns ss -Htan state fin-wait-1 state fin-wait-2 state closing state last-ack state close-wait | wc -l; }
 	wait_for '[ "$(closing)" -eq 0 ]' 30 || fail "$m/tw_reuse/quiet" "$(closing) sockets still closing"
 	wait_for "[ \"\$(fx_cmd ts$m stats)\" = 'stats accepted $N closed $N open 0' ]" 20
+	# The agent's map of traced TIME_WAIT sockets holds the live ones
+	# only: each one taken over (killed early) leaves it (before: it
+	# stayed until a later tw socket took its address).
+	assert_eq "$(agent_map_entries "$CS_PID" tw_owners)" "$(inns ss -Htan state time-wait | wc -l)" \
+		"$m/tw_reuse/tw_map_holds_live_only"
 	cs_stop
 	assert_eq "$?" 0 "$m/tw_reuse/exit_status"
 	kernel_tw=$(inns ss -Htan state time-wait | wc -l)

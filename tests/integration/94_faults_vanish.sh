@@ -355,6 +355,10 @@ ip netns delete "$NS"
 wait_for "grep -q 'net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended' '$TMP/ns.err'" 20
 assert_eq "$(grep -c "net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended" "$TMP/ns.err")" 1 \
 	netns/last_time_wait_end_said_once
+# And its BPF map of traced TIME_WAIT sockets is empty again: each one
+# killed left it (before: all 23 stayed, for a tw socket that never
+# came back to their addresses).
+assert_eq "$(agent_map_entries "$CS_PID" tw_owners)" 0 netns/tw_map_emptied
 # Still at work for the host target.
 assert_eq "$(fx_cmd hcli "churn 2")" "churned 2" netns/host_churned
 wait_for "[ \$(tw_on_port $port) -ge 2 ]" 10
