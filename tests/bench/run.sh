@@ -339,9 +339,10 @@ one_run() {
 		# The kernel's own run-time stats of connscope's programs, as
 		# the agent reports them (agent.cost).
 		bpfns=$(jq -r '.agent.cost.bpf_run_time_ns // empty' "$WORK/att.json" 2>/dev/null)
-		# The same by group of programs: state changes, TIME_WAIT
+		# The same by group of programs (names cut to 15 characters by
+		# the kernel): state changes, TIME_WAIT
 		# timers, send/receive, the rest (state:timers:io:other, ns).
-		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("set_state")) then 0
+		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("set_stat")) then 0
 			elif (.name | test("timer")) then 1 elif (.name | test("send|recv")) then 2
 			else 3 end), t: .run_time_ns}] | [range(4) as $i | map(select(.g == $i) | .t) | add // 0]
 			| map(tostring) | join(":")' "$WORK/att.json" 2>/dev/null)
