@@ -2,6 +2,7 @@
 /* attach: preflight -> load/attach -> start-up snapshot (seeds) -> poll
  * loop with a reconcile per interval -> final report. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,6 +573,11 @@ int attach_run(const struct attach_opts *in)
 	if (agentcost_start(&cost, o->pids, o->npids))
 		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
 				"run-time stats could not be turned on)\n");
+	/* Start-up parsed the kernel's BTF (~11 MB) and freed it; hand that
+	 * back now, or a small allocation above it in the heap keeps it in
+	 * the agent's RSS for the whole run (measured: 43 MB at start
+	 * instead of 32). */
+	malloc_trim(0);
 
 	if (o->tracer.all)
 		fprintf(stderr, "connscope: tracing every process (--all");
