@@ -8,7 +8,8 @@
  * ended, when its close began, when it was orphaned, its traffic. The
  * storage dies with the socket, so no socket ever inherits another's owner
  * from a reused address, and nothing is evicted. An untraced socket costs
- * one storage lookup that finds nothing.
+ * one storage lookup that finds nothing and a look at its local port
+ * (seed_ports).
  *
  * A socket sends at most two records: at ESTABLISHED (its birth, with the
  * handshake's times) and at CLOSE (its whole life folded into times and
