@@ -592,6 +592,8 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
 			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	if (o->on_tracing)
+		o->on_tracing(o->on_tracing_ctx);
 	if (fs_on && !o->fd_sites)
 		fprintf(stderr, "  fds from /proc/PID/fd listings each interval (leak sites need "
 				"--fd-sites)\n");

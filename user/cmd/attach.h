@@ -36,6 +36,10 @@ struct attach_opts {
 	bool doctor;		/* `connscope doctor`: findings first, fd errors, agent cost */
 	struct tracer_opts tracer;
 	struct target_sel sel;	/* --comm, --cgroup: targets now and later */
+	/* Called once, when tracing has begun (the demo starts its client
+	 * there, so none of its connections straddles the start). */
+	void (*on_tracing)(void *ctx);
+	void *on_tracing_ctx;
 };
 
 /* Runs the whole attach; returns the process exit status. */

@@ -5,6 +5,7 @@
  * summarised, so the output can be read without a service of one's own. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -101,8 +102,10 @@ static void demo_client(const struct sockaddr_in *sa, int rate)
 }
 
 /* The child names itself before the parent goes on: attach reads the
- * targets' names at its start, so a rename after that would not show. */
-static pid_t spawn(const char *name, void (*fn)(void *), void *arg)
+ * targets' names at its start, so a rename after that would not show.
+ * gate (a pipe, or NULL): the child then waits for a byte on it before it
+ * runs fn. */
+static pid_t spawn(const char *name, void (*fn)(void *), void *arg, const int *gate)
 {
 	int ready[2];
 	pid_t pid;
@@ -119,6 +122,12 @@ static pid_t spawn(const char *name, void (*fn)(void *), void *arg)
 		if (write(ready[1], "", 1) < 0)
 			_exit(1);
 		close(ready[1]);
+		if (gate) {
+			close(gate[1]);
+			if (read(gate[0], &b, 1) != 1)
+				_exit(0);	/* the demo ended before tracing began */
+			close(gate[0]);
+		}
 		fn(arg);
 		_exit(0);
 	}
@@ -138,6 +147,18 @@ struct demo_ctx {
 static void run_server(void *arg)
 {
 	demo_server(((struct demo_ctx *)arg)->lfd);
+}
+
+/* attach's on_tracing: the client may start. */
+static void open_gate(void *arg)
+{
+	int *w = arg;
+
+	if (*w >= 0 && write(*w, "", 1) < 0)
+		fprintf(stderr, "connscope demo: cannot start the client: %s\n", strerror(errno));
+	if (*w >= 0)
+		close(*w);
+	*w = -1;
 }
 
 static void run_client(void *arg)
@@ -160,6 +181,7 @@ int cmd_demo(int argc, char **argv)
 	struct demo_ctx d = { .rate = 200 };
 	socklen_t len = sizeof(d.sa);
 	pid_t server = -1, client = -1;
+	int gate[2] = { -1, -1 };
 	int c, ret = 1;
 
 	optind = 1;
@@ -193,13 +215,24 @@ int cmd_demo(int argc, char **argv)
 		fprintf(stderr, "connscope demo: cannot listen on 127.0.0.1: %s\n", strerror(errno));
 		goto out;
 	}
-	server = spawn("demo-server", run_server, &d);
-	/* Attach before the client starts, so its first connection is seen. */
+	server = spawn("demo-server", run_server, &d, NULL);
+	/* The client starts once tracing has begun (attach's on_tracing), so
+	 * every connection it makes is seen from its start: one started
+	 * before could be accepted by the server in the window while its
+	 * client side was never seen (98_demo: one more accepted than
+	 * opened, 1 run in 6). */
 	fprintf(stderr, "connscope demo: server pid %d on 127.0.0.1:%u; its client keeps 4\n"
 			"  pooled connections but opens a new one for every other request\n"
 			"  (~%d requests/s): watch the client's TIME_WAIT pile up\n",
 		server, ntohs(d.sa.sin_port), d.rate);
-	client = spawn("demo-client", run_client, &d);
+	if (pipe2(gate, O_CLOEXEC)) {
+		fprintf(stderr, "connscope demo: pipe failed: %s\n", strerror(errno));
+		goto out;
+	}
+	client = spawn("demo-client", run_client, &d, gate);
+	close(gate[0]);
+	o.on_tracing = open_gate;
+	o.on_tracing_ctx = &gate[1];
 	if (server < 0 || client < 0) {
 		fprintf(stderr, "connscope demo: fork failed: %s\n", strerror(errno));
 		goto out;
@@ -208,6 +241,8 @@ int cmd_demo(int argc, char **argv)
 	o.pids[o.npids++] = client;
 	ret = attach_run(&o);
 out:
+	if (gate[1] >= 0)
+		close(gate[1]);
 	if (client > 0)
 		kill(client, SIGKILL), waitpid(client, NULL, 0);
 	if (server > 0)
