@@ -655,4 +655,49 @@ TEST(reconcile_keeps_time_wait_entered_during_its_dump)
 	agg_free(&a);
 }
 
+/* The kernel reuses a freed inet_timewait_sock's address: a TIME_WAIT
+ * killed early (tcp_tw_reuse, a reset) and a newer one at the same
+ * address. The older one's end, found by the reconciles, must not take
+ * the newer one's address from the index, or the newer one's expiry is
+ * never matched (counted as an end unseen instead of expired). */
+TEST(time_wait_address_reused_keeps_the_newer_mapping)
+{
+	struct agg a;
+	struct inode_map owners;
+	struct cs_event e;
+	struct proc_books *p;
+	struct sd_sock alive[1];
+	const uint64_t TW = 0xa000;
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_proc(&a, CLIENT)->target = true;
+	/* The first: entered, its timer cancelled (killed), no expiry. */
+	e = ev(CS_EV_STATE, 1, CLIENT, CS_OWNER_CONNECT, tup(40001, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.tw = TW;
+	agg_event(&a, &e);
+	e = ev(CS_EV_TW_CANCEL, TW, CLIENT, CS_OWNER_CONNECT, tup(40001, 8080), CS_TCP_TIME_WAIT, CS_TCP_TIME_WAIT);
+	e.tw = TW;
+	agg_event(&a, &e);
+	/* The second at the same address, still in the kernel. */
+	e = ev(CS_EV_STATE, 2, CLIENT, CS_OWNER_CONNECT, tup(40002, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.tw = TW;
+	agg_event(&a, &e);
+	alive[0] = sd(tup(40002, 8080), CS_TCP_TIME_WAIT, 0);
+	agg_reconcile(&a, alive, 1, &owners);
+	agg_reconcile(&a, alive, 1, &owners);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.tw_killed, 1, "first_killed");
+	ASSERT_EQ(a.tw_by_ptr.count, 1, "second_still_indexed");
+	/* The second runs its 60 s. */
+	e = ev(CS_EV_TW_EXPIRE, TW, CLIENT, CS_OWNER_CONNECT, tup(40002, 8080), CS_TCP_TIME_WAIT, CS_TCP_TIME_WAIT);
+	e.tw = TW;
+	agg_event(&a, &e);
+	ASSERT_EQ(p->total.tw_expired, 1, "second_expired");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "none_left");
+	ASSERT_EQ(a.tw_by_ptr.count, 0, "index_empty");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -58,8 +58,14 @@ void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 
 	if (!tw)
 		return;
-	if (tw->tw)
-		hmap_del(&a->tw_by_ptr, &tw->tw);
+	/* The address may hold a newer TIME_WAIT by now (the kernel reuses
+	 * a freed one's memory): its mapping is not ours to delete. */
+	if (tw->tw) {
+		const struct cs_tuple *mapped = hmap_get(&a->tw_by_ptr, &tw->tw);
+
+		if (mapped && !memcmp(mapped, &key, sizeof(key)))
+			hmap_del(&a->tw_by_ptr, &tw->tw);
+	}
 	hmap_del(&a->tw, &key);
 }
 
@@ -345,7 +351,14 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 					es->tw_entered++;
 				if (e->tw) {
 					struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
+					struct tw_entry *older;
 
+					/* An older TIME_WAIT at this address is gone
+					 * (its memory is this one's): it no longer
+					 * has a timer of its own to end it. */
+					if (k && k->family && (older = hmap_get(&a->tw, k)) &&
+					    older->tw == e->tw && older != tw)
+						older->tw = 0;
 					if (k)
 						*k = e->tuple;
 				}
