@@ -695,10 +695,10 @@ void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
 	struct endpoint_stats *es;
 	uint64_t req;
 
-	if (!p || (!io->turns && !io->bytes_sent && !io->bytes_recv) || c->io_live.turns)
+	if (!p || (!io->turns && !io->bytes_sent && !io->bytes_recv) || c->io_added)
 		return;
 	req = (io->turns + 1) / 2;
-	c->io_live = *io;
+	c->io_added = 1;
 	p->requests += req;
 	p->bytes_sent += io->bytes_sent;
 	p->bytes_recv += io->bytes_recv;

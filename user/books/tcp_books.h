@@ -196,10 +196,10 @@ struct conn {
 	uint8_t passive;	/* accepted: its local port is a listening port */
 	uint8_t reuse_open;	/* counted live at its endpoint (reuse.c) */
 	uint8_t accepted;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
-	uint8_t pad2[2];
+	uint8_t io_added;	/* its live traffic was added at the end (agg_add_live_io) */
+	uint8_t pad2;
 	uint64_t since_ns;
 	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
-	struct cs_conn_io io_live;	/* traffic read at the end for still-open connections */
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
 	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
 };
