@@ -85,9 +85,13 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/fixtures:
 	$(Q)mkdir -p $@
 
 # BPF: clang -> bpftool gen object (static link, BTF dedup) -> skeleton.
+# tcpstate uses atomics that return the old value (BPF ISA v3, Linux 5.12+;
+# its oldest target, Debian 12's 6.1, has them): the socket's programs and
+# the agent's birth pass race for one word of the socket's storage.
+$(OUTPUT)/bpf/tcpstate.tmp.o: BPF_CPU := -mcpu=v3
 $(OUTPUT)/bpf/%.tmp.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(BPF_CPU) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/bpf/%.bpf.o: $(OUTPUT)/bpf/%.tmp.o
 	$(call msg,GEN-OBJ,$@)

@@ -11,19 +11,27 @@
  * one storage lookup that finds nothing and a look at its local port
  * (seed_ports).
  *
- * A socket sends at most two records: at ESTABLISHED (its birth, with the
- * handshake's times) and at CLOSE (its whole life folded into times and
- * CS_SUM_* bits). A connect() that fails sends one. The transitions in
- * between (FIN_WAIT1, FIN_WAIT2, CLOSE_WAIT, LAST_ACK, CLOSING) only
- * update the storage; user space unfolds them from the CLOSE record.
+ * A socket sends one record, at CLOSE: its whole life folded into times
+ * and CS_SUM_* bits. The transitions before (ESTABLISHED, FIN_WAIT1,
+ * FIN_WAIT2, CLOSE_WAIT, LAST_ACK, CLOSING) only update the storage; user
+ * space unfolds them from the CLOSE record. A socket that outlives an
+ * interval sends one more, its birth, from the agent's birth pass
+ * (birth_pass below: an iterator over this storage that the agent runs
+ * before each reconcile, in its own context, not the workload's), so the
+ * books hold every live connection when they are compared with the
+ * kernel. Before, every socket sent its birth at ESTABLISHED: a record
+ * cost ~425 ns of the state program (1.7k of its ~6.6k ns a connection
+ * with both ends traced; measured by leaving the records out), and most
+ * connections of a load test end within an interval.
  *
  * An accepted socket starts with its listener's owner (the storage is
  * cloned into each child of a listener, BPF_F_CLONE). The first send,
  * receive or close the socket sees in a task names the process that
  * really holds it: the same one (nothing to say), another target (one
- * CS_EV_OWNER record) or a process we do not trace (one CS_EV_OWNER with
- * tgid 0, and the storage goes). So no accept() tracepoint is needed, and
- * no syscall tracepoint slows down every task on the machine. */
+ * CS_EV_OWNER record if the books know the socket by then) or a process
+ * we do not trace (one CS_EV_OWNER with tgid 0 if they know it, and the
+ * storage goes). So no accept() tracepoint is needed, and no syscall
+ * tracepoint slows down every task on the machine. */
 #ifndef CONNSCOPE_TCPSTATE_SK_BPF_H
 #define CONNSCOPE_TCPSTATE_SK_BPF_H
 
@@ -57,22 +65,32 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 
 /* In a task, on a socket whose owner is still its listener's: the task's
  * process is the real one. false: the socket is no longer traced (its
- * storage is gone; st must not be used). */
+ * storage is gone; st must not be used). A record says so only if the
+ * books have the socket's birth (told has CS_TOLD_BIRTH); else its birth
+ * or end record carries the owner set here. The owner is written inside
+ * CS_TOLD_SETTLING, so a birth pass running beside it on another CPU
+ * never sends a half-written owner (birth_pass). */
 static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st)
 {
 	struct cs_owner none = {};
+	__u32 told;
 
-	st->sum &= ~CS_SUM_PROVISIONAL;
 	if (agent_current_tgid() == st->owner.tgid) {
 		st->owner.flags = CS_OWNER_ACCEPT;
+		st->sum &= ~CS_SUM_PROVISIONAL;
 		return true;
 	}
 	if (current_is_target()) {
+		__sync_fetch_and_or(&st->told, CS_TOLD_SETTLING);
 		owner_from_current(&st->owner, CS_OWNER_ACCEPT);
-		emit_sk(sk, st, &st->owner, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
+		told = __sync_fetch_and_and(&st->told, ~CS_TOLD_SETTLING);
+		st->sum &= ~CS_SUM_PROVISIONAL;
+		if (told & CS_TOLD_BIRTH)
+			emit_sk(sk, st, &st->owner, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
 		return true;
 	}
-	emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
+	if (__sync_fetch_and_or(&st->told, CS_TOLD_GONE) & CS_TOLD_BIRTH)
+		emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return false;
 }
@@ -111,6 +129,7 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 		bpf_map_delete_elem(&seeds, &t);
 		/* User space has it in its books since the start. */
 		init.sum = CS_SUM_BORN | CS_SUM_EST;
+		init.told = CS_TOLD_BIRTH;
 	}
 	init.sk = (__u64)sk;
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &init,
@@ -128,6 +147,8 @@ static __always_inline void sk_state_reset(struct cs_sk *st, const struct sock *
 	st->est_ns = st->fin_ns = st->orphan_ns = 0;
 	__builtin_memset(&st->io, 0, sizeof(st->io));
 	st->sum = sum;
+	/* Not yet visible to the birth pass (no CS_SUM_EST): a plain store. */
+	st->told = 0;
 }
 
 static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, int newstate,
@@ -189,22 +210,14 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 
 	if (newstate == TCP_LISTEN)
 		return emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0);
-	if (newstate == TCP_ESTABLISHED) {
-		if ((st->sum & CS_SUM_PASSIVE) && !accept_tp)
-			flags |= CS_F_ACCEPTED;
-		if (st->sum & CS_SUM_BORN)
-			return 0;	/* seeded: its books exist */
-		/* Born only once its record is out: if the ring was full, the
-		 * end record still carries the birth (CS_F_ACCEPTED too). */
-		st->sum |= CS_SUM_BORN;
-		if (emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0))
-			st->sum &= ~CS_SUM_BORN;
-		return 0;
-	}
 	if (newstate != TCP_CLOSE)
-		return 0;
+		return 0;	/* ESTABLISHED too: see birth_pass */
 	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && tw_handler_addr && !quic)
 		tw = tw_adopt(sk, &st->owner, true);
+	/* Whether the books heard of its birth (a seed, or the birth pass),
+	 * or learn it from this record (CS_F_ACCEPTED too). */
+	if (__sync_fetch_and_or(&st->told, CS_TOLD_END) & CS_TOLD_BIRTH)
+		st->sum |= CS_SUM_BORN;
 	if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
 	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw);
@@ -245,6 +258,66 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 		io->last_dir = dir;
 		__sync_fetch_and_add(&io->turns, 1);
 	}
+	return 0;
+}
+
+/* The birth pass: every TCP socket of one network namespace (an iter/tcp
+ * iterator the agent creates in each namespace it reads and runs before
+ * each reconcile). A traced one established since the last pass and
+ * still alive sends its birth with the handshake's times, as the state
+ * program used to at ESTABLISHED. It runs beside the socket's own
+ * programs on other CPUs (a CLOSE from a timer does not wait for the
+ * socket lock the iterator holds), so the atomic OR on told decides which
+ * of this pass and the CLOSE record tells the birth, and the record is
+ * reserved before that OR: whatever the socket sends after it lost the
+ * race (its CLOSE, an owner move) is reserved later, and user space
+ * reads the ring in reservation order, so the birth always comes first.
+ * A birth whose owner was being written meanwhile (CS_TOLD_SETTLING) is
+ * dropped: its end record will tell it. (iter/bpf_sk_storage_map would
+ * visit the traced sockets alone, but this kernel refuses to load it,
+ * EPERM; iter/tcp visits every socket of the namespace, TIME_WAIT too.) */
+SEC("?iter/tcp")
+int birth_pass(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct cs_event *e;
+	struct tcp_sock *tp;
+	struct sock *sk;
+	struct cs_sk *st;
+	bool passive;
+
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;	/* TIME_WAIT, request socks */
+	sk = (struct sock *)tp;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st || st->told || (st->sum & (CS_SUM_EST | CS_SUM_BORN)) != CS_SUM_EST)
+		return 0;
+	passive = st->sum & CS_SUM_PASSIVE;
+	e = ev_reserve(sk, NULL, CS_EV_STATE, passive ? TCP_SYN_RECV : TCP_SYN_SENT,
+		       TCP_ESTABLISHED, CS_F_SUMMARY | (passive && !accept_tp ? CS_F_ACCEPTED : 0),
+		       0, true);
+	if (!e)
+		return 0;	/* counted lost; its end record will tell it */
+	if (__sync_fetch_and_or(&st->told, CS_TOLD_BIRTH)) {
+		bpf_ringbuf_discard(e, 0);
+		return 0;
+	}
+	e->owner = st->owner;
+	if (__sync_fetch_and_or(&st->told, 0) & CS_TOLD_SETTLING) {
+		bpf_ringbuf_discard(e, 0);
+		return 0;
+	}
+	e->ts_ns = st->est_ns ? st->est_ns : e->ts_ns;
+	e->flags &= ~CS_F_ORPHAN;	/* a birth: its orphaning comes at its end */
+	sk_read_tuple(sk, &e->tuple, true);
+	e->syn_ns = st->syn_ns;
+	e->est_ns = st->est_ns;
+	e->cookie = bpf_get_socket_cookie(sk);
+	e->sum = st->sum & ~(CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE | CS_SUM_ORPHAN);
+	ev_submit(e);
 	return 0;
 }
 

@@ -332,6 +332,16 @@ new_netns() {
 	ip -n "$1" link set lo up
 }
 
+# http_get PORT PATH: the response body (headers dropped), HTTP/1.0, from
+# a server on 127.0.0.1.
+http_get() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&"$fd"
+	timeout 5 cat <&"$fd" | tr -d '\r' | sed '1,/^$/d'
+	exec {fd}>&-
+}
+
 # free_port [-6]: a loopback TCP port that is free right now. Racy as any
 # such scheme; where the server can bind port 0 itself (tcpfix server
 # without -p), prefer that.

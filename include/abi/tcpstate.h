@@ -51,7 +51,8 @@
 #define CS_SUM_PASSIVE		0x10	/* a listener's child */
 #define CS_SUM_PROVISIONAL	0x20	/* owner is the listener's, until a task's first
 					 * send, receive or close names the real one */
-#define CS_SUM_BORN		0x40	/* its first record (ESTABLISHED) went out */
+#define CS_SUM_BORN		0x40	/* its birth record went out (a seed: the books
+					 * had it from the start) */
 
 /* Per-CPU counters (stats map index). */
 #define CS_STAT_EVENTS		0	/* events written to the ring buffer */
@@ -157,7 +158,21 @@ struct cs_sk {
 	__u64 syn_ns, est_ns, fin_ns, orphan_ns;
 	struct cs_conn_io io;
 	__u8 sum;		/* CS_SUM_* */
-	__u8 pad[7];
+	__u8 pad[3];
+	__u32 told;		/* CS_TOLD_*, set with atomic ORs: the socket's own
+				 * programs and the agent's birth pass race for it */
 };
+
+/* cs_sk.told: what user space has been told, or will be, of the socket. A
+ * socket's birth is not sent when it is established: most connections of
+ * a load test end within an interval, and their end record says all. The
+ * agent's birth pass (an iterator over the socket storage, run before each
+ * reconcile) tells the books of those still alive. Whoever sets a bit
+ * first sends the record that goes with it. */
+#define CS_TOLD_BIRTH	0x01	/* the birth pass sent (or lost) its birth record */
+#define CS_TOLD_END	0x02	/* its end record went (CLOSE) */
+#define CS_TOLD_GONE	0x04	/* taken by an untraced process: no more records */
+#define CS_TOLD_SETTLING 0x08	/* its owner is being written (owner_settle): a birth
+				 * pass that sees it drops its copy of the owner */
 
 #endif

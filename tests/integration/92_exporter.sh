@@ -13,14 +13,6 @@ require_root
 TMP=$(lib_tmpdir)
 N=9
 
-# http_get PORT PATH: the response body (headers dropped), HTTP/1.0.
-http_get() {
-	local fd
-	exec {fd}<>"/dev/tcp/127.0.0.1/$1" || return 1
-	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&"$fd"
-	timeout 5 cat <&"$fd" | tr -d '\r' | sed '1,/^$/d'
-	exec {fd}>&-
-}
 http_status() {
 	local fd
 	# (refused until the server listens: the wait_for around it retries)

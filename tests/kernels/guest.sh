@@ -44,6 +44,14 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	assert_eq "$(jqn .agent.books_mismatch_last "$J")" 0 attach/books_agree_with_kernel
 	# 6.1 has the typed tracepoint and the tw timers: the best hooks load.
 	assert_eq "$(jqn .run.hook "$J")" tp_btf/inet_sock_set_state attach/hook_tp_btf
+	# Socket storage and the birth pass (iter/tcp) from 6.3 (the send and
+	# receive tracepoints); a record a transition before.
+	case $(uname -r) in
+	[1-5].* | 6.[0-2].*) want_records="per state transition" ;;
+	*) want_records="per socket" ;;
+	esac
+	assert_eq "$(jqn --arg w "$want_records" '.run.records | startswith($w)' "$J")" true \
+		attach/records_mode
 	assert_eq "$(jqn '.run.time_wait_method | startswith("tw timer")' "$J")" true attach/tw_timers_used
 	got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$J")
 	assert_eq "$got" "$want_unavail" attach/unavailable_named

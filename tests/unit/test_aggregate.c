@@ -700,4 +700,54 @@ TEST(time_wait_address_reused_keeps_the_newer_mapping)
 	agg_free(&a);
 }
 
+/* Socket-storage mode sends a connection's end alone when it ends within
+ * an interval. When the birth pass and its CLOSE race, the end record may
+ * say BORN and the birth arrive after it: the books count the connection
+ * once and keep no live connection for the late birth. */
+TEST(summary_end_alone_and_late_birth)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	/* The end alone, never born: everything from it. */
+	e = ev(CS_EV_STATE, 0x5000, CLIENT, CS_OWNER_CONNECT, tup(42000, 8080),
+	       CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.flags = CS_F_SUMMARY | CS_F_ORPHAN;
+	e.cookie = 11;
+	e.syn_ns = 1000;
+	e.est_ns = 2000;
+	e.fin_ns = 3000;
+	e.orphan_ns = 3500;
+	e.ts_ns = 4000;
+	e.sum = CS_SUM_EST | CS_SUM_ACTIVE_CLOSE | CS_SUM_ORPHAN;
+	e.sk_shutdown = 3;
+	agg_event(&a, &e);
+	/* Another: its end says BORN, its birth comes after. */
+	e.sk = 0x6000;
+	e.cookie = 12;
+	e.tuple = tup(42001, 8080);
+	e.sum |= CS_SUM_BORN;
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 0x6000, CLIENT, CS_OWNER_CONNECT, tup(42001, 8080),
+	       CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED);
+	e.flags = CS_F_SUMMARY;
+	e.cookie = 12;
+	e.syn_ns = 1000;
+	e.est_ns = e.ts_ns = 2000;
+	e.sum = CS_SUM_EST;
+	agg_event(&a, &e);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.opened, 2, "each_opened_once");
+	ASSERT_EQ(p->total.closed, 2, "each_closed");
+	ASSERT_EQ(p->total.tw_entered, 2, "each_time_wait");
+	ASSERT_EQ(p->total.orphaned, 2, "each_orphaned");
+	ASSERT_EQ(p->live[CS_TCP_ESTABLISHED], 0, "no_live_estab");
+	ASSERT_EQ(a.conns.count, 0, "no_conn_left");
+	ASSERT_EQ(a.births_late, 1, "late_birth_counted");
+	ASSERT_EQ(a.births_pending.count, 0, "pending_cleared");
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -133,13 +133,13 @@ void reuse_horizon_note(struct proc_books *p, const struct conn *c)
 		es->horizon = c->since_ns;
 }
 
-void reuse_sweep(struct proc_books *p)
+void reuse_sweep(struct proc_books *p, uint64_t limit)
 {
 	struct endpoint_stats *es;
 
 	for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);)
 		if (es->npend)
-			live_sweep(es, es->horizon);
+			live_sweep(es, limit && limit < es->horizon ? limit : es->horizon);
 }
 
 void reuse_endpoints_free(struct proc_books *p)

@@ -70,7 +70,8 @@ uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
  * open (agg_tick: reset, note each open connection, sweep). */
 void reuse_horizons_reset(struct proc_books *p);
 void reuse_horizon_note(struct proc_books *p, const struct conn *c);
-void reuse_sweep(struct proc_books *p);
+/* limit: no change at or after it is applied (0: none). */
+void reuse_sweep(struct proc_books *p, uint64_t limit);
 /* Frees what the endpoints hold beside themselves (before hmap_free). */
 void reuse_endpoints_free(struct proc_books *p);
 

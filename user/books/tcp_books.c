@@ -21,6 +21,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->seeds, sizeof(struct cs_tuple), sizeof(struct conn));
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
+	hmap_init(&a->births_pending, sizeof(uint64_t), sizeof(uint64_t));
 	a->t0_ns = t0_ns;
 	a->bucket_ns = 1000000000ULL;
 }
@@ -48,6 +49,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
 	hmap_free(&a->tw_by_ptr);
+	hmap_free(&a->births_pending);
 }
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
@@ -394,10 +396,11 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	}
 }
 
-/* Socket-storage mode (CS_F_SUMMARY): a socket sends its birth (at
- * ESTABLISHED) and its end (at CLOSE), with the times of what happened
- * between. Unfolded here into the transitions the books count, each at
- * its own time, so every figure is what the per-transition records give. */
+/* Socket-storage mode (CS_F_SUMMARY): a socket sends its end (at CLOSE)
+ * with the times of what happened before, and its birth (from the birth
+ * pass) only if it outlives an interval. Unfolded here into the
+ * transitions the books count, each at its own time, so every figure is
+ * what the per-transition records give. */
 /* The books at e's address belong to another socket (the cookie says so):
  * that one ended unseen (its end record lost). It leaves the books, so
  * this socket inherits nothing from it. */
@@ -413,6 +416,28 @@ static void conn_drop_stale(struct agg *a, struct conn *c, uint64_t sk)
 	a->conns_replaced++;
 }
 
+/* The birth pass and a socket's CLOSE race (tcpstate_sk.bpf.h): when the
+ * pass wins, its birth record can reach the ring after the end record,
+ * which says BORN. That end is applied whole, and the late birth dropped
+ * by its cookie here. */
+static bool birth_came_late(struct agg *a, const struct cs_event *e, const struct conn *c)
+{
+	uint64_t *when;
+
+	if (e->newstate == CS_TCP_ESTABLISHED && !c && e->cookie &&
+	    hmap_del(&a->births_pending, &e->cookie)) {
+		a->births_late++;
+		return true;
+	}
+	if (e->newstate == CS_TCP_CLOSE && !c && e->cookie && (e->sum & CS_SUM_BORN) &&
+	    !(e->owner.flags & CS_OWNER_SEED)) {
+		when = hmap_upsert(&a->births_pending, &e->cookie, NULL);
+		if (when)
+			*when = e->ts_ns;
+	}
+	return false;
+}
+
 static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct conn *c = hmap_get(&a->conns, &e->sk);
@@ -423,6 +448,8 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		conn_drop_stale(a, c, e->sk);
 		c = NULL;
 	}
+	if (birth_came_late(a, e, c))
+		return;
 
 	x.flags &= ~(CS_F_ORPHAN | CS_F_SUMMARY);
 	memset(&x.io, 0, sizeof(x.io));
@@ -640,8 +667,26 @@ static void concurrency_sweep(struct agg *a)
 	for (size_t i = 0; !all && hmap_next(&a->conns, &i, NULL, (void **)&c);)
 		if ((p = agg_find_proc(a, c->pid)))
 			reuse_horizon_note(p, c);
+	/* Births come late (the birth pass): none from after the last pass
+	 * began is known yet. */
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		reuse_sweep(p);
+		reuse_sweep(p, all ? 0 : a->births_known_ns);
+}
+
+/* A birth that never comes (lost in a full ring: counted there) must not
+ * keep its cookie: those older than a few intervals go. */
+static void births_pending_prune(struct agg *a, uint64_t now_ns)
+{
+	uint64_t old[64], *when;
+	const uint64_t *cookie;
+	size_t n = 0;
+
+	for (size_t i = 0; n < 64 && hmap_next(&a->births_pending, &i, (const void **)&cookie,
+						(void **)&when);)
+		if (*when + 10 * a->bucket_ns < now_ns)
+			old[n++] = *cookie;
+	for (size_t i = 0; i < n; i++)
+		hmap_del(&a->births_pending, &old[i]);
 }
 
 void agg_tick(struct agg *a, uint64_t now_ns)
@@ -649,6 +694,8 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 	struct proc_books *p;
 
 	concurrency_sweep(a);
+	if (a->births_pending.count)
+		births_pending_prune(a, now_ns);
 
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;

@@ -150,6 +150,10 @@ struct agg {
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
+	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
+					 * birth record not yet come (birth_came_late) */
+	uint64_t births_late;	/* birth records that came after their socket's end */
+	uint64_t birth_pass_failed;	/* birth passes that missed a namespace */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
 	uint64_t now_ns;	/* the latest event time seen */
@@ -162,6 +166,11 @@ struct agg {
 	uint64_t mismatch_max;	/* the largest such gap of the run */
 	uint64_t reconciles;
 	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
+	uint64_t births_known_ns;	/* set by the caller: when the last birth pass began
+					 * (ktime; 0: births come as they happen). A
+					 * connection established before it that is still
+					 * open has been told; one after, maybe not yet, so
+					 * live changes from then on wait (reuse_sweep). */
 	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */

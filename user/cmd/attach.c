@@ -325,7 +325,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		}
 		fd_session_tick(s->fs, false);
 	}
-	if (attach_reconcile(s->agg, s->snap, s->tracer->rb, s->limits, s->nsw,
+	if (attach_reconcile(s->agg, s->snap, s->tracer, s->limits, s->nsw,
 			     o->tracer.all))
 		return -1;
 	/* Events drained by the reconcile win over these seeds, as at start. */
@@ -560,7 +560,9 @@ int attach_run(const struct attach_opts *in)
 	agg.snapshot_ns = now_ns();
 	if (snapshot_take(&snap, o->tracer.all ? NULL : o->pids, o->npids))
 		goto cleanup;
-	ring_buffer__consume(tracer.rb);
+	/* Connections made since the programs attached are not seeds: the
+	 * books hear of them first. */
+	attach_births(&agg, &tracer, &snap);
 	if (o->tracer.all)
 		exporter_adopt_owners(&agg, &snap.owners);
 	attach_seed(&agg, &tracer, &snap, NULL, 0);
@@ -599,7 +601,8 @@ int attach_run(const struct attach_opts *in)
 				"--fd-sites)\n");
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
-	run.records = tracer.sk_mode ? "per socket: birth and end (owner in socket storage)"
+	run.records = tracer.sk_mode ? "per socket: one at its end, its birth too if it "
+				       "outlives an interval"
 				     : "per state transition (owner by socket address)";
 	run.features = kf_plan(NULL);
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
@@ -650,7 +653,7 @@ int attach_run(const struct attach_opts *in)
 	ring_buffer__consume(tracer.rb);
 	if (fs_on)
 		fd_session_tick(&fs, true);
-	if (attach_reconcile(&agg, &snap, tracer.rb, &limits, &nsw, o->tracer.all))
+	if (attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost);
@@ -693,7 +696,8 @@ int attach_run(const struct attach_opts *in)
 
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
-	run.records = tracer.sk_mode ? "per socket: birth and end (owner in socket storage)"
+	run.records = tracer.sk_mode ? "per socket: one at its end, its birth too if it "
+				       "outlives an interval"
 				     : "per state transition (owner by socket address)";
 	run.features = kf_plan(NULL);
 	run.limits = &limits;

@@ -111,7 +111,29 @@ void attach_drain_rings(void *ctx)
 			ring_buffer__consume(r->rb[i]);
 }
 
-int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
+void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+{
+	uint64_t began = now_ns();
+	int err = 0;
+
+	/* In each namespace the snapshot read. One that could not be passed
+	 * leaves its births to their end records: the books lag there, and
+	 * the reconcile's gap says by how much. */
+	if (t->sk_mode) {
+		for (size_t i = 0; i < snap->nns; i++)
+			if (tracer_birth_pass(t, snap->ns[i].pid))
+				err = -1;
+		if (!snap->nns)
+			err = tracer_birth_pass(t, 0);
+		if (!err)
+			a->births_known_ns = began;
+		else
+			a->birth_pass_failed++;
+	}
+	ring_buffer__consume(t->rb);
+}
+
+int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
@@ -125,8 +147,10 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffe
 	err = snapshot_take(snap, all ? NULL : pids, n);
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
-	 * socket that closed) must be in the books before it is compared. */
-	ring_buffer__consume(rb);
+	 * socket that closed) must be in the books before it is compared, and
+	 * so must the connections in it still alive: the birth pass after the
+	 * dump tells every one the books lack. */
+	attach_births(a, t, snap);
 	if (!err) {
 		struct netlimits lim = limits->lim;
 

@@ -34,11 +34,15 @@ void attach_fd_follow(struct fd_session *fs, const struct agg *a);
 void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
 				 const struct attach_opts *o, struct fd_session *fs);
 /* One sock_diag snapshot of the live processes, the rings drained while
- * it runs, then the books reconciled against it and the limits observed;
+ * it runs, the birth pass (the live connections the books have not heard
+ * of), then the books reconciled against it and the limits observed;
  * namespaces no longer read are said and their TIME_WAIT left to timers
  * (nsw, kept across calls). */
-int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct ring_buffer *rb,
+int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all);
+/* The birth pass, then the ring drained: after it the books know every
+ * connection established before it began (a->births_known_ns). */
+void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. only: those
  * of these nonly processes alone (NULL: every process of the books). */

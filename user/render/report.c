@@ -322,6 +322,10 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
 	json_kv_uint(&j, "time_wait_entered_during_dump", a->tw_entered_during_dump);
 	json_kv_uint(&j, "conns_replaced", a->conns_replaced);
+	/* Socket-storage mode: births the birth pass told after the socket's
+	 * own end record (dropped), and passes that missed a namespace. */
+	json_kv_uint(&j, "births_late", a->births_late);
+	json_kv_uint(&j, "birth_pass_failed", a->birth_pass_failed);
 	json_kv_uint(&j, "time_wait_timer_unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	json_kv_uint(&j, "stale_owners_dropped", run->stats[CS_STAT_STALE_OWNER]);
 	json_kv_uint(&j, "state_changes_nested", run->stats[CS_STAT_NESTED]);

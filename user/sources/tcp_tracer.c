@@ -162,7 +162,8 @@ static uint64_t kallsyms_addr(const char *name)
 	return found;
 }
 
-static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use_btf)
+static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use_btf,
+			 bool allow_sk)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
 	struct tcpstate_bpf *skel = tcpstate_bpf__open_opts(&open_opts);
@@ -209,12 +210,17 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
 	/* Socket storage where both the state and the send/receive hooks are
-	 * tp_btf (Linux 6.3+): owners on the sockets, two records a socket,
+	 * tp_btf (Linux 6.3+): owners on the sockets, a record a socket at its
+	 * end (and one at the birth pass for those that outlive an interval),
 	 * and no accept() tracepoint (tcpstate_sk.bpf.h). Elsewhere owners by
 	 * address, a record a transition, and accept() to learn who took a
 	 * listener's child. */
-	t->sk_mode = use_btf && io && !o->no_sk_storage;
+	t->sk_mode = use_btf && io && !o->no_sk_storage && allow_sk;
 	skel->rodata->sk_mode = t->sk_mode;
+	/* Its births are told by the agent's birth pass (tcpstate_sk.bpf.h),
+	 * attached by hand: an iterator needs its map at attach. */
+	bpf_program__set_autoload(skel->progs.birth_pass, t->sk_mode);
+	bpf_program__set_autoattach(skel->progs.birth_pass, false);
 	skel->rodata->accept_tp = !t->sk_mode;
 	bpf_program__set_autoload(skel->progs.handle_accept_exit, !t->sk_mode);
 	bpf_program__set_autoload(skel->progs.handle_accept4_exit, !t->sk_mode);
@@ -251,6 +257,11 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.target_cgroup), &zero, &cgfd, BPF_ANY))
 			err = -errno;
+	}
+	if (!err && t->sk_mode) {
+		t->birth_link = bpf_program__attach_iter(skel->progs.birth_pass, NULL);
+		if (!t->birth_link)
+			err = -EPROTONOSUPPORT;	/* tracer_open: without socket storage */
 	}
 	if (err) {
 		tcpstate_bpf__destroy(skel);
@@ -317,10 +328,19 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 
 	memset(t, 0, sizeof(*t));
 	libbpf_set_print(o->verbose ? print_libbpf : NULL);
-	err = o->classic_tp ? -ENOTSUP : open_and_load(t, o, true);
+	err = o->classic_tp ? -ENOTSUP : open_and_load(t, o, true, true);
+	/* The birth pass did not attach: socket storage without it would
+	 * leave the books without the live connections until they end, so a
+	 * record a transition instead (the 6.1 way; said with -v). */
+	if (err == -EPROTONOSUPPORT) {
+		if (o->verbose)
+			fprintf(stderr, "connscope: the birth pass (iter/tcp) "
+					"did not attach: a record a state transition\n");
+		err = open_and_load(t, o, true, false);
+	}
 	/* Following children, names and cgroups needs tp_btf (sched hooks). */
 	if (err && !o->follow_children && !o->ncomms && !o->cgroup_path)
-		err = open_and_load(t, o, false);
+		err = open_and_load(t, o, false, false);
 	if (err) {
 		fprintf(stderr, "connscope: cannot load the BPF programs: %s%s\n", strerror(-err),
 			err == -EPERM ? " (run as root; a kernel lockdown or seccomp policy may "
@@ -451,8 +471,40 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 	return 0;
 }
 
+/* An iter/tcp iterator walks the namespace its creator is in. */
+static int birth_iter_create(void *ctx)
+{
+	struct tracer *t = ctx;
+	int fd = bpf_iter_create(bpf_link__fd(t->birth_link));
+
+	return fd < 0 ? -errno : fd;
+}
+
+int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
+{
+	char buf[256];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!t->birth_link)
+		return 0;
+	fd = netns_run(in_ns_of, birth_iter_create, t);
+	if (fd < 0)
+		return fd;
+	/* The program writes to the ring, not here: read to the end. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	t->birth_passes += !err;
+	return err;
+}
+
 void tracer_close(struct tracer *t)
 {
+	bpf_link__destroy(t->birth_link);
+	t->birth_link = NULL;
 	ring_buffer__free(t->rb);
 	tcpstate_bpf__destroy(t->skel);
 	t->rb = NULL;

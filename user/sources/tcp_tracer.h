@@ -42,6 +42,8 @@ struct tracer {
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool follow_children;
 	bool sk_mode;		/* socket-storage mode (tcpstate_sk.bpf.h) */
+	struct bpf_link *birth_link;	/* sk_mode: the birth pass (birth_pass) */
+	uint64_t birth_passes;		/* passes run */
 	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
 };
 
@@ -69,6 +71,13 @@ int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
  * pidfd_getfd()), so its children are told from an SO_REUSEPORT sibling's.
  * 0, or -errno when the socket cannot be reached (the key above serves). */
 int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct cs_owner *owner);
+/* Socket-storage mode: the birth pass over the network namespace of
+ * in_ns_of (0: ours). Every traced socket there established and still
+ * alive whose birth the books have not had sends it now (a ring record
+ * each). Run before each reconcile and at the end, so the books hold the
+ * live connections when they meet the kernel's dump. 0 (nothing to do in
+ * the other mode) or -errno. */
+int tracer_birth_pass(struct tracer *t, pid_t in_ns_of);
 /* Sum of the per-CPU counters (CS_STAT_*). */
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
 /* Names of the unit's programs and whether each one runs (autoloaded and
