@@ -96,7 +96,7 @@ one_run() {
 	rm -f "$out" "$out.perf" "$WORK/att.json" "$WORK/att.err" "$WORK/time.out"
 	lg_start "$NS" "$out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	case $cfg in
-	connscope | connscope-pt | connscope-nofd | connscope-sites)
+	connscope | connscope-pt | connscope-nofd | connscope-sites | connscope-stats)
 		# connscope: the defaults (fds from /proc listings); -nofd: no
 		# fd part at all; -sites: the fd syscall tracepoints too.
 		ip netns exec "$NS" /usr/bin/time -o "$WORK/time.out" -f '%U %S %M' \
@@ -126,7 +126,7 @@ one_run() {
 	lg_go
 	lg_end || say "loadgen $cfg $kind: $(tail -n 2 "$WORK/loadgen.err")"
 	case $cfg in
-	connscope | connscope-pt | connscope-nofd | connscope-sites)
+	connscope | connscope-pt | connscope-nofd | connscope-sites | connscope-stats)
 		# It ends by itself once every target has exited.
 		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
 		wait "$tool"
@@ -135,14 +135,20 @@ one_run() {
 		lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json" 2>/dev/null)
 		# The kernel's own run-time stats of connscope's programs, as
 		# the agent reports them (agent.cost).
-		bpfns=$(jq -r '.agent.cost.bpf_run_time_ns // empty' "$WORK/att.json" 2>/dev/null)
+		# Measured in some intervals (--cost-every): scaled from the
+		# connection ends seen in them to all the run's ends, so that
+		# divided by the run's connections below it is per connection.
+		scale=$(jq -r '.agent.cost | if (.stats_connections // 0) > 0
+			then .connections / .stats_connections else 0 end' "$WORK/att.json" 2>/dev/null)
+		bpfns=$(jq -r --argjson k "${scale:-0}" '.agent.cost.bpf_run_time_ns // empty |
+			. * $k | floor' "$WORK/att.json" 2>/dev/null)
 		# The same by group of programs (names cut to 15 characters by
 		# the kernel): state changes, TIME_WAIT
 		# timers, send/receive, the rest (state:timers:io:other, ns).
 		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("set_stat")) then 0
 			elif (.name | test("timer")) then 1 elif (.name | test("send|recv")) then 2
 			else 3 end), t: .run_time_ns}] | [range(4) as $i | map(select(.g == $i) | .t) | add // 0]
-			| map(tostring) | join(":")' "$WORK/att.json" 2>/dev/null)
+			| map(. * $k | floor | tostring) | join(":")' --argjson k "${scale:-0}" "$WORK/att.json" 2>/dev/null)
 		# GNU time puts "Command exited with non-zero status" first.
 		read -r u s arss < <(tail -n 1 "$WORK/time.out" 2>/dev/null)
 		acpu=$(awk -v u="${u:-0}" -v s="${s:-0}" -v t="$ticks0" -v hz="$(getconf CLK_TCK)" \
@@ -164,6 +170,7 @@ cs_cfg_args() {
 	connscope-pt) echo --per-transition ;;
 	connscope-nofd) echo --no-fd ;;
 	connscope-sites) echo --fd-sites ;;
+	connscope-stats) echo --cost-every 1 ;;
 	esac
 }
 
@@ -171,7 +178,7 @@ declare -A THR WCPU REC_CONN
 EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN=""
 declare -A BPF_GRP_CONN
 if want 1 || want 2; then
-	cfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
+	cfgs=(none connscope connscope-stats connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
 	for kind in churn ka; do
 		want 1 || [[ $kind == churn ]] || continue
 		say "1: $kind workload, $REPS rounds of ${cfgs[*]} (order rotated)"
@@ -215,6 +222,8 @@ if want 1; then
 		row 1 "$name, connscope / none" "ratio" ">=" 0.97 $cs
 		row 1 "$name, --per-transition / none" "ratio" - 0 \
 			$(ratios "${THR[$kind.connscope-pt]}" "$none")
+		row 1 "$name, --cost-every 1 / none" "ratio" - 0 \
+			$(ratios "${THR[$kind.connscope-stats]}" "$none")
 		row 1 "$name, --no-fd / none" "ratio" - 0 \
 			$(ratios "${THR[$kind.connscope-nofd]}" "$none")
 		row 1 "$name, --fd-sites / none" "ratio" - 0 \
@@ -267,7 +276,7 @@ if want 2; then
 		row 2 "  of it: TIME_WAIT timer programs" "ns" - 0 ${BPF_GRP_CONN[1]:-}
 		row 2 "  of it: send/receive programs" "ns" - 0 ${BPF_GRP_CONN[2]:-}
 		row 2 "  of it: the others" "ns" - 0 ${BPF_GRP_CONN[3]:-}
-		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) over the churn run, divided by its connections (both ends traced: every program that ran for them, in any task)"
+		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) in the intervals it was measured (one in 10 by default, the first among them, where a churn run mostly falls), per connection end seen in them, times the ends per connection (2: both ends traced: every program that ran for them, in any task)"
 	else
 		note "BPF run time per connection: the agent reported no agent.cost (BPF run-time stats unavailable)"
 	fi

@@ -175,16 +175,26 @@ static void orphans_passing(struct dr_facts *f, struct dr_proc *p, struct dr_end
 static void cost(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.3, .bpf_runs = 620000,
-				       .agent_cpu_s = 0.02, .targets_cpu_s = 1.5 };
+				       .agent_cpu_s = 0.02, .targets_cpu_s = 1.5,
+				       .window_s = 10, .stats_s = 10, .every = 1 };
+}
+/* The same rate measured in 1 s of 10 (--cost-every 10): the same share. */
+static void cost_sampled(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.03, .bpf_runs = 62000,
+				       .agent_cpu_s = 0.02, .targets_cpu_s = 1.5,
+				       .window_s = 10, .stats_s = 1, .every = 10 };
 }
 static void cost_small(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
-	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.07, .targets_cpu_s = 1.5 };
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.07, .targets_cpu_s = 1.5,
+				       .window_s = 10, .stats_s = 10, .every = 1 };
 }
 static void cost_idle(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	/* 50 %, but of too little CPU to mean anything */
-	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.45, .targets_cpu_s = 0.9 };
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.45, .targets_cpu_s = 0.9,
+				       .window_s = 10, .stats_s = 10, .every = 1 };
 }
 
 static const struct rcase cases[] = {
@@ -216,6 +226,7 @@ static const struct rcase cases[] = {
 	{ "orphans", orphans, "orphans", "warning", "orphans_peak", 70 },
 	{ "orphans_passing_through", orphans_passing, NULL, NULL, NULL, 0 },
 	{ "agent_cost", cost, "agent_cost", "warning", "bpf_run_time_s", 0.3 },
+	{ "agent_cost_sampled", cost_sampled, "agent_cost", "warning", "bpf_run_time_s", 0.03 },
 	{ "agent_cost_small", cost_small, NULL, NULL, NULL, 0 },
 	{ "agent_cost_idle_target", cost_idle, NULL, NULL, NULL, 0 },
 };

@@ -120,11 +120,16 @@ struct prog_cost {
 /* What connscope itself cost over the window. */
 struct agent_cost {
 	bool valid;
-	double bpf_s;		/* run time of connscope's BPF programs */
+	double bpf_s;		/* run time of connscope's BPF programs, in the
+				 * measured intervals (stats_s of window_s) */
 	uint64_t bpf_runs;
 	double agent_cpu_s;	/* connscope's own user+system CPU */
 	double targets_cpu_s;	/* the traced processes' CPU over the window */
 	double window_s;	/* since the readings started */
+	double stats_s;		/* of it, how long BPF run-time stats were on */
+	uint32_t every;		/* stats on one interval in every this many (1: all) */
+	uint64_t stats_conns;	/* connection ends the books saw in those intervals:
+				 * what bpf_s is per */
 	struct prog_cost progs[AGENT_COST_MAX_PROGS];	/* by run time, largest first */
 	size_t nprogs;
 };

@@ -579,19 +579,22 @@ static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_
 	double share;
 	struct finding *x;
 
-	if (!c->valid || c->targets_cpu_s < DR_COST_MIN_CPU_S)
+	if (!c->valid || c->targets_cpu_s < DR_COST_MIN_CPU_S || c->stats_s <= 0 ||
+	    c->window_s <= 0)
 		return;
-	share = c->bpf_s / c->targets_cpu_s;
+	/* The BPF time is measured in some intervals (--cost-every), the
+	 * targets' CPU over the whole window: rates compared. */
+	share = (c->bpf_s / c->stats_s) / (c->targets_cpu_s / c->window_s);
 	if (share < DR_COST_SHARE)
 		return;
 	x = add(out, n, max, "agent_cost", DR_WARNING, NULL, NULL);
 	if (!x)
 		return;
 	say(x->verdict, sizeof(x->verdict),
-	    "connscope's own BPF programs ran for %.3f s in this window, %.1f%% of the %.3f s "
-	    "of CPU the traced processes used: part of what the workload spent may be the "
-	    "measurement (the BPF time is host-wide, an upper bound of the share)", c->bpf_s,
-	    100 * share, c->targets_cpu_s);
+	    "connscope's own BPF programs ran for %.3f s in the %.1f s measured, %.1f%% of "
+	    "the CPU the traced processes used (%.3f s in %.1f s): part of what the workload "
+	    "spent may be the measurement (the BPF time is host-wide, an upper bound of the "
+	    "share)", c->bpf_s, c->stats_s, 100 * share, c->targets_cpu_s, c->window_s);
 	say(x->fix, sizeof(x->fix),
 	    "read the other findings knowing this; trace less to measure less: --no-fd drops "
 	    "the fd syscall tracepoints (the largest part), --no-quic the packet hooks, or "
@@ -600,6 +603,7 @@ static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_
 	dr_ev(x, "bpf_runs", c->bpf_runs, "runs", DR_SRC_BPFSTATS);
 	dr_ev(x, "targets_cpu_s", c->targets_cpu_s, "s", DR_SRC_STAT);
 	dr_ev(x, "agent_cpu_s", c->agent_cpu_s, "s", DR_SRC_RUSAGE);
+	dr_ev(x, "bpf_stats_s", c->stats_s, "s", DR_SRC_BPFSTATS);
 	dr_ev(x, "cost_share", 100 * share, "%", DR_SRC_DERIVED);
 }
 

@@ -14,6 +14,7 @@
 #include "attach.h"
 #include "procfs.h"
 #include "report.h"
+#include "report_cost.h"
 #include "report_html.h"
 #include "prom.h"
 #include "safefile.h"
@@ -340,7 +341,8 @@ static int attach_tick(void *ctx, uint64_t now)
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
-	agentcost_sample(s->cost, &s->drun->cost);
+	agentcost_tick(s->cost, cost_connections(s->agg));
+	agentcost_sample(s->cost, &s->drun->cost, cost_connections(s->agg));
 	agg_tick(s->agg, now);
 	attach_say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (s->qb) {
@@ -570,9 +572,11 @@ int attach_run(const struct attach_opts *in)
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	run.doctor = &drun;
 	/* Every program is loaded: the agent's cost counts from here (every
-	 * run reports it: BPF run-time stats stay on while we hold their fd,
-	 * which adds two clock reads to each BPF program run on the host). */
-	if (agentcost_start(&cost, o->pids, o->npids))
+	 * run reports it). BPF run-time stats are on while we hold their fd,
+	 * which adds two clock reads to each BPF program run on the host: one
+	 * interval in --cost-every (agentcost.h). */
+	if (agentcost_start(&cost, o->pids, o->npids, o->cost_every_set ? o->cost_every : 10,
+			    cost_connections(&agg)))
 		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
 				"run-time stats could not be turned on)\n");
 	/* Start-up parsed the kernel's BTF (~11 MB) and freed it; hand that
@@ -656,7 +660,7 @@ int attach_run(const struct attach_opts *in)
 	if (attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
-	agentcost_sample(&cost, &drun.cost);
+	agentcost_sample(&cost, &drun.cost, cost_connections(&agg));
 	agg.final_tick = true;
 	agg_tick(&agg, now_ns());
 	if (quic_on) {

@@ -29,6 +29,9 @@ struct attach_opts {
 	bool no_fd;		/* no fd part at all */
 	bool fd_sites;		/* fd syscall tracepoints for leak sites (else
 				 * fds from /proc listings only) */
+	uint32_t cost_every;	/* BPF run-time stats on one interval in every this
+				 * many (agentcost.h); 0 never */
+	bool cost_every_set;	/* given: else the default, 10 */
 	bool no_quic;		/* no QUIC sources */
 	double leak_age_s;	/* fd leak suspects: open longer than this */
 	int top;		/* endpoints per process (default 10) */

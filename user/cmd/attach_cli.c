@@ -27,6 +27,12 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 	case 'f':
 		o->fd_sites = true;
 		return 1;
+	case 'K':
+		if (cli_parse_u64("--cost-every", arg, 0, 1000000, &v))
+			return -1;
+		o->cost_every = v;
+		o->cost_every_set = true;
+		return 1;
 	case 'R':
 		/* A small one makes losses a test can provoke. */
 		if (cli_parse_u64("--ringbuf-size", arg, 4096, 1ULL << 30, &v))
@@ -83,6 +89,9 @@ static void attach_usage(FILE *out)
 		"      --no-color         ASCII heatmaps even on a terminal\n"
 		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
 		"                         tp_btf (the fallback for kernels without it)\n"
+		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
+		"                         every N (default 10; 1: all; 0: never): the kernel's\n"
+		"                         run-time stats slow every BPF program while on\n"
 		"      --per-transition   a ring record for each state change and owners by\n"
 		"                         socket address, as on kernels before 6.3 (the\n"
 		"                         default keeps them on the socket and sends a record\n"
@@ -151,6 +160,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "warn-pct", required_argument, NULL, 'W' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "cost-every", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -264,6 +274,8 @@ static void exporter_usage(FILE *out)
 		"      --no-fd            do not count fds (from /proc listings otherwise)\n"
 		"      --fd-sites         with -p: also the fd syscall tracepoints, for the\n"
 		"                         leak-suspect gauges (slows every syscall on the machine)\n"
+		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
+		"                         every N (default 10; 1: all; 0: never)\n"
 		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
 }
 
@@ -280,6 +292,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "cost-every", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		EXPORTER_LONGOPTS,
 		{},

@@ -20,9 +20,26 @@ static bool valid(const struct agent_cost *c)
 	return c && c->valid;
 }
 
+/* BPF run time per connection end seen while it was measured; -1 none. */
+static double bpf_ns_per_conn(const struct agent_cost *c)
+{
+	return c->stats_conns ? c->bpf_s * 1e9 / c->stats_conns : -1;
+}
+
+/* "1 interval in 10: 3.0 s of 30.1 s" */
+static void measured_when(char *buf, size_t len, const struct agent_cost *c)
+{
+	if (!c->every)
+		snprintf(buf, len, "not measured (--cost-every 0)");
+	else
+		snprintf(buf, len, "%s%u: %.1f s of %.1f s", c->every == 1 ? "every interval, 1 in "
+			 : "1 interval in ", c->every, c->stats_s, c->window_s);
+}
+
 void format_cost_text(FILE *out, const struct agent_cost *c, const struct agg *a)
 {
 	uint64_t conns = cost_connections(a);
+	char when[64];
 
 	if (!valid(c)) {
 		fprintf(out, "agent cost: unknown (BPF run-time stats could not be turned on)\n");
@@ -30,9 +47,14 @@ void format_cost_text(FILE *out, const struct agent_cost *c, const struct agg *a
 	}
 	fprintf(out, "agent cost: BPF %.6f s in %llu runs, agent CPU %.3f s\n", c->bpf_s,
 		ULL(c->bpf_runs), c->agent_cpu_s);
+	measured_when(when, sizeof(when), c);
+	fprintf(out, "  BPF run time measured %s\n", when);
+	if (c->stats_conns)
+		fprintf(out, "  BPF a connection end: %.0f ns (%llu ends measured)\n",
+			bpf_ns_per_conn(c), ULL(c->stats_conns));
 	if (conns)
-		fprintf(out, "  per connection end (%llu): BPF %.0f ns, agent CPU %.2f us\n",
-			ULL(conns), c->bpf_s * 1e9 / conns, c->agent_cpu_s * 1e6 / conns);
+		fprintf(out, "  agent CPU a connection end: %.2f us (%llu ends)\n",
+			c->agent_cpu_s * 1e6 / conns, ULL(conns));
 	for (size_t i = 0; i < c->nprogs; i++) {
 		const struct prog_cost *p = &c->progs[i];
 
@@ -55,19 +77,26 @@ void json_cost(struct json *j, const struct agent_cost *c, const struct agg *a)
 	ns = (uint64_t)(c->bpf_s * 1e9 + 0.5);
 	json_object_begin(j);
 	json_kv_string(j, "source", "BPF run-time stats (BPF_ENABLE_STATS, bpf_prog_info "
-				    "run_time_ns/run_cnt of connscope's own programs), getrusage");
+				    "run_time_ns/run_cnt of connscope's own programs) in the "
+				    "intervals measured (stats_s), getrusage");
 	json_kv_double(j, "window_s", c->window_s, 3);
+	json_kv_uint(j, "cost_every", c->every);
+	json_kv_double(j, "stats_s", c->stats_s, 3);
+	json_kv_uint(j, "stats_connections", c->stats_conns);
 	json_kv_uint(j, "bpf_run_time_ns", ns);
 	json_kv_uint(j, "bpf_runs", c->bpf_runs);
 	json_kv_double(j, "agent_cpu_s", c->agent_cpu_s, 6);
 	json_kv_double(j, "targets_cpu_s", c->targets_cpu_s, 6);
 	json_kv_uint(j, "connections", conns);
-	if (conns) {
-		json_kv_double(j, "bpf_ns_per_connection", (double)ns / conns, 1);
-		json_kv_double(j, "agent_cpu_us_per_connection", c->agent_cpu_s * 1e6 / conns, 3);
+	if (c->stats_conns) {
+		json_kv_double(j, "bpf_ns_per_connection", (double)ns / c->stats_conns, 1);
 	} else {
 		json_key(j, "bpf_ns_per_connection");
 		json_null(j);
+	}
+	if (conns) {
+		json_kv_double(j, "agent_cpu_us_per_connection", c->agent_cpu_s * 1e6 / conns, 3);
+	} else {
 		json_key(j, "agent_cpu_us_per_connection");
 		json_null(j);
 	}
@@ -89,7 +118,7 @@ void json_cost(struct json *j, const struct agent_cost *c, const struct agg *a)
 
 size_t prom_cost_series(const struct agent_cost *c)
 {
-	return valid(c) ? 2 * c->nprogs + 4 : 0;
+	return valid(c) ? 2 * c->nprogs + 5 : 0;
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
@@ -105,23 +134,30 @@ void prom_cost(FILE *out, const struct agent_cost *c, const struct agg *a)
 		return;
 	/* Program names are BPF object names: [A-Za-z0-9_], no escaping. */
 	family(out, "connscope_bpf_program_run_seconds_total", "counter",
-	       "Run time of each of connscope's BPF programs (BPF run-time stats)");
+	       "Run time of each of connscope's BPF programs (BPF run-time stats), in the "
+	       "intervals measured (connscope_bpf_stats_seconds_total)");
 	for (size_t i = 0; i < c->nprogs; i++)
 		fprintf(out, "connscope_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
 			c->progs[i].name, c->progs[i].run_ns / 1e9);
 	family(out, "connscope_bpf_program_runs_total", "counter",
-	       "Runs of each of connscope's BPF programs (BPF run-time stats)");
+	       "Runs of each of connscope's BPF programs (BPF run-time stats), in the "
+	       "intervals measured");
 	for (size_t i = 0; i < c->nprogs; i++)
 		fprintf(out, "connscope_bpf_program_runs_total{program=\"%s\"} %llu\n",
 			c->progs[i].name, ULL(c->progs[i].runs));
+	family(out, "connscope_bpf_stats_seconds_total", "counter",
+	       "How long BPF run-time stats were on (one interval in --cost-every): the "
+	       "program counters cover these seconds only");
+	fprintf(out, "connscope_bpf_stats_seconds_total %.3f\n", c->stats_s);
 	family(out, "connscope_agent_cpu_seconds_total", "counter",
 	       "connscope's own user+system CPU (getrusage)");
 	fprintf(out, "connscope_agent_cpu_seconds_total %.6f\n", c->agent_cpu_s);
 	family(out, "connscope_cost_per_connection_seconds", "gauge",
 	       "connscope's cost per traced connection end (opened or accepted) so far: part="
-	       "\"bpf\" its BPF programs' run time, part=\"agent\" its own CPU");
+	       "\"bpf\" its BPF programs' run time (per end in the intervals measured), "
+	       "part=\"agent\" its own CPU");
 	fprintf(out, "connscope_cost_per_connection_seconds{part=\"bpf\"} %.9f\n",
-		conns ? c->bpf_s / conns : 0);
+		c->stats_conns ? c->bpf_s / c->stats_conns : 0);
 	fprintf(out, "connscope_cost_per_connection_seconds{part=\"agent\"} %.9f\n",
 		conns ? c->agent_cpu_s / conns : 0);
 	family(out, "connscope_traced_connections_total", "counter",
@@ -132,6 +168,7 @@ void prom_cost(FILE *out, const struct agent_cost *c, const struct agg *a)
 void html_cost_facts(FILE *out, const struct agent_cost *c, const struct agg *a)
 {
 	uint64_t conns = cost_connections(a);
+	char when[64];
 
 	if (!valid(c)) {
 		fputs("<dt>agent cost</dt><dd><span class=\"none\">unknown (BPF run-time stats "
@@ -141,10 +178,14 @@ void html_cost_facts(FILE *out, const struct agent_cost *c, const struct agg *a)
 	fprintf(out, "<dt>agent cost</dt><dd data-k=\"agent_cost\">BPF <span data-k=\"bpf_run_s\">"
 		     "%.6f</span> s in %llu runs, agent CPU <span data-k=\"agent_cpu_s\">%.3f</span> "
 		     "s", c->bpf_s, ULL(c->bpf_runs), c->agent_cpu_s);
+	measured_when(when, sizeof(when), c);
+	fprintf(out, "; BPF run time measured %s", when);
+	if (c->stats_conns)
+		fprintf(out, "; BPF a connection end <span data-k=\"bpf_ns_per_conn\">%.0f</span> ns "
+			     "(%llu measured)", bpf_ns_per_conn(c), ULL(c->stats_conns));
 	if (conns)
-		fprintf(out, "; per connection end (%llu): BPF <span data-k=\"bpf_ns_per_conn\">"
-			     "%.0f</span> ns, agent CPU %.2f &micro;s", ULL(conns),
-			c->bpf_s * 1e9 / conns, c->agent_cpu_s * 1e6 / conns);
+		fprintf(out, "; agent CPU a connection end %.2f &micro;s (%llu)",
+			c->agent_cpu_s * 1e6 / conns, ULL(conns));
 	fputs("</dd>\n<dt>BPF programs</dt><dd><table class=\"ep\" id=\"bpf-programs\"><thead>"
 	      "<tr><th class=\"l\">program</th><th>run time s</th><th>runs</th><th>ns/run</th>"
 	      "</tr></thead><tbody>\n", out);

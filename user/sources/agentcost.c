@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The BPF programs counted are connscope's own: the bpf-prog fds of this
  * process, their run_time_ns / run_cnt from bpf_obj_get_info_by_fd (set
- * while run-time stats are on). */
+ * while run-time stats are on), summed over the intervals they were on. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -95,9 +95,8 @@ static int proc_ticks(pid_t pid, uint64_t *ticks)
 	return 0;
 }
 
-int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
+static int stats_on(struct agentcost *c, uint64_t conns)
 {
-	memset(c, 0, sizeof(*c));
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (c->stats_fd < 0) {
 		int err = -errno;
@@ -106,6 +105,57 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
 		return err;
 	}
 	c->nprog0 = bpf_programs(c->prog0, AGENT_COST_MAX_PROGS);
+	c->on_ns = now_ns();
+	c->conns0 = conns;
+	return 0;
+}
+
+/* The programs' runs since prog0 added to acc, and prog0 moved up to now. */
+static void stats_sum(struct agentcost *c, uint64_t conns)
+{
+	struct prog_cost now[AGENT_COST_MAX_PROGS];
+	size_t n = bpf_programs(now, AGENT_COST_MAX_PROGS);
+	uint64_t t = now_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		struct prog_cost d = now[i];
+		size_t k;
+
+		for (k = 0; k < c->nprog0; k++) {
+			if (c->prog0[k].id != d.id)
+				continue;
+			d.run_ns = d.run_ns > c->prog0[k].run_ns ? d.run_ns - c->prog0[k].run_ns : 0;
+			d.runs = d.runs > c->prog0[k].runs ? d.runs - c->prog0[k].runs : 0;
+			break;
+		}
+		for (k = 0; k < c->nacc && c->acc[k].id != d.id; k++)
+			;
+		if (k == c->nacc) {
+			if (c->nacc == AGENT_COST_MAX_PROGS)
+				continue;
+			c->acc[c->nacc] = d;
+			c->acc[c->nacc].run_ns = c->acc[c->nacc].runs = 0;
+			c->nacc++;
+		}
+		c->acc[k].run_ns += d.run_ns;
+		c->acc[k].runs += d.runs;
+	}
+	memcpy(c->prog0, now, n * sizeof(now[0]));
+	c->nprog0 = n;
+	c->stats_s += (t - c->on_ns) / 1e9;
+	c->on_ns = t;
+	c->stats_conns += conns - c->conns0;
+	c->conns0 = conns;
+}
+
+int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n, uint32_t every,
+		    uint64_t conns)
+{
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->stats_fd = -1;
+	c->every = every;
 	c->t0_ns = now_ns();
 	c->self_cpu0 = self_cpu();
 	for (size_t i = 0; i < n && c->npids < DR_MAX_PROCS; i++) {
@@ -114,16 +164,39 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n)
 		c->ticks_last[c->npids] = c->ticks0[c->npids];
 		c->npids++;
 	}
-	return 0;
+	if (every)
+		err = stats_on(c, conns);
+	c->valid = !err;
+	return err;
 }
 
-void agentcost_sample(struct agentcost *c, struct agent_cost *out)
+/* Interval k (from 0) is measured when k is a multiple of every. */
+void agentcost_tick(struct agentcost *c, uint64_t conns)
+{
+	bool want;
+
+	if (!c->valid || !c->every)
+		return;
+	if (c->stats_fd >= 0)
+		stats_sum(c, conns);
+	want = ++c->ticks % c->every == 0;
+	if (want && c->stats_fd < 0) {
+		stats_on(c, conns);
+	} else if (!want && c->stats_fd >= 0) {
+		close(c->stats_fd);
+		c->stats_fd = -1;
+	}
+}
+
+void agentcost_sample(struct agentcost *c, struct agent_cost *out, uint64_t conns)
 {
 	uint64_t ns, ticks = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (c->stats_fd < 0)
+	if (!c->valid)
 		return;
+	if (c->stats_fd >= 0)
+		stats_sum(c, conns);
 	for (size_t i = 0; i < c->npids; i++) {
 		uint64_t t;
 
@@ -133,21 +206,14 @@ void agentcost_sample(struct agentcost *c, struct agent_cost *out)
 		ticks += c->ticks_last[i] - c->ticks0[i];
 	}
 	out->valid = true;
+	out->every = c->every;
 	out->agent_cpu_s = self_cpu() - c->self_cpu0;
 	out->targets_cpu_s = (double)ticks / procfs_clk_tck();
 	out->window_s = (now_ns() - c->t0_ns) / 1e9;
-	out->nprogs = bpf_programs(out->progs, AGENT_COST_MAX_PROGS);
-	for (size_t i = 0; i < out->nprogs; i++) {
-		struct prog_cost *p = &out->progs[i];
-
-		for (size_t k = 0; k < c->nprog0; k++) {
-			if (c->prog0[k].id != p->id)
-				continue;
-			p->run_ns = p->run_ns > c->prog0[k].run_ns ? p->run_ns - c->prog0[k].run_ns : 0;
-			p->runs = p->runs > c->prog0[k].runs ? p->runs - c->prog0[k].runs : 0;
-			break;
-		}
-	}
+	out->stats_s = c->stats_s;
+	out->stats_conns = c->stats_conns;
+	out->nprogs = c->nacc;
+	memcpy(out->progs, c->acc, c->nacc * sizeof(c->acc[0]));
 	qsort(out->progs, out->nprogs, sizeof(out->progs[0]), by_run_ns);
 	/* The totals are the programs' sums: one reading, so every output's
 	 * total equals the sum of its per-program rows. */
