@@ -69,7 +69,7 @@ orphans_case() {
 	local kernel; kernel=$(fw1)
 	cs_stop
 	assert_eq "$?" 0 "$m/orphans/exit_status"
-	assert_eq "$(jqn .run.records "$J" | grep -c "$([ "$m" = pt ] && echo 'per state transition' || echo 'owner in socket storage')")" 1 "$m/orphans/mode_ran"
+	assert_eq "$(jqn .run.records "$J" | grep -c "$([ "$m" = pt ] && echo 'per state transition' || echo 'per socket: ')")" 1 "$m/orphans/mode_ran"
 	assert_eq "$kernel" $K "$m/orphans/sock_diag_fin_wait1_orphans"
 	assert_eq "$(jqn "$(P "$spid") | [.orphans.now, .orphans.fin_wait1] | @tsv" "$J")" \
 		"$(printf '%s\t%s' "$kernel" "$kernel")" "$m/orphans/charged_to_server_eq_sock_diag"
