@@ -318,6 +318,11 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	e->cookie = bpf_get_socket_cookie(sk);
 	e->sum = st->sum & ~(CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE | CS_SUM_ORPHAN);
 	ev_submit(e);
+	/* A byte to the reader for each birth: its read() returns after as
+	 * many as it asked for, and it drains the ring before the next, so
+	 * a pass over 100k new connections never fills the ring (it lost
+	 * 74k of 100k births in one burst before). */
+	bpf_seq_write(ctx->meta->seq, &passive, 1);
 	return 0;
 }
 

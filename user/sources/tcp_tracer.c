@@ -355,6 +355,7 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 				"(run with -v for details)\n", strerror(-err));
 		goto fail;
 	}
+	t->ring_bytes = bpf_map__max_entries(t->skel->maps.events);
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), cb, ctx, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -482,18 +483,27 @@ static int birth_iter_create(void *ctx)
 
 int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 {
-	char buf[256];
+	/* The program writes a byte here for each birth it puts on the ring:
+	 * a read returns after at most as many as it asks for, and the ring
+	 * is drained before the next: a quarter of the ring at a time (the
+	 * traced processes write to it meanwhile), at most 512 births. */
+	char buf[512];
+	size_t chunk = t->ring_bytes / (sizeof(struct cs_event) + 8) / 4;
 	ssize_t n;
 	int fd, err = 0;
+
+	if (chunk > sizeof(buf))
+		chunk = sizeof(buf);
+	if (!chunk)
+		chunk = 1;
 
 	if (!t->birth_link)
 		return 0;
 	fd = netns_run(in_ns_of, birth_iter_create, t);
 	if (fd < 0)
 		return fd;
-	/* The program writes to the ring, not here: read to the end. */
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
+	while ((n = read(fd, buf, chunk)) > 0)
+		ring_buffer__consume(t->rb);
 	if (n < 0)
 		err = -errno;
 	close(fd);
