@@ -170,7 +170,9 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n, uint32_t e
 	return err;
 }
 
-/* Interval k (from 0) is measured when k is a multiple of every. */
+/* Measured: from the start to the second tick (the first interval is
+ * what is left of one after loading, often a few ms), then the interval
+ * after every `every`-th tick: the 1st, 11th, 21st... full interval. */
 void agentcost_tick(struct agentcost *c, uint64_t conns)
 {
 	bool want;
@@ -179,7 +181,7 @@ void agentcost_tick(struct agentcost *c, uint64_t conns)
 		return;
 	if (c->stats_fd >= 0)
 		stats_sum(c, conns);
-	want = ++c->ticks % c->every == 0;
+	want = c->ticks++ % c->every == 0;
 	if (want && c->stats_fd < 0) {
 		stats_on(c, conns);
 	} else if (!want && c->stats_fd >= 0) {
