@@ -59,6 +59,12 @@ assert_eq "$?" 0 text/exit_status
 # before it) and perhaps the eleventh: at least one interval, 0.2 s.
 assert_eq "$(awk '/^  BPF run time measured 1 interval in 10: / { print ($9 >= 0.2 && $9 <= $12 / 3) }' \
 	"$TMP/t.txt")" 1 text/sampled_one_in_ten
+# A measured window lasts an interval even when the run loop's first
+# ticks come early (its clock starts before loading): -i 0.5, at least
+# 0.5 s measured (0.1-0.2 s when the window ended at the second tick).
+"$CONNSCOPE" attach -p "$FX_PID_cli" -d 2.5 -i 0.5 >"$TMP/w.txt" 2>/dev/null
+assert_eq "$(awk '/^  BPF run time measured 1 interval in 10: / { print ($9 >= 0.5) }' "$TMP/w.txt")" 1 \
+	text/window_is_an_interval
 total=$(sed -n 's/^agent cost: BPF [0-9.]* s in \([0-9]*\) runs, agent CPU [0-9.]* s$/\1/p' "$TMP/t.txt")
 assert_eq "$(sed -n '/^agent cost:/,/^[^ ]/p' "$TMP/t.txt" |
 	awk '$3 == "s" && $5 == "runs" { s += $4 } END { print s + 0 }')" "${total:-none}" text/programs_add_up

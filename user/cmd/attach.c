@@ -576,7 +576,7 @@ int attach_run(const struct attach_opts *in)
 	 * which adds two clock reads to each BPF program run on the host: one
 	 * interval in --cost-every (agentcost.h). */
 	if (agentcost_start(&cost, o->pids, o->npids, o->cost_every_set ? o->cost_every : 10,
-			    cost_connections(&agg)))
+			    tick_ns, cost_connections(&agg)))
 		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
 				"run-time stats could not be turned on)\n");
 	/* Start-up parsed the kernel's BTF (~11 MB) and freed it; hand that

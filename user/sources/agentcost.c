@@ -149,13 +149,14 @@ static void stats_sum(struct agentcost *c, uint64_t conns)
 }
 
 int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n, uint32_t every,
-		    uint64_t conns)
+		    uint64_t tick_ns, uint64_t conns)
 {
 	int err = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->stats_fd = -1;
 	c->every = every;
+	c->tick_ns = tick_ns;
 	c->t0_ns = now_ns();
 	c->self_cpu0 = self_cpu();
 	for (size_t i = 0; i < n && c->npids < DR_MAX_PROCS; i++) {
@@ -166,28 +167,30 @@ int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n, uint32_t e
 	}
 	if (every)
 		err = stats_on(c, conns);
+	c->window_ns = c->on_ns;
 	c->valid = !err;
 	return err;
 }
 
-/* Measured: from the start to the second tick (the first interval is
- * what is left of one after loading, often a few ms), then the interval
- * after every `every`-th tick: the 1st, 11th, 21st... full interval. */
 void agentcost_tick(struct agentcost *c, uint64_t conns)
 {
-	bool want;
-
 	if (!c->valid || !c->every)
 		return;
-	if (c->stats_fd >= 0)
+	if (c->stats_fd >= 0) {
 		stats_sum(c, conns);
-	want = c->ticks++ % c->every == 0;
-	if (want && c->stats_fd < 0) {
-		stats_on(c, conns);
-	} else if (!want && c->stats_fd >= 0) {
+		/* A window is at least (nearly) an interval long; every 1: on
+		 * for good. */
+		if (c->every == 1 || now_ns() - c->window_ns < c->tick_ns / 10 * 9)
+			return;
 		close(c->stats_fd);
 		c->stats_fd = -1;
+		c->off_left = c->every - 1;
+		return;
 	}
+	if (c->off_left && --c->off_left)
+		return;
+	if (!stats_on(c, conns))
+		c->window_ns = c->on_ns;
 }
 
 void agentcost_sample(struct agentcost *c, struct agent_cost *out, uint64_t conns)

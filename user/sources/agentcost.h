@@ -21,7 +21,9 @@ struct agentcost {
 	int stats_fd;		/* bpf_enable_stats(BPF_STATS_RUN_TIME); -1 off */
 	bool valid;		/* stats could be turned on (or every is 0: off by choice) */
 	uint32_t every;		/* on one interval in every this many; 0: never */
-	uint64_t ticks;		/* intervals closed */
+	uint64_t tick_ns;	/* the interval */
+	uint32_t off_left;	/* intervals still to pass with the stats off */
+	uint64_t window_ns;	/* when the stats were last turned on */
 	uint64_t t0_ns;
 	/* Each program's readings when the stats were last turned on or
 	 * last summed (a program loaded later starts from 0), and the sums
@@ -45,9 +47,11 @@ struct agentcost {
  * have seen so far. 0 or -errno (the BPF cost is then unknown, the run
  * goes on). */
 int agentcost_start(struct agentcost *c, const pid_t *pids, size_t n, uint32_t every,
-		    uint64_t conns);
-/* At the end of each interval: sums the interval if it was measured,
- * then turns the stats on or off for the next. */
+		    uint64_t tick_ns, uint64_t conns);
+/* At the end of each interval: sums what was measured, then turns the
+ * stats off once they have been on for an interval (the ticks are the run
+ * loop's, which may come early after loading), on again after every - 1
+ * intervals off. */
 void agentcost_tick(struct agentcost *c, uint64_t conns);
 /* The cost since the start (the interval under way included). */
 void agentcost_sample(struct agentcost *c, struct agent_cost *out, uint64_t conns);
