@@ -11,7 +11,6 @@ N=25
 TMP=$(mktemp -d /tmp/connscope-attach.XXXXXX)
 on_exit "rm -rf '$TMP'"
 
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 # client_server_case NAME FAMILY_FLAG [ATTACH_FLAGS...]: client churns N,
 # client closes first.

@@ -14,7 +14,6 @@ require_root
 TMP=$(lib_tmpdir)
 POOLFIX=$FIXTURES/poolfix
 W=3 R=30
-jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
 
 HIDDEN=$TMP/vmlinux-no-sock-length.btf
 "$FIXTURES/btfhide" /sys/kernel/btf/vmlinux "$HIDDEN" sock_send_length sock_recv_length ||

@@ -10,7 +10,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 port=$(free_port)
 N1=3 N2=5
 fx_start srv server -p "$port" || fail start server

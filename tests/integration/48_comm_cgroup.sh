@@ -11,7 +11,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 port=$(free_port)
 fx_start srv server -p "$port" || fail start server
 

@@ -9,7 +9,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
 
 # Two destinations for one client: 6 and 4 TIME_WAIT.
 pa=$(free_port); pb=$(free_port)

@@ -22,7 +22,6 @@ J=$TMP/out.json
 ARTIFACT_DIR=${ARTIFACT_DIR:-$REPO_ROOT/.output/artifacts}
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 port=$(free_port)
 # Without the workload, attach or the file, nothing below can mean anything.

@@ -14,7 +14,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
 H=6
 
 # metric PORT NAME PID: NAME{pid="PID",...} in the exporter's scrape.

@@ -12,7 +12,6 @@ require_root
 
 TMP=$(lib_tmpdir)
 K=7
-jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
 
 # fdleak in the background, like cs_attach: returns once it traces.
 fl_start() {

@@ -11,7 +11,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 K=7
 
 # syscall_links PID: the agent's BPF links on syscall tracepoints

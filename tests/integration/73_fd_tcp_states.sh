@@ -15,7 +15,6 @@ require_root
 command -v strace >/dev/null || { fail setup/strace "strace not installed (make test-deps)"; exit 0; }
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 NS=connscope-fdst-$$
 new_netns "$NS" || { fail netns "ip netns add failed"; exit 0; }

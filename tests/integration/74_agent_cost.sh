@@ -9,7 +9,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 N=50
 
 port=$(free_port)

@@ -17,7 +17,6 @@ if [[ ! -x $POOLFIX ]]; then
 fi
 TMP=$(lib_tmpdir)
 
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 # assert_true JQ_EXPR FILE NAME: the expression must print true.
 assert_true() {

@@ -31,7 +31,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 # ended PID: our child PID has exited (a zombie until waited for).
 ended() {

@@ -19,7 +19,6 @@ for f in poolfix tcpfix doctorfix leakfix orphanfix; do
 done
 TMP=$(lib_tmpdir)
 
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 # dr_start OUT ERR ARGS...: connscope doctor in the background (a long -d,
 # stopped by dr_stop once the workload is done); returns once attached.

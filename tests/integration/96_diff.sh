@@ -18,7 +18,6 @@ for f in poolfix doctorfix; do
 	fi
 done
 TMP=$(lib_tmpdir)
-jqn() { jq -r "$@" 2>/dev/null || echo "unparsable"; }
 
 fix_start srv "$FIXTURES/poolfix" server && fix_expect srv "listening *" 10 || fail start server
 read -r _ PORT SPID <<<"$FIX_LINE"

@@ -12,7 +12,6 @@ source "$REPO_ROOT/tests/fixture.sh"
 LIB_SCRIPT="95_kernels/$(uname -r)"
 TMP=$(lib_tmpdir)
 N=20
-jqn() { jq -r "$@" 2>/dev/null || echo unparsable; }
 
 want_unavail=none
 for arg in $(cat /proc/cmdline); do
