@@ -416,10 +416,14 @@ static void conn_drop_stale(struct agg *a, struct conn *c, uint64_t sk)
 	a->conns_replaced++;
 }
 
-/* The birth pass and a socket's CLOSE race (tcpstate_sk.bpf.h): when the
- * pass wins, its birth record can reach the ring after the end record,
- * which says BORN. That end is applied whole, and the late birth dropped
- * by its cookie here. */
+/* A birth that comes after its socket's end record (which says BORN):
+ * that end is applied whole, and the late birth dropped by its cookie.
+ * The kernel side reserves a birth before it claims it from the CLOSE
+ * (birth_pass in tcpstate_sk.bpf.h), so from the ring a birth comes
+ * first; the books, fed records from anywhere (recordings, replays), do
+ * not count on that order. An end that says BORN with no birth at all
+ * (one dropped while its owner was being written) leaves a cookie that
+ * agg_tick prunes. */
 static bool birth_came_late(struct agg *a, const struct cs_event *e, const struct conn *c)
 {
 	uint64_t *when;

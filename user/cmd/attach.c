@@ -375,6 +375,13 @@ static void add_live_io(void *ctx, uint64_t sk, const struct cs_conn_io *io)
 	agg_add_live_io(ctx, sk, io);
 }
 
+/* What crosses the ring for each socket, as the run reports it. */
+static const char *records_desc(const struct tracer *t)
+{
+	return t->sk_mode ? "per socket: one at its end, its birth too if it outlives an interval"
+			  : "per state transition (owner by socket address)";
+}
+
 int attach_run(const struct attach_opts *in)
 {
 	/* The targets: -p's, and the processes --comm / --cgroup match now. */
@@ -605,9 +612,7 @@ int attach_run(const struct attach_opts *in)
 				"--fd-sites)\n");
 	run.hook = tracer.method;
 	run.tw_method = tracer.tw_method;
-	run.records = tracer.sk_mode ? "per socket: one at its end, its birth too if it "
-				       "outlives an interval"
-				     : "per state transition (owner by socket address)";
+	run.records = records_desc(&tracer);
 	run.features = kf_plan(NULL);
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.interval_s = o->interval_s;
@@ -698,12 +703,7 @@ int attach_run(const struct attach_opts *in)
 		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}
 
-	run.hook = tracer.method;
-	run.tw_method = tracer.tw_method;
-	run.records = tracer.sk_mode ? "per socket: one at its end, its birth too if it "
-				       "outlives an interval"
-				     : "per state transition (owner by socket address)";
-	run.features = kf_plan(NULL);
+	/* hook, records and features: set when tracing began. */
 	run.limits = &limits;
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.duration_s = o->duration_s;

@@ -492,13 +492,12 @@ int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 	ssize_t n;
 	int fd, err = 0;
 
+	if (!t->birth_link)
+		return 0;
 	if (chunk > sizeof(buf))
 		chunk = sizeof(buf);
 	if (!chunk)
 		chunk = 1;
-
-	if (!t->birth_link)
-		return 0;
 	fd = netns_run(in_ns_of, birth_iter_create, t);
 	if (fd < 0)
 		return fd;
@@ -507,7 +506,6 @@ int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 	if (n < 0)
 		err = -errno;
 	close(fd);
-	t->birth_passes += !err;
 	return err;
 }
 

@@ -43,7 +43,6 @@ struct tracer {
 	bool follow_children;
 	bool sk_mode;		/* socket-storage mode (tcpstate_sk.bpf.h) */
 	struct bpf_link *birth_link;	/* sk_mode: the birth pass (birth_pass) */
-	uint64_t birth_passes;		/* passes run */
 	uint32_t ring_bytes;		/* the events ring's size */
 	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
 };
