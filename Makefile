@@ -74,7 +74,7 @@ ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-kernels unit vmlinux install clean bench test-asan fuzz soak
+.PHONY: all deps test-deps demo test test-build test-kernels unit vmlinux install clean bench test-asan fuzz soak
 
 all: $(OUTPUT)/connscope connscope
 
@@ -223,9 +223,11 @@ demo: deps
 unit: $(UNIT_BINS)
 
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) \
-		$(ASAN_BINS)
+	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)tests/run.sh
+
+# Everything make test runs, built without installing or running anything.
+test-build: all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) $(ASAN_BINS)
 
 # Every libFuzzer target for FUZZ_SECONDS each (default 10 minutes):
 # the QUIC parser, sock_diag replies, /proc files, fd tables.
