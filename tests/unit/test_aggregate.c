@@ -214,6 +214,38 @@ TEST(owner_record_moves_the_accept)
 	agg_free(&a);
 }
 
+/* An accept charged to the listener's owner in one interval and moved to
+ * a worker in the next: the listener's row for the later interval is 0,
+ * never a wrapped-around 2^64 - 1 (nginx's master showed ACPT
+ * 18446744073709551615 in attach's live table, and diff refused the JSON). */
+TEST(moved_accept_never_wraps_an_interval)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *srv;
+	const pid_t WORKER = 300;
+
+	agg_init(&a, 0);
+	a.t0_ns = 0;
+	e = ev(CS_EV_STATE, 0x2000, SERVER, CS_OWNER_LISTENER, tup(8080, 40000),
+	       CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED);
+	e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER | CS_F_ACCEPTED;
+	e.syn_ns = 900;
+	e.sum = CS_SUM_EST | CS_SUM_BORN | CS_SUM_PASSIVE | CS_SUM_PROVISIONAL;
+	agg_event(&a, &e);
+	agg_tick(&a, 1000000000ULL);
+	e = ev(CS_EV_OWNER, 0x2000, WORKER, CS_OWNER_ACCEPT, tup(8080, 40000), 0, 0);
+	e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER;
+	agg_event(&a, &e);
+	agg_tick(&a, 2000000000ULL);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_EQ(srv->nrows, 2, "two_rows");
+	ASSERT_EQ(srv->rows[0].delta.accepted, 1, "first_interval_shows_it");
+	ASSERT_EQ(srv->rows[1].delta.accepted, 0, "second_interval_not_wrapped");
+	ASSERT_EQ(srv->total.accepted, 0, "total_moved");
+	agg_free(&a);
+}
+
 TEST(reset_is_not_time_wait)
 {
 	struct agg a;

@@ -595,11 +595,19 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	}
 }
 
+/* x - y, 0 when a counter went down: an accept charged to a listener's
+ * owner and moved to a worker after its interval was shown (apply_owner)
+ * lowers the total; the later interval shows 0, not a wrapped 2^64 - 1. */
+static uint64_t sub0(uint64_t x, uint64_t y)
+{
+	return x > y ? x - y : 0;
+}
+
 static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 			 const struct proc_counters *y)
 {
 	d->opened = x->opened - y->opened;
-	d->accepted = x->accepted - y->accepted;
+	d->accepted = sub0(x->accepted, y->accepted);
 	d->closed = x->closed - y->closed;
 	d->connect_failed = x->connect_failed - y->connect_failed;
 	d->resets = x->resets - y->resets;
