@@ -41,7 +41,7 @@ TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strac
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
-# One folder a layer (README "Architecture"): lib <- books <- sources, render <- cmd.
+# One folder a layer (docs/how-it-works.md, "Architecture"): lib <- books <- sources, render <- cmd.
 USER_LAYERS := lib books sources render render/html cmd
 USER_INC   := $(patsubst %,-Iuser/%,$(USER_LAYERS)) -Iinclude/abi
 USER_SRCS  := $(sort $(foreach d,$(USER_LAYERS),$(wildcard user/$(d)/*.c)))
@@ -300,7 +300,7 @@ $(OUTPUT)/bench/aggbench: tests/bench/aggbench.c $(LIB_OBJS) | $(OUTPUT)/bench
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 # The same aggbench with the hmap API backed by uthash instead of
-# user/lib/hashmap.o (only the benchmark: README "Architecture" says why).
+# user/lib/hashmap.o (only the benchmark: docs/how-it-works.md, "Architecture", says why).
 $(OUTPUT)/bench/aggbench-uthash: tests/bench/aggbench.c tests/bench/hashmap_uthash.c \
 		$(filter-out $(OUTPUT)/user/lib/hashmap.o,$(LIB_OBJS)) | $(OUTPUT)/bench
 	$(call msg,CC,$@)

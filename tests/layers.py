@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""The architecture as the linker sees it (README "Architecture").
+"""The architecture as the linker sees it (docs/how-it-works.md, "Architecture").
 
     tests/layers.py OBJDIR
 

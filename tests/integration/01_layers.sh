@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# The architecture holds (README "Architecture"): no circle between the
+# The architecture holds (docs/how-it-works.md, "Architecture"): no circle between the
 # objects of user/, every object uses only its own and lower layers, every
 # lib/books/render #include names a header of an allowed layer, and none of
 # them a sources header (cmd alone joins sources to books and renderers), no

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Bad input, table-driven: each row is one invocation a user could type.
 # Every one must end with its documented status (2 for a bad command line,
-# 1 for an environment that cannot work: see README "Exit status"), one
+# 1 for an environment that cannot work: see docs/commands.md, "Exit status"), one
 # line on stderr that names the problem and says what to give instead, an
 # empty stdout, and nothing written: each runs in an empty directory that
 # must stay as it was, report paths point into it, and a planted link's

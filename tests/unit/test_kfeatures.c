@@ -12,7 +12,7 @@
 #include "kfeatures.h"
 #include "report_kf.h"
 
-/* Tracepoints of the kernel lines the README's table names. */
+/* Tracepoints of the kernel lines docs/kernels.md's table names. */
 static const char *const tp_6_1[] = {
 	"inet_sock_set_state", "timer_start", "timer_cancel", "timer_expire_entry",
 	"sched_process_fork", "sched_process_exec", "task_rename", "sched_process_exit", NULL,

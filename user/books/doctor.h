@@ -204,7 +204,7 @@ struct dr_facts {
 	struct agent_cost cost;
 };
 
-/* ---- thresholds (README "Diagnosing a load test" lists them) ---------- */
+/* ---- thresholds (docs/doctor.md lists them) ---------- */
 
 /* churn: more than 3 connections per unit of peak concurrency, fewer than
  * 10 requests per connection, at least 4 connections (reuse.c's rule). */

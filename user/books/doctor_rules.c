@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The doctor's rules: pure functions of struct dr_facts. Each rule turns
  * the numbers of one concern into findings; the thresholds are in
- * doctor.h beside their reasons, and README "Diagnosing a load test"
+ * doctor.h beside their reasons, and docs/doctor.md
  * lists them for users. */
 #include <math.h>
 #include <stdarg.h>
