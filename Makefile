@@ -227,7 +227,10 @@ test: test-deps
 	$(Q)tests/run.sh
 
 # Everything make test runs, built without installing or running anything.
-test-build: all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) $(ASAN_BINS)
+# (A recipe, not prerequisites: INITRAMFS is defined further down.)
+test-build:
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(FIXTURE_BINS) $(FUZZ_BINS) $(INITRAMFS) \
+		$(ASAN_BINS)
 
 # Every libFuzzer target for FUZZ_SECONDS each (default 10 minutes):
 # the QUIC parser, sock_diag replies, /proc files, fd tables.
