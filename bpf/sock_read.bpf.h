@@ -68,6 +68,16 @@ static __always_inline void sk_read_tuple(const struct sock *sk, struct cs_tuple
 	}
 }
 
+/* Only TCP sockets enter the TCP books. The send and receive tracepoints
+ * fire for every socket family and protocol, and an HTTP/3 server holds a
+ * UDP socket on the same address and port as its TCP listener: without
+ * this check the UDP socket matched the listener's seed and its datagrams
+ * were counted as TCP requests. */
+static __always_inline bool sk_is_tcp(const struct sock *sk, bool trusted)
+{
+	return SK_FIELD(trusted, sk, sk_protocol) == IPPROTO_TCP;
+}
+
 /* Closed by the application but still alive in the kernel: no struct
  * socket any more and SOCK_DEAD set (sock_orphan()). A socket waiting in an
  * accept queue also has no struct socket, but is not dead. */

@@ -604,7 +604,7 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bo
 		struct cs_owner *seed;
 		struct cs_tuple t;
 
-		if (!seed_port(lport))
+		if (!seed_port(lport) || !sk_is_tcp(sk, trusted))
 			return 0;
 		sk_read_tuple(sk, &t, trusted);
 		seed = bpf_map_lookup_elem(&seeds, &t);

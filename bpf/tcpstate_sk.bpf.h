@@ -239,7 +239,7 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 		 * state change: adopt its seed here. */
 		int state;
 
-		if (!seed_port(sk_local_port(sk)))
+		if (!seed_port(sk_local_port(sk)) || !sk_is_tcp(sk, true))
 			return 0;
 		state = sk->__sk_common.skc_state;
 		st = sk_state_new(sk, state, state);
