@@ -37,6 +37,8 @@ BUILD_PKGS := clang llvm make gcc libc6-dev libbpf-dev bpftool libelf-dev libdw-
 TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strace chromium nginx apache2-utils prometheus \
 	      ngtcp2-server ngtcp2-client openssl libclang-rt-14-dev \
 	      qemu-system-x86 busybox-static xz-utils curl systemd
+# The doctor's vocabulary is checked against the real programs (97_vocabulary).
+TEST_PKGS  += redis-server redis-tools postgresql postgresql-contrib
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))

@@ -53,7 +53,7 @@ struct finding {
 	char comm[16];
 	char endpoint[64];	/* "" when the finding is not about one endpoint */
 	char verdict[384];	/* one sentence */
-	char fix[768];
+	char fix[1536];	/* the software's own settings first, the generic last */
 	struct dr_evidence ev[DR_MAX_EVIDENCE];
 	int nev;
 	/* churn: the counts its text gives (kept as JSON members). */
@@ -167,6 +167,7 @@ struct dr_endpoint {
 struct dr_proc {
 	pid_t pid;
 	char comm[16];
+	uint8_t software;	/* enum sw_kind: the fixes speak its words */
 	bool target;
 	uint64_t opened, accepted, closed, requests;
 	uint64_t closed_active, closed_passive;

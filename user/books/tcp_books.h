@@ -94,6 +94,8 @@ struct proc_books {
 	uint64_t joined_ns;	/* ktime it became a target during the run (--comm,
 				 * --cgroup: started, renamed, moved in); 0: at start */
 	bool joined_said;	/* attach told the user (stderr) */
+	uint8_t software;	/* enum sw_kind (software.h), from /proc while alive */
+	bool software_probed;
 	struct proc_counters total;
 	struct proc_counters at_last_tick;
 	/* Live sockets by state from the events (+ the start-up seed). */

@@ -36,6 +36,7 @@
 #include "targets.h"
 #include "attach_sources.h"
 #include "cgroup_watch.h"
+#include "software_probe.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -308,6 +309,21 @@ static int attach_alive(void *ctx, uint64_t now)
 	return alive;
 }
 
+/* What software each process is, read once while it is alive: the
+ * doctor's fixes speak its words. A process gone before its first
+ * interval is known by its comm alone (doctor_facts.c). */
+static void identify_software(struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (p->software_probed || p->exited)
+			continue;
+		p->software = software_of(p->pid);
+		p->software_probed = true;
+	}
+}
+
 static int attach_tick(void *ctx, uint64_t now)
 {
 	struct attach_tick *s = ctx;
@@ -339,6 +355,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		fd_session_analyze(s->fs, false);
 	}
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
+	identify_software(s->agg);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
 	agentcost_tick(s->cost, cost_connections(s->agg));
@@ -577,6 +594,7 @@ int attach_run(const struct attach_opts *in)
 	attach_seed(&agg, &tracer, &snap, NULL, 0);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
+	identify_software(&agg);
 	run.doctor = &drun;
 	/* Every program is loaded: the agent's cost counts from here (every
 	 * run reports it). BPF run-time stats are on while we hold their fd,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "doctor.h"
+#include "software.h"
 #include "fd_report.h"
 #include "code_site.h"
 #include "report.h"
@@ -118,6 +119,13 @@ static void fill_proc(struct dr_proc *d, const struct proc_books *p, const struc
 
 	d->pid = p->pid;
 	memcpy(d->comm, p->comm, sizeof(d->comm));
+	d->software = p->software;
+	if (!d->software) {
+		struct sw_hints h = { 0 };
+
+		memcpy(h.comm, p->comm, sizeof(h.comm));
+		d->software = sw_classify(&h);
+	}
 	d->target = p->target;
 	d->opened = p->total.opened;
 	d->accepted = p->total.accepted;

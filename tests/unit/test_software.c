@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The doctor speaks the diagnosed software's words: what a process is
+ * from its comm, executable, libraries and Go build info, and each fix
+ * naming that software's setting with its default, the generic fix last,
+ * no other software's vocabulary. */
+#include <string.h>
+#include "unit.h"
+#include "doctor.h"
+#include "software.h"
+
+struct classify_case {
+	const char *comm, *exe;
+	bool go, jvm, python, node, pq, curl;
+	enum sw_kind want;
+};
+
+TEST(classify_by_name_library_and_build_info)
+{
+	static const struct classify_case cases[] = {
+		{ "pgbench", "pgbench", .want = SW_PGBENCH },
+		{ "postgres", "", .want = SW_POSTGRES },	/* a backend known by comm */
+		{ "redis-benchmar", "", .want = SW_REDIS_BENCHMARK },	/* comm cut at 15 */
+		{ "redis-server", "redis-check-rdb", .want = SW_REDIS },
+		{ "python3", "python3.11", .want = SW_PYTHON },
+		{ "worker", "python3.11", .want = SW_PYTHON },
+		{ "pythonista", "", .want = SW_UNKNOWN },	/* not python + version */
+		{ "caddy", "caddy", .go = true, .want = SW_GO },
+		{ "C2 CompilerThre", "myapp", .jvm = true, .want = SW_JAVA },
+		{ "app", "app", .node = true, .want = SW_NODE },
+		{ "nginx", "nginx", .want = SW_NGINX },
+		{ "apache2", "apache2", .want = SW_APACHE },
+		{ "httpd", "", .want = SW_APACHE },
+		{ "haproxy", "haproxy", .want = SW_HAPROXY },
+		{ "envoy", "envoy", .want = SW_ENVOY },
+		{ "ab", "ab", .want = SW_AB },
+		{ "fetcher", "fetcher", .curl = true, .want = SW_CURL },
+		{ "reporter", "reporter", .pq = true, .want = SW_LIBPQ },
+		{ "something", "something", .want = SW_UNKNOWN },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct classify_case *c = &cases[i];
+		struct sw_hints h = { .go_buildinfo = c->go, .lib_jvm = c->jvm,
+				      .lib_python = c->python, .lib_node = c->node,
+				      .lib_pq = c->pq, .lib_curl = c->curl };
+		char label[64];
+
+		snprintf(h.comm, sizeof(h.comm), "%s", c->comm);
+		snprintf(h.exe, sizeof(h.exe), "%s", c->exe);
+		snprintf(label, sizeof(label), "%s/%s", c->comm, c->exe);
+		ASSERT_EQ(sw_classify(&h), c->want, label);
+	}
+}
+
+TEST(label_port)
+{
+	ASSERT_EQ(sw_label_port("127.0.0.1:5432"), 5432, "v4");
+	ASSERT_EQ(sw_label_port("[::1]:6379"), 6379, "v6");
+	ASSERT_EQ(sw_label_port("listen :80"), 80, "listen");
+	ASSERT_EQ(sw_label_port("other"), 0, "none");
+	ASSERT_EQ(sw_label_port("x:99999"), 0, "out_of_range");
+}
+
+/* A client churning to PORT (8 at once, 602 connections for 800
+ * requests), and when server is not SW_UNKNOWN, that server traced too,
+ * listening on PORT. Returns the churn finding's fix. */
+static const char *churn_fix(enum sw_kind client, uint16_t port, enum sw_kind server)
+{
+	static struct finding out[8];
+	static struct dr_proc p[2];
+	struct dr_facts f;
+	size_t n;
+
+	memset(&f, 0, sizeof(f));
+	memset(p, 0, sizeof(p));
+	f.window_s = 10;
+	f.procs = p;
+	f.nprocs = server != SW_UNKNOWN ? 2 : 1;
+	p[0].pid = 100;
+	strcpy(p[0].comm, "client");
+	p[0].software = client;
+	p[0].target = true;
+	p[0].fd_limit = UINT64_MAX;
+	p[0].fd_seconds_to_limit = -1;
+	p[0].neps = 1;
+	snprintf(p[0].eps[0].label, sizeof(p[0].eps[0].label), "127.0.0.1:%u", port);
+	p[0].eps[0].opened = 602, p[0].eps[0].requests = 800, p[0].eps[0].live_peak = 8;
+	p[1].pid = 200;
+	strcpy(p[1].comm, "server");
+	p[1].software = server;
+	p[1].target = true;
+	p[1].fd_limit = UINT64_MAX;
+	p[1].fd_seconds_to_limit = -1;
+	p[1].neps = 1;
+	p[1].eps[0].listen = true;
+	p[1].eps[0].accepted = 602, p[1].eps[0].requests = 800;
+	snprintf(p[1].eps[0].label, sizeof(p[1].eps[0].label), "listen :%u", port);
+	n = doctor_rules(&f, out, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].rule, "churn") && out[i].pid == 100)
+			return out[i].fix;
+	return "";
+}
+
+/* want: each must be in the fix; not: none may. The generic fix comes
+ * last whenever a software's own came first. */
+static void check_fix(const char *fix, const char *const *want, const char *const *not,
+		      const char *label)
+{
+	char msg[256];
+	const char *generic = strstr(fix, "in general: ");
+
+	for (; want && *want; want++) {
+		snprintf(msg, sizeof(msg), "%s/has '%s' in: %s", label, *want, fix);
+		ASSERT_TRUE(strstr(fix, *want) != NULL, msg);
+		snprintf(msg, sizeof(msg), "%s/generic_last", label);
+		ASSERT_TRUE(generic && strstr(fix, *want) < generic, msg);
+	}
+	for (; not && *not; not++) {
+		snprintf(msg, sizeof(msg), "%s/no '%s' in: %s", label, *not, fix);
+		ASSERT_TRUE(strstr(fix, *not) == NULL, msg);
+	}
+}
+
+TEST(pgbench_gets_postgres_words)
+{
+	const char *fix = churn_fix(SW_PGBENCH, 5432, SW_POSTGRES);
+
+	check_fix(fix, (const char *const[]){ "client (pgbench): pgbench without -C",
+					      "server (PostgreSQL)", "PgBouncer",
+					      "pool_mode = transaction", NULL },
+		  (const char *const[]){ "HTTP", "keep-alive", "MaxIdleConns", "nginx", NULL },
+		  "pgbench");
+}
+
+TEST(runtime_client_by_the_port_it_reaches)
+{
+	/* Go to PostgreSQL with no server traced: database/sql, a pooler. */
+	check_fix(churn_fix(SW_GO, 5432, SW_UNKNOWN),
+		  (const char *const[]){ "db.SetMaxIdleConns(8) (default 2)", "PgBouncer", NULL },
+		  (const char *const[]){ "MaxIdleConnsPerHost", "HTTP", NULL }, "go_pg");
+	check_fix(churn_fix(SW_GO, 8080, SW_NGINX),
+		  (const char *const[]){ "MaxIdleConnsPerHost = 8 (default 2)",
+					 "server (nginx): nginx: keepalive_timeout (default 75s)",
+					 NULL },
+		  (const char *const[]){ "database/sql", NULL }, "go_http");
+	check_fix(churn_fix(SW_JAVA, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "setDefaultMaxPerRoute(8) (default 2 in 4.x", "OkHttp",
+					 NULL },
+		  (const char *const[]){ "MaxIdleConnsPerHost", NULL }, "java_http");
+	check_fix(churn_fix(SW_JAVA, 5432, SW_POSTGRES),
+		  (const char *const[]){ "HikariCP, maximumPoolSize >= 8 (default 10)", NULL },
+		  (const char *const[]){ "OkHttp", NULL }, "java_jdbc");
+	check_fix(churn_fix(SW_PYTHON, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "requests.Session()", "PoolManager(maxsize=8) (default 1)",
+					 "TCPConnector", NULL },
+		  (const char *const[]){ "MaxIdleConnsPerHost", NULL }, "python_http");
+	check_fix(churn_fix(SW_NODE, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "keepAlive: true, maxSockets: 8", NULL },
+		  (const char *const[]){ "MaxIdleConnsPerHost", "nginx", NULL }, "node_http");
+}
+
+TEST(servers_and_tools_in_their_words)
+{
+	check_fix(churn_fix(SW_REDIS_BENCHMARK, 6379, SW_REDIS),
+		  (const char *const[]){ "redis-benchmark -k 1", "timeout 0", NULL },
+		  (const char *const[]){ "HTTP", "nginx", NULL }, "redis_benchmark");
+	check_fix(churn_fix(SW_HAPROXY, 8080, SW_NGINX),
+		  (const char *const[]){ "http-reuse safe", "option http-server-close", NULL },
+		  (const char *const[]){ "upstream: keepalive", NULL }, "haproxy");
+	check_fix(churn_fix(SW_NGINX, 8080, SW_APACHE),
+		  (const char *const[]){ "keepalive 8;", "proxy_http_version 1.1",
+					 "KeepAlive On (default On)", NULL },
+		  (const char *const[]){ "MaxIdleConns", NULL }, "nginx_to_apache");
+	check_fix(churn_fix(SW_AB, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "ab -k", NULL }, NULL, "ab");
+	check_fix(churn_fix(SW_CURL, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "CURLOPT_MAXCONNECTS, default 5", NULL }, NULL, "curl");
+	check_fix(churn_fix(SW_ENVOY, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "max_requests_per_connection", NULL }, NULL, "envoy");
+}
+
+TEST(unknown_software_gets_the_generic_fix_alone)
+{
+	const char *fix = churn_fix(SW_UNKNOWN, 8080, SW_UNKNOWN);
+
+	ASSERT_TRUE(strstr(fix, "keep at least 8 idle connections to 127.0.0.1:8080") == fix,
+		    fix);
+	ASSERT_TRUE(!strstr(fix, "MaxIdleConnsPerHost") && !strstr(fix, "nginx"), fix);
+}
+
+TEST(server_time_wait_in_the_servers_words)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p;
+	size_t n;
+	const char *fix = NULL;
+
+	memset(&f, 0, sizeof(f));
+	memset(&p, 0, sizeof(p));
+	f.window_s = 10;
+	f.procs = &p;
+	f.nprocs = 1;
+	p.pid = 300;
+	strcpy(p.comm, "apache2");
+	p.software = SW_APACHE;
+	p.fd_limit = UINT64_MAX;
+	p.fd_seconds_to_limit = -1;
+	p.neps = 1;
+	strcpy(p.eps[0].label, "listen 127.0.0.1:8080");
+	p.eps[0].listen = true;
+	p.eps[0].tw_entered = 3000;
+	p.tw_entered = 3000, p.tw_peak = 3000, p.closed_active = 3000;
+	n = doctor_rules(&f, out, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].rule, "time_wait"))
+			fix = out[i].fix;
+	ASSERT_TRUE(fix != NULL, "time_wait_found");
+	check_fix(fix, (const char *const[]){ "server (Apache httpd)", "MaxKeepAliveRequests",
+					      NULL },
+		  (const char *const[]){ "keepalive_timeout", "IdleTimeout", NULL }, "apache_tw");
+}
+
+UNIT_MAIN()

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Reads what tells a process's software from /proc (software_probe.h). A
+ * known comm is enough (the postmaster's thousand backends cost one
+ * /proc read each); only an unknown one costs the executable's name, its
+ * maps and, for a binary without the usual runtimes, its section headers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "procfs.h"
+#include "software_probe.h"
+
+/* A Go binary names its build in .go.buildinfo (Go 1.13 and later). */
+static bool has_go_buildinfo(pid_t pid)
+{
+	char path[PATH_MAX];
+	bool found = false;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", procfs_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
+				found = !strcmp(name, ".go.buildinfo");
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static void read_maps(pid_t pid, struct sw_hints *h)
+{
+	char path[PATH_MAX], line[PATH_MAX + 128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", procfs_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strrchr(line, '/');
+
+		if (!p)
+			continue;
+		p++;
+		if (!strncmp(p, "libjvm.so", 9))
+			h->lib_jvm = true;
+		else if (!strncmp(p, "libpython", 9))
+			h->lib_python = true;
+		else if (!strncmp(p, "libnode.so", 10))
+			h->lib_node = true;
+		else if (!strncmp(p, "libpq.so", 8))
+			h->lib_pq = true;
+		else if (!strncmp(p, "libmysqlclient.so", 17) || !strncmp(p, "libmariadb.so", 13))
+			h->lib_mysql = true;
+		else if (!strncmp(p, "libhiredis.so", 13))
+			h->lib_hiredis = true;
+		else if (!strncmp(p, "libcurl", 7))
+			h->lib_curl = true;
+	}
+	fclose(f);
+}
+
+int software_probe(pid_t pid, struct sw_hints *h)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	r = procfs_read_pid_file(pid, "comm", h->comm, sizeof(h->comm));
+	if (r < 0)
+		return r;
+	h->comm[strcspn(h->comm, "\n")] = 0;
+	if (sw_classify(h) != SW_UNKNOWN)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/exe", procfs_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	n = strlen(base);
+	if (n >= (ssize_t)sizeof(h->exe))
+		n = sizeof(h->exe) - 1;
+	memcpy(h->exe, base, n);
+	h->exe[n] = 0;
+	/* A replaced executable reads "name (deleted)". */
+	h->exe[strcspn(h->exe, " ")] = 0;
+	if (sw_classify(h) != SW_UNKNOWN)
+		return 0;
+	read_maps(pid, h);
+	if (sw_classify(h) == SW_UNKNOWN)
+		h->go_buildinfo = has_go_buildinfo(pid);
+	return 0;
+}
+
+enum sw_kind software_of(pid_t pid)
+{
+	struct sw_hints h;
+
+	if (software_probe(pid, &h) < 0 && !h.comm[0])
+		return SW_UNKNOWN;
+	return sw_classify(&h);
+}
