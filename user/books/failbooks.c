@@ -25,6 +25,8 @@ void failbooks_close(struct proc_books *p, const struct conn *c, uint8_t old,
 		kind = RST_SENT;
 	if (kind == NONE)
 		return;		/* a normal ending: nothing to count, no row to make */
+	if (kind == RST_SENT)
+		p->total.resets_sent++;	/* beside total.resets, those received */
 	reuse_endpoint(p, c, &k);
 	es = hmap_upsert(&p->endpoints, &k, NULL);
 	if (!es)

@@ -407,3 +407,8 @@ struct endpoint_use *reuse_endpoints_by_conns(const struct proc_books *p, size_t
 	qsort(v, *n, sizeof(*v), by_conns);
 	return v;
 }
+
+double reuse_ratio(uint64_t conns, uint64_t requests)
+{
+	return requests > conns ? 1.0 - (double)conns / requests : 0;
+}

@@ -64,6 +64,11 @@ void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats 
 
 /* p-quantile (0..1) of a log2 histogram, as the bucket's upper edge. */
 uint64_t reuse_hist_quantile(const uint64_t *hist, double q);
+/* The share of requests that went over a connection already used, 0..1:
+ * each connection carries its first request, the rest are reuse. Fewer
+ * requests than connections (connections that carried none) is no reuse
+ * at all: 0, never negative. */
+double reuse_ratio(uint64_t conns, uint64_t requests);
 
 /* The queued changes of live connections are applied in time order, up
  * to each endpoint's horizon: the earliest start of its connections still

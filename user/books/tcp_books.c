@@ -611,6 +611,7 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 	d->closed = x->closed - y->closed;
 	d->connect_failed = x->connect_failed - y->connect_failed;
 	d->resets = x->resets - y->resets;
+	d->resets_sent = x->resets_sent - y->resets_sent;
 	d->tw_entered = x->tw_entered - y->tw_entered;
 	d->orphaned = x->orphaned - y->orphaned;
 	d->tw_expired = x->tw_expired - y->tw_expired;

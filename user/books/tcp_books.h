@@ -21,7 +21,8 @@ struct proc_counters {
 	uint64_t accepted;	/* accept() returned a TCP socket */
 	uint64_t closed;	/* connections (not listeners) that reached CLOSE */
 	uint64_t connect_failed;/* SYN_SENT->CLOSE */
-	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE */
+	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE: resets received */
+	uint64_t resets_sent;	/* aborted by this side (failbooks.c): resets sent */
 	uint64_t tw_entered;	/* FIN_WAIT2/CLOSING->CLOSE, clean: now TIME_WAIT */
 	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
 	uint64_t tw_expired;	/* TIME_WAIT that ran its 60 s (tw timer expired) */

@@ -12,29 +12,20 @@
 #include "report_findings.h"
 #include "doctor.h"
 #include "report_losses.h"
-
-static int cmp_books(const void *a, const void *b)
-{
-	const struct proc_books *x = *(const struct proc_books *const *)a;
-	const struct proc_books *y = *(const struct proc_books *const *)b;
-
-	if (x->target != y->target)
-		return x->target ? -1 : 1;
-	return x->pid - y->pid;
-}
+#include "proc_view.h"
 
 size_t report_procs(const struct agg *a, const struct proc_books **out, size_t max)
 {
-	struct proc_books *p;
-	size_t n = 0;
+	size_t n, k;
+	const struct proc_books **all = proc_view_list(a, &n);
 
-	for (size_t i = 0; n < max && hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		out[n++] = p;
-	qsort(out, n, sizeof(*out), cmp_books);
-	return n;
+	k = n < max ? n : max;
+	if (all)
+		memcpy(out, all, k * sizeof(*out));
+	free(all);
+	return k;
 }
 
-#define MAX_REPORT_PROCS 1024
 
 void format_live_header(FILE *out)
 {
@@ -45,8 +36,8 @@ void format_live_header(FILE *out)
 void format_live_rows(FILE *out, const struct agg *a, const char *clock,
 		      const struct fd_report *fds)
 {
-	const struct proc_books *procs[MAX_REPORT_PROCS];
-	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
+	size_t n;
+	const struct proc_books **procs = proc_view_list(a, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_books *p = procs[i];
@@ -67,6 +58,7 @@ void format_live_rows(FILE *out, const struct agg *a, const char *clock,
 			r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan, nfds,
 			p->exited ? " exited" : "");
 	}
+	free(procs);
 }
 
 static void text_states(FILE *out, const char *label, const uint32_t *state, uint32_t orphan)
@@ -109,11 +101,158 @@ static const char *fd_source(const struct run_info *run)
 	return "fds not counted (--no-fd)";
 }
 
+/* Connections opened / accepted / closed, then failures: received and sent
+ * resets apart (the doctor's findings speak of either). */
+static void text_conns(FILE *out, const struct proc_counters *t, const struct run_info *run)
+{
+	fprintf(out, "  %-13s opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu\n",
+		"connections", (unsigned long long)t->opened, per_s(t->opened, run),
+		(unsigned long long)t->accepted, per_s(t->accepted, run),
+		(unsigned long long)t->closed);
+	if (t->connect_failed || t->resets || t->resets_sent)
+		fprintf(out, "  %-13s connect failed %llu, resets received %llu, sent %llu\n",
+			"failures", (unsigned long long)t->connect_failed,
+			(unsigned long long)t->resets, (unsigned long long)t->resets_sent);
+}
+
+static void text_tw(FILE *out, const struct proc_counters *t, uint64_t live,
+		    const struct run_info *run)
+{
+	char rest[128];
+
+	fprintf(out, "  %-13s entered %llu (%.1f/s), live %llu, expired %llu, ended early "
+		     "%llu\n", "TIME_WAIT", (unsigned long long)t->tw_entered,
+		per_s(t->tw_entered, run), (unsigned long long)live,
+		(unsigned long long)t->tw_expired, (unsigned long long)t->tw_killed);
+	if (tw_balance_rest(rest, sizeof(rest), t, live))
+		fprintf(out, "  %-13s %s\n", "", rest);
+}
+
+static void text_proc(FILE *out, const struct proc_books *p, const struct run_info *run)
+{
+	fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm, p->target ? "" : " child",
+		p->exited ? " exited during the run" : "");
+	if (p->joined_ns)
+		fprintf(out, "  joined the targets %.1f s into the run (matched %s)\n",
+			(p->joined_ns - p->t0_ns) / 1e9,
+			run->cgroup_path ? "--comm/--cgroup" : "--comm");
+	text_conns(out, &p->total, run);
+	text_tw(out, &p->total, p->truth.state[CS_TCP_TIME_WAIT], run);
+	text_states(out, "sockets now", p->truth.state, p->truth.orphan);
+	if (p->seeded)
+		fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
+			"held at start", p->seeded);
+	format_tw_text(out, p, &run->tw);
+	format_reuse_text(out, p, &run->tw);
+	if (fd_report_proc(&run->fds, p->pid))
+		format_fd_brief(out, fd_report_proc(&run->fds, p->pid), run->tw.color);
+	format_quic_text(out, run->quic, p->pid, &run->tw);
+}
+
+static void text_group_states(FILE *out, const struct proc_group *g)
+{
+	uint32_t st[CS_TCP_MAX_STATES];
+
+	for (int s = 0; s < CS_TCP_MAX_STATES; s++)
+		st[s] = g->state[s] > UINT32_MAX ? UINT32_MAX : g->state[s];
+	text_states(out, "sockets now", st, g->orphan > UINT32_MAX ? UINT32_MAX : g->orphan);
+}
+
+/* One line of sums: "what" processes folded. */
+static void text_sums(FILE *out, const char *label, const struct proc_group *g)
+{
+	const struct proc_counters *t = &g->total;
+
+	fprintf(out, "  %-13s opened %llu, accepted %llu, closed %llu, TIME_WAIT %llu\n", label,
+		(unsigned long long)t->opened, (unsigned long long)t->accepted,
+		(unsigned long long)t->closed, (unsigned long long)t->tw_entered);
+}
+
+/* A group: its sums, the spread over its members, its busiest members one
+ * line each, and a line for the members folded, so the group's sums are
+ * its rows' sums. */
+static void text_group(FILE *out, const struct proc_group *g, const struct run_info *run)
+{
+	struct proc_group folded = { 0 };
+	char n[32], ex[32], what[64];
+	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
+
+	/* One process: no spread, no members to fold. */
+	if (g->n == 1) {
+		const struct proc_books *p = g->members[0];
+
+		fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm, p->target ? "" : " child",
+			p->exited ? " exited during the run" : "");
+		text_conns(out, &p->total, run);
+		text_tw(out, &p->total, p->truth.state[CS_TCP_TIME_WAIT], run);
+		return;
+	}
+	fprintf(out, "\n%s x%s (%s", g->comm, proc_view_count(n, sizeof(n), g->n),
+		g->target ? "targets" : "children or joined");
+	if (g->exited)
+		fprintf(out, "; %s exited during the run", proc_view_count(ex, sizeof(ex), g->exited));
+	fprintf(out, ")\n");
+	text_conns(out, &g->total, run);
+	fprintf(out, "  %-13s connections (opened + accepted) min %llu, median %llu, max %llu\n",
+		"per process", (unsigned long long)g->conns_min,
+		(unsigned long long)g->conns_p50, (unsigned long long)g->conns_max);
+	text_tw(out, &g->total, g->state[CS_TCP_TIME_WAIT], run);
+	text_group_states(out, g);
+	fprintf(out, "  %-13s %7s %9s %9s %9s %9s\n", "busiest", "PID", "opened", "accepted",
+		"closed", "TIME_WAIT");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct proc_books *p = g->members[i];
+		const struct proc_counters *t = &p->total;
+
+		if (i >= shown) {
+			folded.n++;
+			folded.total.opened += t->opened;
+			folded.total.accepted += t->accepted;
+			folded.total.closed += t->closed;
+			folded.total.tw_entered += t->tw_entered;
+			continue;
+		}
+		fprintf(out, "  %-13s %7d %9llu %9llu %9llu %9llu%s\n", "", p->pid,
+			(unsigned long long)t->opened, (unsigned long long)t->accepted,
+			(unsigned long long)t->closed, (unsigned long long)t->tw_entered,
+			p->exited ? " exited" : "");
+	}
+	if (folded.n) {
+		snprintf(what, sizeof(what), "%s more", proc_view_count(n, sizeof(n), folded.n));
+		fprintf(out, "  %-21s %9llu %9llu %9llu %9llu\n", what,
+			(unsigned long long)folded.total.opened,
+			(unsigned long long)folded.total.accepted,
+			(unsigned long long)folded.total.closed,
+			(unsigned long long)folded.total.tw_entered);
+	}
+}
+
+/* Many processes: the busiest targets in full, then groups, then one line
+ * for the groups not shown; the first line gives the sums of all, so
+ * every figure below is a part of it. */
+static void text_folded(FILE *out, const struct proc_view *v, const struct run_info *run)
+{
+	char n[32], g[32];
+
+	fprintf(out, "\n%s processes in %s groups of one name (%zu shown in full, %zu "
+		     "groups shown)\n", proc_view_count(n, sizeof(n), v->nall),
+		proc_view_count(g, sizeof(g), v->ngroups + v->nsingles), v->nsingles, v->nshown);
+	text_sums(out, "all of them", &v->sum);
+	for (size_t i = 0; i < v->nsingles; i++)
+		text_proc(out, v->singles[i], run);
+	for (size_t i = 0; i < v->nshown; i++)
+		text_group(out, &v->groups[i], run);
+	if (v->ngroups > v->nshown) {
+		fprintf(out, "\nother: %s processes in %zu more groups (the JSON report has each)\n",
+			proc_view_count(n, sizeof(n), v->rest.n), v->ngroups - v->nshown);
+		text_sums(out, "folded", &v->rest);
+	}
+}
+
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run)
 {
-	const struct proc_books *procs[MAX_REPORT_PROCS];
-	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
 	uint64_t lost = run->stats[CS_STAT_RB_LOST], full = run->stats[CS_STAT_OWNER_FULL];
+	struct proc_view v;
 
 	/* Losses first: nobody reads a count as exact past this line. */
 	fputc('\n', out);
@@ -129,38 +268,14 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	/* What to act on first, before any number. */
 	format_findings_section(out, a, run);
 	format_unavailable_text(out, run->features);
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_books *p = procs[i];
-		const struct proc_counters *t = &p->total;
-
-		fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm,
-			p->target ? "" : " child", p->exited ? " exited during the run" : "");
-		if (p->joined_ns)
-			fprintf(out, "  joined the targets %.1f s into the run (matched %s)\n",
-				(p->joined_ns - p->t0_ns) / 1e9,
-				run->cgroup_path ? "--comm/--cgroup" : "--comm");
-		fprintf(out, "  %-13s opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu\n",
-			"connections", (unsigned long long)t->opened, per_s(t->opened, run),
-			(unsigned long long)t->accepted, per_s(t->accepted, run),
-			(unsigned long long)t->closed);
-		if (t->connect_failed || t->resets)
-			fprintf(out, "  %-13s connect failed %llu, reset %llu\n", "failures",
-				(unsigned long long)t->connect_failed,
-				(unsigned long long)t->resets);
-		fprintf(out, "  %-13s entered %llu (%.1f/s), live %u, expired %llu, ended early "
-			     "%llu\n", "TIME_WAIT", (unsigned long long)t->tw_entered,
-			per_s(t->tw_entered, run), p->truth.state[CS_TCP_TIME_WAIT],
-			(unsigned long long)t->tw_expired, (unsigned long long)t->tw_killed);
-		text_states(out, "sockets now", p->truth.state, p->truth.orphan);
-		if (p->seeded)
-			fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
-				"held at start", p->seeded);
-		format_tw_text(out, p, &run->tw);
-		format_reuse_text(out, p, &run->tw);
-		if (fd_report_proc(&run->fds, p->pid))
-			format_fd_brief(out, fd_report_proc(&run->fds, p->pid), run->tw.color);
-		format_quic_text(out, run->quic, p->pid, &run->tw);
-	}
+	if (proc_view_build(&v, a))
+		fprintf(out, "\nprocesses: cannot list them (out of memory)\n");
+	else if (v.folded)
+		text_folded(out, &v, run);
+	else
+		for (size_t i = 0; i < v.nall; i++)
+			text_proc(out, v.all[i], run);
+	proc_view_free(&v);
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
 	if (run->limits)
@@ -180,6 +295,12 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "agent: %llu events, %llu lost, %llu owner-map full\n",
 		(unsigned long long)run->stats[CS_STAT_EVENTS], (unsigned long long)lost,
 		(unsigned long long)full);
+	/* What the TIME_WAIT lines above may leave out, named. */
+	if (a->tw_entered_during_dump || a->tw_gone_unknown)
+		fprintf(out, "agent: TIME_WAIT entered while a socket dump ran %llu (live, not in "
+			     "it),\n  ended unseen %llu\n",
+			(unsigned long long)a->tw_entered_during_dump,
+			(unsigned long long)a->tw_gone_unknown);
 	format_cost_text(out, run->doctor ? &run->doctor->cost : NULL, a);
 	format_quic_agent_text(out, run->quic);
 	format_losses_text(out, &run->losses);
@@ -201,7 +322,8 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 	json_kv_uint(j, "connections_accepted", c->accepted);
 	json_kv_uint(j, "connections_closed", c->closed);
 	json_kv_uint(j, "connect_failed", c->connect_failed);
-	json_kv_uint(j, "resets", c->resets);
+	json_kv_uint(j, "resets", c->resets);	/* received */
+	json_kv_uint(j, "resets_sent", c->resets_sent);
 	json_kv_uint(j, "time_wait_entered", c->tw_entered);
 	json_kv_uint(j, "orphaned", c->orphaned);
 	json_kv_uint(j, "closed_by_this_side", c->closed_active);
@@ -220,10 +342,28 @@ static void json_states(struct json *j, const uint32_t *state, uint32_t orphan)
 	json_object_end(j);
 }
 
+/* The sums over every process, the same figures as each process's totals:
+ * what the text report's "all of them" line says. */
+static void json_process_totals(struct json *j, const struct agg *a)
+{
+	struct proc_view v;
+
+	if (proc_view_build(&v, a))
+		return;
+	json_key(j, "process_totals");
+	json_object_begin(j);
+	json_kv_uint(j, "processes", v.sum.n);
+	json_kv_uint(j, "exited", v.sum.exited);
+	json_counters(j, &v.sum.total);
+	json_object_end(j);
+	proc_view_free(&v);
+}
+
 void format_report_json(FILE *out, const struct agg *a, const struct run_info *run)
 {
-	const struct proc_books *procs[MAX_REPORT_PROCS];
-	size_t n = report_procs(a, procs, MAX_REPORT_PROCS);
+	size_t n;
+	/* Every process, however many: written as it goes, one at a time. */
+	const struct proc_books **procs = proc_view_list(a, &n);
 	struct json j;
 
 	json_init(&j, out, true);
@@ -247,6 +387,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "fd_mode", fd_mode(run));
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);
+	/* How many: a reader checks the array against it. */
+	json_kv_uint(&j, "processes", n);
+	json_kv_bool(&j, "processes_complete", n == a->procs.count);
 	json_object_end(&j);
 	json_findings_section(&j, a, run);
 
@@ -299,6 +442,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	free(procs);
+	json_process_totals(&j, a);
 
 	json_key(&j, "unattributed");
 	json_object_begin(&j);

@@ -7,7 +7,7 @@
 
 static double ratio(uint64_t conns, uint64_t requests)
 {
-	return requests ? 1.0 - (double)conns / requests : 0;
+	return reuse_ratio(conns, requests);
 }
 
 static double mean_live(const struct proc_books *p, const struct endpoint_stats *es)

@@ -184,11 +184,15 @@ void format_limits_text(FILE *out, const struct limits_view *v)
 	fprintf(out, "\nlimits (this network namespace; sock_diag, /proc/net/sockstat, /proc/sys)\n");
 	fprintf(out, "  ephemeral ports %u-%u (%u), tcp_tw_reuse %d\n", v->lim.port_lo,
 		v->lim.port_hi, ports, v->lim.tw_reuse);
+	/* The namespace's sockets, not the traced processes' alone: said, so
+	 * another program's destinations are not read as theirs. */
+	if (v->ndests)
+		fprintf(out, "  busiest destinations of every process in the namespace:\n");
 	for (size_t i = 0; i < v->ndests && i < 3; i++) {
 		const struct port_use *u = &v->dests[i];
 
 		port_use_format(dest, sizeof(dest), u);
-		fprintf(out, "  %-36.36s %6u ports %5.1f%% at peak\n", dest,
+		fprintf(out, "    %-34.34s %6u ports %5.1f%% at peak\n", dest,
 			u->time_wait + u->established + u->other, 100 * u->share);
 	}
 	fprintf(out, "  TIME_WAIT %llu (peak %llu) of tcp_max_tw_buckets %llu (%.1f%%)\n",
@@ -327,4 +331,17 @@ void json_limits(struct json *j, const struct limits_view *v)
 	json_array_end(j);
 	json_kv_bool(j, "port_exhaustion_warning", v->ndests && v->peak_share >= v->warn_share);
 	json_object_end(j);
+}
+
+bool tw_balance_rest(char *buf, size_t len, const struct proc_counters *t, uint64_t live)
+{
+	uint64_t seen = t->tw_expired + t->tw_killed + live;
+
+	if (t->tw_entered > seen)
+		snprintf(buf, len, "%llu more: not in the end's socket dump, or ended unseen",
+			 (unsigned long long)(t->tw_entered - seen));
+	else if (t->tw_entered < seen)
+		snprintf(buf, len, "%llu of these entered before the run (held at start)",
+			 (unsigned long long)(seen - t->tw_entered));
+	return t->tw_entered != seen;
 }

@@ -27,6 +27,12 @@ void format_limits_text(FILE *out, const struct limits_view *v);
 /* The warning lines alone (also printed to stderr by attach). */
 int format_limits_warnings(FILE *out, const struct limits_view *v);
 
+/* What the TIME_WAIT line's figures leave out: entered = expired + ended
+ * early + live, or the difference named (entered after the end's socket
+ * dump began, or ended unseen; or live ones from before the run). Writes
+ * it to buf and returns true; false when they add up. */
+bool tw_balance_rest(char *buf, size_t len, const struct proc_counters *t, uint64_t live);
+
 void json_tw(struct json *j, const struct proc_books *p, int top);
 void json_heatmap(struct json *j, const struct heatmap *h);
 void json_limits(struct json *j, const struct limits_view *v);

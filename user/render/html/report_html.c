@@ -20,13 +20,13 @@
 
 #include "heatmap_top.h"
 #include "kfeatures.h"
+#include "proc_view.h"
 #include "report_html.h"
 #include "report_cost.h"
 #include "report_findings.h"
 #include "report_html_internal.h"
 #include "tcp_state_names.h"
 
-#define HTML_MAX_PROCS 1024
 #define TOP_DEFAULT 10
 
 static double per_s(uint64_t n, const struct run_info *run)
@@ -218,8 +218,7 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 
 /* With fd tracking on, two more columns before the states: fds now and
  * their growth; without, the table is as it always was. */
-static void summary(FILE *out, const struct agg *a, const struct proc_books **procs, size_t n,
-		    const struct run_info *run)
+static void summary_head(FILE *out, const struct run_info *run)
 {
 	fputs("<section class=\"card\" id=\"summary\">\n<h2>Processes</h2>\n"
 	      "<div class=\"scroll\"><table>\n<thead>\n"
@@ -234,33 +233,108 @@ static void summary(FILE *out, const struct agg *a, const struct proc_books **pr
 	if (run->fds.procs)
 		fputs("<th>now</th><th>growth /s</th>", out);
 	fputs("<th class=\"l\">sockets now by state</th></tr>\n</thead>\n<tbody>\n", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_books *p = procs[i];
-		const struct proc_counters *t = &p->total;
+}
 
-		fprintf(out, "<tr id=\"proc-%d\"><td data-k=\"pid\">%d</td><td class=\"l\">"
-			     "<span data-k=\"comm\">", p->pid, p->pid);
-		comm(out, p);
-		fputs("</span>", out);
-		if (!p->target)
-			fputs("<span class=\"badge\">child</span>", out);
-		if (p->exited)
-			fputs("<span class=\"badge ex\">exited</span>", out);
-		fputs("</td>", out);
-		td_u(out, "connections_opened", t->opened);
-		td_u(out, "connections_accepted", t->accepted);
-		td_u(out, "connections_closed", t->closed);
-		td_u(out, "time_wait_entered", t->tw_entered);
-		td_u(out, "time_wait", p->truth.state[CS_TCP_TIME_WAIT]);
-		td_u(out, "time_wait_expired", t->tw_expired);
-		td_u(out, "time_wait_ended_early", t->tw_killed);
-		td_u(out, "orphans_now", p->truth.orphan);
-		if (run->fds.procs)
-			html_fd_summary_cells(out, run, p->pid);
-		fputs("<td class=\"states\">", out);
-		state_chips(out, p->truth.state, p->truth.orphan);
-		fputs("</td></tr>\n", out);
+static void proc_row(FILE *out, const struct proc_books *p, const struct run_info *run,
+		     const char *cls)
+{
+	const struct proc_counters *t = &p->total;
+
+	fprintf(out, "<tr id=\"proc-%d\"%s%s%s><td data-k=\"pid\">%d</td><td class=\"l\">"
+		     "<span data-k=\"comm\">", p->pid, cls ? " class=\"" : "", cls ? cls : "",
+		cls ? "\"" : "", p->pid);
+	comm(out, p);
+	fputs("</span>", out);
+	if (!p->target)
+		fputs("<span class=\"badge\">child</span>", out);
+	if (p->exited)
+		fputs("<span class=\"badge ex\">exited</span>", out);
+	fputs("</td>", out);
+	td_u(out, "connections_opened", t->opened);
+	td_u(out, "connections_accepted", t->accepted);
+	td_u(out, "connections_closed", t->closed);
+	td_u(out, "time_wait_entered", t->tw_entered);
+	td_u(out, "time_wait", p->truth.state[CS_TCP_TIME_WAIT]);
+	td_u(out, "time_wait_expired", t->tw_expired);
+	td_u(out, "time_wait_ended_early", t->tw_killed);
+	td_u(out, "orphans_now", p->truth.orphan);
+	if (run->fds.procs)
+		html_fd_summary_cells(out, run, p->pid);
+	fputs("<td class=\"states\">", out);
+	state_chips(out, p->truth.state, p->truth.orphan);
+	fputs("</td></tr>\n", out);
+}
+
+/* A row of sums: a group, its folded members, the groups not shown.
+ * key names the row for a reader of the page (data-group). */
+static void sums_row(FILE *out, const char *cls, const char *key, const char *label,
+		     const struct proc_group *g, const struct run_info *run)
+{
+	const struct proc_counters *t = &g->total;
+	uint32_t st[CS_TCP_MAX_STATES];
+
+	for (int s = 0; s < CS_TCP_MAX_STATES; s++)
+		st[s] = g->state[s] > UINT32_MAX ? UINT32_MAX : g->state[s];
+	fprintf(out, "<tr class=\"%s\" data-group=\"", cls);
+	html_esc(out, key);
+	fputs("\"><td>&ndash;</td><td class=\"l\">", out);
+	html_esc(out, label);
+	fputs("</td>", out);
+	td_u(out, "connections_opened", t->opened);
+	td_u(out, "connections_accepted", t->accepted);
+	td_u(out, "connections_closed", t->closed);
+	td_u(out, "time_wait_entered", t->tw_entered);
+	td_u(out, "time_wait", g->state[CS_TCP_TIME_WAIT]);
+	td_u(out, "time_wait_expired", t->tw_expired);
+	td_u(out, "time_wait_ended_early", t->tw_killed);
+	td_u(out, "orphans_now", g->orphan);
+	if (run->fds.procs)
+		fputs("<td>&ndash;</td><td>&ndash;</td>", out);
+	fputs("<td class=\"states\">", out);
+	state_chips(out, st, g->orphan > UINT32_MAX ? UINT32_MAX : (uint32_t)g->orphan);
+	fputs("</td></tr>\n", out);
+}
+
+/* A group: its sums, its busiest members, the rest of it folded. */
+static void group_rows(FILE *out, const struct proc_group *g, const struct run_info *run)
+{
+	struct proc_group folded = { 0 };
+	char n[32], ex[32], label[160];
+	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
+
+	snprintf(label, sizeof(label), "%.16s x%s (%s%s%s%s); connections per process min %llu, "
+		 "median %llu, max %llu", g->comm, proc_view_count(n, sizeof(n), g->n),
+		 g->target ? "targets" : "children or joined", g->exited ? "; " : "",
+		 g->exited ? proc_view_count(ex, sizeof(ex), g->exited) : "",
+		 g->exited ? " exited" : "", ULL(g->conns_min), ULL(g->conns_p50),
+		 ULL(g->conns_max));
+	sums_row(out, "group", g->comm, label, g, run);
+	for (size_t i = 0; i < g->n; i++) {
+		if (i < shown) {
+			proc_row(out, g->members[i], run, "member");
+			continue;
+		}
+		folded.n++;
+		folded.exited += g->members[i]->exited;
+		folded.total.opened += g->members[i]->total.opened;
+		folded.total.accepted += g->members[i]->total.accepted;
+		folded.total.closed += g->members[i]->total.closed;
+		folded.total.tw_entered += g->members[i]->total.tw_entered;
+		folded.total.tw_expired += g->members[i]->total.tw_expired;
+		folded.total.tw_killed += g->members[i]->total.tw_killed;
+		for (int s = 0; s < CS_TCP_MAX_STATES; s++)
+			folded.state[s] += g->members[i]->truth.state[s];
+		folded.orphan += g->members[i]->truth.orphan;
 	}
+	if (folded.n) {
+		snprintf(label, sizeof(label), "%s more %.16s (folded)",
+			 proc_view_count(n, sizeof(n), folded.n), g->comm);
+		sums_row(out, "folded", g->comm, label, &folded, run);
+	}
+}
+
+static void summary_tail(FILE *out, const struct agg *a, const struct run_info *run)
+{
 	/* Dashes, not zeros: nothing counts events for these sockets. */
 	fputs("<tr class=\"unattr\" id=\"unattributed\"><td>&ndash;</td><td class=\"l\">"
 	      "unattributed</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>"
@@ -273,7 +347,40 @@ static void summary(FILE *out, const struct agg *a, const struct proc_books **pr
 	fputs("</td></tr>\n</tbody>\n</table></div>\n"
 	      "<p class=\"sub\">Counters from BPF events during the run; TIME_WAIT live, orphans "
 	      "and sockets now from sock_diag + /proc/PID/fd at the end. Unattributed: sockets "
-	      "with no owning file, not seen being made by this run.</p>\n</section>\n", out);
+	      "with no owning file, not seen being made by this run.</p>\n", out);
+}
+
+static void summary(FILE *out, const struct agg *a, const struct proc_view *v,
+		    const struct run_info *run)
+{
+	char n[32], label[96];
+
+	summary_head(out, run);
+	if (!v->folded) {
+		for (size_t i = 0; i < v->nall; i++)
+			proc_row(out, v->all[i], run, NULL);
+		summary_tail(out, a, run);
+		fputs("</section>\n", out);
+		return;
+	}
+	/* Many processes: the sums of all first, so every row below is a
+	 * part of it; then the busiest targets, the groups, the rest. */
+	snprintf(label, sizeof(label), "all %s processes", proc_view_count(n, sizeof(n), v->nall));
+	sums_row(out, "all", "all", label, &v->sum, run);
+	for (size_t i = 0; i < v->nsingles; i++)
+		proc_row(out, v->singles[i], run, NULL);
+	for (size_t i = 0; i < v->nshown; i++)
+		group_rows(out, &v->groups[i], run);
+	if (v->ngroups > v->nshown) {
+		snprintf(label, sizeof(label), "other: %s processes in %zu more groups",
+			 proc_view_count(n, sizeof(n), v->rest.n), v->ngroups - v->nshown);
+		sums_row(out, "folded", "other", label, &v->rest, run);
+	}
+	summary_tail(out, a, run);
+	fprintf(out, "<p class=\"sub\">%s processes: processes of one name and role are "
+		     "folded into a group (its sums, its %d busiest, the rest in one row); the "
+		     "JSON report (-j) has every process.</p>\n</section>\n",
+		proc_view_count(n, sizeof(n), v->nall), PROC_VIEW_MEMBERS);
 }
 
 /* ---- per process ------------------------------------------------------------ */
@@ -354,17 +461,25 @@ static void endpoints_table(FILE *out, const struct proc_books *p, int top)
 static void facts(FILE *out, const struct proc_books *p, const struct run_info *run)
 {
 	const struct proc_counters *t = &p->total;
+	char rest[128];
 
 	fputs("<dl class=\"facts\">\n", out);
 	fprintf(out, "<dt>connections</dt><dd>opened %llu (%.1f/s), accepted %llu (%.1f/s), "
 		     "closed %llu</dd>\n", ULL(t->opened), per_s(t->opened, run), ULL(t->accepted),
 		per_s(t->accepted, run), ULL(t->closed));
-	if (t->connect_failed || t->resets)
-		fprintf(out, "<dt>failures</dt><dd>connect failed %llu, reset %llu</dd>\n",
-			ULL(t->connect_failed), ULL(t->resets));
+	if (t->connect_failed || t->resets || t->resets_sent)
+		fprintf(out, "<dt>failures</dt><dd>connect failed %llu, resets received %llu, "
+			     "sent %llu</dd>\n", ULL(t->connect_failed), ULL(t->resets),
+			ULL(t->resets_sent));
 	fprintf(out, "<dt>TIME_WAIT</dt><dd>entered %llu (%.1f/s), live %u, expired %llu, "
-		     "ended early %llu</dd>\n", ULL(t->tw_entered), per_s(t->tw_entered, run),
+		     "ended early %llu", ULL(t->tw_entered), per_s(t->tw_entered, run),
 		p->truth.state[CS_TCP_TIME_WAIT], ULL(t->tw_expired), ULL(t->tw_killed));
+	/* Figures that add up, or the difference named: the text's words. */
+	if (tw_balance_rest(rest, sizeof(rest), t, p->truth.state[CS_TCP_TIME_WAIT])) {
+		fputs("; ", out);
+		html_esc(out, rest);
+	}
+	fputs("</dd>\n", out);
 	fprintf(out, "<dt>closed first</dt><dd>by this side %llu, by the peer %llu</dd>\n",
 		ULL(t->closed_active), ULL(t->closed_passive));
 	if (p->orphan_ended || p->truth.orphan)
@@ -480,7 +595,8 @@ static void limits_section(FILE *out, const struct limits_view *v)
 		html_pct(v->host_orphan_peak, v->lim.max_orphans));
 	fprintf(out, "<dt>warn at</dt><dd>%.0f%% of a limit</dd>\n</dl>\n", warn);
 	if (v->ndests) {
-		fputs("<h3>Busiest destinations at the peak (ephemeral ports)</h3>\n"
+		fputs("<h3>Busiest destinations at the peak (ephemeral ports), of every process "
+		      "in the namespace</h3>\n"
 		      "<div class=\"scroll\"><table class=\"ep\">\n<thead><tr><th class=\"l\">"
 		      "local &rarr; destination</th><th>ports</th><th>TIME_WAIT</th>"
 		      "<th>established</th><th>other</th><th class=\"l\">share of range</th>"
@@ -595,14 +711,25 @@ static void run_section(FILE *out, const struct agg *a, const struct run_info *r
 
 int format_report_html(FILE *out, const struct agg *a, const struct run_info *run)
 {
-	static const struct proc_books *procs[HTML_MAX_PROCS];
-	size_t n = report_procs(a, procs, HTML_MAX_PROCS);
+	struct proc_view v;
 
-	head(out, procs, n, run);
-	overview(out, a, run, procs, n);
-	summary(out, a, procs, n, run);
-	for (size_t i = 0; i < n; i++)
-		proc_section(out, a, procs[i], run);
+	if (proc_view_build(&v, a))
+		return -ENOMEM;
+	head(out, v.all, v.nall, run);
+	overview(out, a, run, v.all, v.nall);
+	summary(out, a, &v, run);
+	if (!v.folded) {
+		for (size_t i = 0; i < v.nall; i++)
+			proc_section(out, a, v.all[i], run);
+	} else {
+		/* Sections (maps, tables) for those shown in full and each
+		 * shown group's busiest member: the page stays small. */
+		for (size_t i = 0; i < v.nsingles; i++)
+			proc_section(out, a, v.singles[i], run);
+		for (size_t i = 0; i < v.nshown; i++)
+			proc_section(out, a, v.groups[i].members[0], run);
+	}
+	proc_view_free(&v);
 	limits_section(out, run->limits);
 	run_section(out, a, run);
 	fputs("<footer>Generated by connscope. Counters from BPF events (inet_sock_set_state, "

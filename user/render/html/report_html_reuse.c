@@ -44,7 +44,7 @@ const char html_reuse_css[] =
 
 static double ratio(uint64_t conns, uint64_t requests)
 {
-	return requests ? 1.0 - (double)conns / requests : 0;
+	return reuse_ratio(conns, requests);
 }
 
 static bool hist_empty(const uint64_t *h)

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Reports of many processes (a server that forks one per connection) and
+ * figures that must add up on screen: synthetic books, every renderer. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "report.h"
+#include "report_html.h"
+#include "proc_view.h"
+#include "reuse.h"
+
+static const struct run_info base_run = {
+	.hook = "tp_btf/inet_sock_set_state", .interval_s = 1, .elapsed_s = 26,
+	.end_reason = "duration", .follow_children = true,
+};
+
+typedef void (*render_fn)(FILE *, const struct agg *, const struct run_info *);
+
+static char *render(render_fn fn, const struct agg *a, const struct run_info *run, size_t *len)
+{
+	/* static: gcc's dangling-pointer analysis misreads open_memstream */
+	static char *buf;
+	static size_t n;
+	FILE *f;
+
+	buf = NULL;
+	f = open_memstream(&buf, &n);
+	fn(f, a, run);
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void html_fn(FILE *f, const struct agg *a, const struct run_info *run)
+{
+	format_report_html(f, a, run);
+}
+
+/* A postmaster (the target) and nbackends forked backends, each with one
+ * accepted connection, all but the last exited; and nother processes of
+ * as many names (the worst case for grouping by name), one connection
+ * opened each. */
+static void postgres_books(struct agg *a, int nbackends, int nother)
+{
+	struct proc_books *p;
+
+	agg_init(a, 0);
+	p = agg_proc(a, 100);
+	p->target = true;
+	strcpy(p->comm, "postgres");
+	p->truth.state[CS_TCP_LISTEN] = 1;
+	for (int i = 0; i < nbackends; i++) {
+		p = agg_proc(a, 1000 + i);
+		strcpy(p->comm, "postgres");
+		p->total.accepted = 1;
+		p->total.closed = 1;
+		p->total.closed_passive = 1;
+		p->exited = i != nbackends - 1;
+	}
+	for (int i = 0; i < nother; i++) {
+		p = agg_proc(a, 200000 + i);
+		snprintf(p->comm, sizeof(p->comm), "worker%d", i);
+		p->total.opened = 1 + i % 3;
+		p->total.tw_entered = i % 2;
+		p->truth.state[CS_TCP_TIME_WAIT] = i % 2;
+	}
+}
+
+static size_t lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The JSON report has every process (1,024 was the cap: 1,022 accepted
+ * shown of 1,201), and exact totals. */
+TEST(json_keeps_every_process)
+{
+	struct agg a;
+	unsigned long long accepted = 0, opened = 0, v, npids = 0;
+	char *out, *at;
+
+	postgres_books(&a, 9000, 999);
+	out = render(format_report_json, &a, &base_run, NULL);
+	for (at = out; (at = strstr(at, "\n      \"pid\": ")); at++)
+		npids++;
+	ASSERT_EQ(npids, 10000, "every_process");
+	for (at = out; (at = strstr(at, "\"totals\": {")); at++) {
+		ASSERT_TRUE(sscanf(strstr(at, "\"connections_opened\": "),
+				   "\"connections_opened\": %llu", &v) == 1, "opened_key");
+		opened += v;
+		ASSERT_TRUE(sscanf(strstr(at, "\"connections_accepted\": "),
+				   "\"connections_accepted\": %llu", &v) == 1, "accepted_key");
+		accepted += v;
+	}
+	ASSERT_EQ(accepted, 9000, "accepted_sum");
+	ASSERT_EQ(opened, 333 * 6, "opened_sum");
+	ASSERT_TRUE(strstr(out, "\"processes\": 10000,\n    \"processes_complete\": true") != NULL,
+		    "run_processes");
+	at = strstr(out, "\"process_totals\": {");
+	ASSERT_TRUE(at && sscanf(strstr(at, "\"connections_accepted\": "),
+				 "\"connections_accepted\": %llu", &v) == 1 && v == 9000,
+		    "totals_accepted");
+	free(out);
+	agg_free(&a);
+}
+
+/* The text report folds: under 200 lines at 10,000 processes, and the
+ * group's rows add up to the group's sums. */
+TEST(text_folds_and_adds_up)
+{
+	struct agg a;
+	unsigned long long acc[4] = { 0 }, more = 0, grp = 0, all = 0;
+	char *out, *g, *line;
+	int k = 0;
+
+	postgres_books(&a, 9000, 999);
+	out = render(format_report_text, &a, &base_run, NULL);
+	if (getenv("PV_DUMP"))
+		fputs(out, stderr);
+	ASSERT_TRUE(lines(out) < 200, "under_200_lines");
+	ASSERT_TRUE(strstr(out, "10,000 processes in ") != NULL, "count_said");
+	ASSERT_TRUE(sscanf(strstr(out, "all of them"), "all of them opened %*u, accepted %llu",
+			   &all) == 1 && all == 9000, "all_accepted");
+	g = strstr(out, "\npostgres x9,000 (children or joined; 8,999 exited during the run)\n");
+	ASSERT_TRUE(g != NULL, "group_line");
+	ASSERT_TRUE(sscanf(strstr(g, "connections"), "connections opened %*u (%*f/s), "
+			   "accepted %llu", &grp) == 1 && grp == 9000, "group_accepted");
+	ASSERT_TRUE(strstr(g, "per process   connections (opened + accepted) min 1, median 1, "
+			      "max 1\n") != NULL, "spread");
+	line = strstr(g, "  busiest ");
+	ASSERT_TRUE(line != NULL, "busiest_header");
+	for (line = strchr(line, '\n') + 1; k < 3; k++, line = strchr(line, '\n') + 1)
+		ASSERT_TRUE(sscanf(line, "%*s %*u %llu", &acc[k]) == 1, "member_row");
+	ASSERT_TRUE(sscanf(line, " 8,997 more %*u %llu", &more) == 1, "folded_row");
+	ASSERT_EQ(acc[0] + acc[1] + acc[2] + more, grp, "rows_add_up");
+	ASSERT_TRUE(strstr(out, "\nother: ") != NULL, "other_groups_line");
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		ASSERT_TRUE(strlen(line) <= 80, "80_columns");
+	free(out);
+	agg_free(&a);
+}
+
+/* Few processes: each in full, as before. */
+TEST(few_processes_not_folded)
+{
+	struct agg a;
+	char *out;
+
+	postgres_books(&a, 3, 0);
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "\nPID 1002 (postgres) child\n") != NULL, "each_in_full");
+	ASSERT_TRUE(strstr(out, " x") == NULL || strstr(out, "postgres x") == NULL, "no_group");
+	free(out);
+	agg_free(&a);
+}
+
+/* HTML at 10,000 processes: under 5 MB (80 MB for 1,201 backends before). */
+TEST(html_under_5mb)
+{
+	struct agg a;
+	size_t len;
+	char *out;
+
+	postgres_books(&a, 9000, 999);
+	agg_tick(&a, 1000000000ULL);
+	out = render(html_fn, &a, &base_run, &len);
+	ASSERT_TRUE(len < 5 * 1024 * 1024, "under_5mb");
+	ASSERT_TRUE(strstr(out, "postgres x9,000") != NULL, "group_row");
+	ASSERT_TRUE(strstr(out, "8,997 more postgres (folded)") != NULL, "folded_row");
+	ASSERT_TRUE(strstr(out, "the JSON report (-j) has every process") != NULL, "json_named");
+	free(out);
+	agg_free(&a);
+}
+
+/* Fewer requests than connections: reuse 0%, not "-0%" or "-2%". */
+TEST(reuse_ratio_in_range)
+{
+	struct agg a;
+	struct proc_books *p;
+	char *out;
+
+	ASSERT_TRUE(reuse_ratio(100, 98) == 0, "fewer_requests");
+	ASSERT_TRUE(reuse_ratio(100, 200) == 0.5, "half");
+	ASSERT_TRUE(reuse_ratio(0, 0) == 0, "none");
+	agg_init(&a, 0);
+	p = agg_proc(&a, 7);
+	p->target = true;
+	p->total.opened = 100;
+	p->requests = 98;
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "reuse 0%") != NULL, "zero");
+	ASSERT_TRUE(strstr(out, "reuse -") == NULL, "never_negative");
+	free(out);
+	agg_free(&a);
+}
+
+/* "entered 3295, live 3239, expired 0, ended early 1": the 55 named. */
+TEST(time_wait_line_adds_up)
+{
+	struct agg a;
+	struct proc_books *p;
+	char *out;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, 7);
+	p->target = true;
+	p->total.opened = 3295;
+	p->total.tw_entered = 3295;
+	p->total.tw_killed = 1;
+	p->truth.state[CS_TCP_TIME_WAIT] = 3239;
+	a.tw_entered_during_dump = 55;
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "live 3239, expired 0, ended early 1\n"
+				"                55 more: not in the end's socket dump, or ended "
+				"unseen\n") != NULL, "text_names_55");
+	ASSERT_TRUE(strstr(out, "TIME_WAIT entered while a socket dump ran 55") != NULL,
+		    "agent_line");
+	free(out);
+	out = render(html_fn, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "ended early 1; 55 more: not in the end&#39;s socket dump") ||
+		    strstr(out, "ended early 1; 55 more: not in the end's socket dump"),
+		    "html_names_55");
+	free(out);
+	agg_free(&a);
+}
+
+/* Resets received and sent, both. */
+TEST(resets_sent_and_received)
+{
+	struct agg a;
+	struct proc_books *p;
+	char *out;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, 7);
+	p->target = true;
+	p->total.accepted = 20;
+	p->total.resets = 2;
+	p->total.resets_sent = 18;
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "connect failed 0, resets received 2, sent 18\n") != NULL, "text");
+	free(out);
+	out = render(format_report_json, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "\"resets_sent\": 18") != NULL, "json");
+	free(out);
+	agg_free(&a);
+}
+
+UNIT_MAIN()
