@@ -95,8 +95,9 @@ common_asserts() {
 	assert_eq "$(jqn "$SEL_S | .reuse.connections_opened" "$J")" 0 "$name/server_opened_none"
 	assert_eq "$(jqn "$SEL_S | .reuse.connections_closed" "$J")" "$C" "$name/server_closed"
 	assert_eq "$(jqn "$SEL_S | .reuse.requests" "$J")" "$n" "$name/server_requests"
-	# reuse_ratio = 1 - connections / requests, printed with 6 decimals.
-	assert_true "[$SEL_C, $SEL_S] | all(.reuse.reuse_ratio - (1 - $C / $n) | fabs < 5e-7)" "$J" \
+	# reuse_ratio = 1 - connections / requests, never below 0 (fewer
+	# requests than connections is no reuse), printed with 6 decimals.
+	assert_true "[$SEL_C, $SEL_S] | all(.reuse.reuse_ratio - ([0, 1 - $C / $n] | max) | fabs < 5e-7)" "$J" \
 		"$name/reuse_ratio"
 
 	assert_eq "$(jqn "[$EP_C] | length" "$J")" 1 "$name/client_endpoint_row"
@@ -104,7 +105,7 @@ common_asserts() {
 		"$(printf 'remote\t%s\t0\t%s' "$C" "$n")" "$name/client_endpoint_counts"
 	assert_true "$EP_C | .requests_per_conn - ($n / $C) | fabs < 5e-4" "$J" \
 		"$name/client_endpoint_requests_per_conn"
-	assert_true "$EP_C | .reuse_ratio - (1 - $C / $n) | fabs < 5e-7" "$J" \
+	assert_true "$EP_C | .reuse_ratio - ([0, 1 - $C / $n] | max) | fabs < 5e-7" "$J" \
 		"$name/client_endpoint_reuse_ratio"
 	# The pool's own concurrency: connections the client held at once.
 	assert_eq "$(jqn "$EP_C | .peak_concurrent" "$J")" "$K" "$name/client_peak_concurrent_eq_fixture"
@@ -356,7 +357,7 @@ ab_asserts() {
 	assert_eq "$(jqn "$w | .reuse.requests" "$J")" "$REQUESTS" "$name/requests_eq_nginx"
 	assert_eq "$(jqn "$w | .reuse.endpoints[] | select(.endpoint == \"listen :$NPORT\") | [.side, .accepted, .requests] | @tsv" "$J")" \
 		"$(printf 'listen\t%s\t%s' "$ACCEPTED" "$REQUESTS")" "$name/listen_endpoint"
-	assert_true "$w | .reuse.reuse_ratio - (1 - $ACCEPTED / $REQUESTS) | fabs < 5e-7" "$J" "$name/reuse_ratio"
+	assert_true "$w | .reuse.reuse_ratio - ([0, 1 - $ACCEPTED / $REQUESTS] | max) | fabs < 5e-7" "$J" "$name/reuse_ratio"
 	# Connection by connection, as nginx counted its requests.
 	assert_eq "$(jqn -c "$w | .reuse.requests_per_conn_log2" "$J")" "$(log_histogram "$ACCEPTED")" \
 		"$name/requests_per_conn_eq_nginx_log"
