@@ -10,7 +10,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (600) each
 #   make soak       an hour attached + an hour of exporter --all, RSS flat?
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
-#   make install    PREFIX=/usr/local DESTDIR= (binary, connscope.8, systemd unit)
+#   make install    PREFIX=/usr/local DESTDIR= (binary, man pages, systemd unit)
 OUTPUT   := .output
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -41,6 +41,9 @@ TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strac
 TEST_PKGS  += redis-server redis-tools postgresql postgresql-contrib
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
+# One man page a command (the rule is beside install).
+MAN_CMDS  := summary attach doctor diff fdleak exporter demo
+MAN_PAGES := $(patsubst %,$(OUTPUT)/man/connscope-%.8,$(MAN_CMDS))
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))
 # One folder a layer (docs/how-it-works.md, "Architecture"): lib <- books <- sources, render <- cmd.
@@ -78,7 +81,7 @@ ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 .SECONDARY:
 .PHONY: all deps test-deps demo test test-build test-kernels unit vmlinux install clean bench test-asan fuzz soak
 
-all: $(OUTPUT)/connscope connscope
+all: $(OUTPUT)/connscope connscope $(MAN_PAGES)
 
 connscope: $(OUTPUT)/connscope
 	$(Q)ln -sf $(OUTPUT)/connscope $@
@@ -271,13 +274,22 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
 	{ uname -r; echo "generated $$(date -u +%F) by: bpftool btf dump file /sys/kernel/btf/vmlinux format c"; } > $(VMLINUX_DIR)/KERNEL_VERSION
 
-# The binary, its man page, and the exporter's systemd unit (in the unit
+# One man page a command, made from its --help (dist/man/mkman.sh), so the
+# synopsis, options and examples of both cannot disagree; connscope(8) is
+# docs/connscope.8.
+$(OUTPUT)/man/connscope-%.8: $(OUTPUT)/connscope dist/man/mkman.sh
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)dist/man/mkman.sh $(OUTPUT)/connscope $* "$$($(OUTPUT)/connscope --version | cut -d' ' -f2)" > $@
+
+# The binary, its man pages, and the exporter's systemd unit (in the unit
 # directory of PREFIX; systemd reads /usr/local/lib/systemd/system too).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
-install: $(OUTPUT)/connscope
+install: $(OUTPUT)/connscope $(MAN_PAGES)
 	install -D -m 0755 $(OUTPUT)/connscope $(DESTDIR)$(PREFIX)/sbin/connscope
 	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
 	sed 's|@UNITDIR@|$(UNITDIR)|g' docs/connscope.8 > $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' dist/systemd/connscope-exporter.service.in \
 		> $(DESTDIR)$(UNITDIR)/connscope-exporter.service
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8 $(DESTDIR)$(UNITDIR)/connscope-exporter.service

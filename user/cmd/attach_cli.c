@@ -51,6 +51,49 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 	return r;
 }
 
+/* The options attach and doctor share (doctor is attach ending in
+ * findings); one text for both --help outputs and so both man pages. */
+#define ATTACH_TARGET_OPTIONS \
+		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n" \
+		"      --comm NAME        every process of that name (<= 15 bytes, as in\n" \
+		"                         /proc/PID/comm), those started later too (repeatable)\n" \
+		"      --cgroup PATH      every process in that cgroup v2 directory or below,\n" \
+		"                         now and later (a container, a systemd unit); one\n" \
+		"                         removed and made again at PATH (a restart) is\n" \
+		"                         followed when attach finds the new one there\n"
+#define ATTACH_OPTIONS \
+		"  -i, --interval S       live table and reconcile interval (default 1)\n" \
+		"  -j, --json             final report as one JSON document, no live table\n" \
+		"  -H, --no-header        no live table header\n" \
+		"      --children         also trace processes the targets fork\n" \
+		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n" \
+		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n" \
+		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n" \
+		"      --report FILE      also write a self-contained HTML report\n" \
+		"      --prom FILE        also write the end state as Prometheus metrics\n" \
+		"      --no-fd            no fd part (fds are counted from /proc/PID/fd\n" \
+		"                         listings each interval otherwise)\n" \
+		"      --fd-sites         also trace fd syscalls for the code sites of leaks\n" \
+		"                         (syscall tracepoints: every syscall on the machine\n" \
+		"                         takes the slow path while attached)\n" \
+		"      --no-quic          do not trace QUIC (no cgroup_skb, no ngtcp2 probes)\n" \
+		"      --leak-age S       with --fd-sites: fds open longer than S are leak\n" \
+		"                         suspects (default 10)\n" \
+		"      --top N            endpoints per process in the report (default 10)\n" \
+		"      --warn-pct P       warn when a limit is P%% used (default 80)\n" \
+		"      --no-color         ASCII heatmaps even on a terminal\n" \
+		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n" \
+		"                         tp_btf (the fallback for kernels without it)\n" \
+		"      --cost-every N     measure the BPF programs' run time in one interval of\n" \
+		"                         every N (default 10; 1: all; 0: never): the kernel's\n" \
+		"                         run-time stats slow every BPF program while on\n" \
+		"      --per-transition   a ring record for each state change and owners by\n" \
+		"                         socket address, as on kernels before 6.3 (the\n" \
+		"                         default keeps them on the socket and sends a record\n" \
+		"                         at a connection's end, one more if it outlives an\n" \
+		"                         interval)\n" \
+		"  -v, --verbose          libbpf's messages\n"
+
 static void attach_usage(FILE *out)
 {
 	fprintf(out,
@@ -59,64 +102,44 @@ static void attach_usage(FILE *out)
 		"                        [--warn-pct P] [--no-fd | --fd-sites [--leak-age S]]\n"
 		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
 		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
-		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
-		"      --comm NAME        every process of that name (<= 15 bytes, as in\n"
-		"                         /proc/PID/comm), those started later too (repeatable)\n"
-		"      --cgroup PATH      every process in that cgroup v2 directory or below,\n"
-		"                         now and later (a container, a systemd unit); one\n"
-		"                         removed and made again at PATH (a restart) is\n"
-		"                         followed when attach finds the new one there\n"
+		ATTACH_TARGET_OPTIONS
 		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
-		"  -i, --interval S       live table and reconcile interval (default 1)\n"
-		"  -j, --json             final report as one JSON document, no live table\n"
-		"  -H, --no-header        no live table header\n"
-		"      --children         also trace processes the targets fork\n"
-		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n"
-		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n"
-		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n"
-		"      --report FILE      also write a self-contained HTML report\n"
-		"      --prom FILE        also write the end state as Prometheus metrics\n"
-		"      --no-fd            no fd part (fds are counted from /proc/PID/fd\n"
-		"                         listings each interval otherwise)\n"
-		"      --fd-sites         also trace fd syscalls for the code sites of leaks\n"
-		"                         (syscall tracepoints: every syscall on the machine\n"
-		"                         takes the slow path while attached)\n"
-		"      --no-quic          do not trace QUIC (no cgroup_skb, no ngtcp2 probes)\n"
-		"      --leak-age S       with --fd-sites: fds open longer than S are leak\n"
-		"                         suspects (default 10)\n"
-		"      --top N            endpoints per process in the report (default 10)\n"
-		"      --warn-pct P       warn when a limit is P%% used (default 80)\n"
-		"      --no-color         ASCII heatmaps even on a terminal\n"
-		"      --classic-tracepoint  use tracepoint/sock/inet_sock_set_state, not\n"
-		"                         tp_btf (the fallback for kernels without it)\n"
-		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
-		"                         every N (default 10; 1: all; 0: never): the kernel's\n"
-		"                         run-time stats slow every BPF program while on\n"
-		"      --per-transition   a ring record for each state change and owners by\n"
-		"                         socket address, as on kernels before 6.3 (the\n"
-		"                         default keeps them on the socket and sends a record\n"
-		"                         at a connection's end, one more if it outlives an\n"
-		"                         interval)\n"
-		"  -v, --verbose          libbpf's messages\n"
+		ATTACH_OPTIONS
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
 		"the window (with --cgroup and no --comm: and the cgroup was removed, none\n"
 		"made again at PATH when attach looked; it looks about every 100 ms, so\n"
-		"to follow restarts of any speed add --comm NAME or use the exporter)\n");
+		"to follow restarts of any speed add --comm NAME or use the exporter)\n"
+		"examples:\n"
+		"  connscope attach -p $(pgrep -d, nginx) -d 30\n"
+		"      nginx's processes for 30 s: a live row a second, then the report\n"
+		"  connscope attach --comm myserver --children -i 5 --report run.html\n"
+		"      every myserver (and what it forks) until Ctrl-C, also as a web page\n"
+		"  connscope attach -p 1234 -d 60 -j > run.json\n"
+		"      the report as JSON, for `connscope diff` or jq\n");
 }
 
 static void doctor_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: connscope doctor -p PID[,PID...] [-d SECONDS] [-i SECONDS] [-j]\n"
-		"                        [--report FILE.html] [--children] [--leak-age S] [...]\n"
+		"usage: connscope doctor -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
+		"                        [-i SECONDS] [-j] [--report FILE.html] [attach's options]\n"
 		"  attach for the window, then say what is wrong, with the numbers that prove\n"
 		"  it and the fix: churn, TIME_WAIT and ephemeral ports, fd leak, fd limit,\n"
 		"  connect failures, resets, listen backlog, orphans, connscope's own cost;\n"
-		"  \"healthy\" with the key numbers when no rule fires. Takes attach's\n"
-		"  options (connscope attach --help); -d defaults to 10 s. -j prints attach's\n"
+		"  \"healthy\" with the key numbers when no rule fires. -j prints attach's\n"
 		"  JSON (findings first), which `connscope diff` compares.\n"
+		ATTACH_TARGET_OPTIONS
+		"  -d, --duration S       stop after S seconds (default 10)\n"
+		ATTACH_OPTIONS
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited during\n"
-		"the window\n");
+		"the window\n"
+		"examples:\n"
+		"  connscope doctor -p $(pgrep -d, nginx)\n"
+		"      10 s of nginx, then the findings with their evidence and fixes\n"
+		"  connscope doctor -p $(pgrep -d, nginx) -d 30 -j > before.json\n"
+		"      keep the run; after a fix, the same into after.json, then\n"
+		"  connscope diff before.json after.json\n"
+		"      what the fix changed\n");
 }
 
 static int attach_cmdline(int argc, char **argv, bool doctor);
@@ -276,7 +299,14 @@ static void exporter_usage(FILE *out)
 		"                         leak-suspect gauges (slows every syscall on the machine)\n"
 		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
 		"                         every N (default 10; 1: all; 0: never)\n"
-		"  -v, --verbose          libbpf's messages\n", EXPORTER_DEFAULT_PORT);
+		"  -v, --verbose          libbpf's messages\n"
+		"examples:\n"
+		"  connscope exporter -p $(pgrep -d, nginx)\n"
+		"      nginx's metrics at http://127.0.0.1:%d/metrics\n"
+		"  connscope exporter --all -i 15 --listen 10.0.0.5:9477\n"
+		"      every process (the 20 busiest with series of their own), on the\n"
+		"      node's address, a snapshot every 15 s (the scrape interval)\n",
+		EXPORTER_DEFAULT_PORT, EXPORTER_DEFAULT_PORT);
 }
 
 int cmd_exporter(int argc, char **argv)

@@ -197,7 +197,14 @@ int cmd_demo(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: connscope demo [-d SECONDS] [-j]\n"
-			       "  runs a loopback client/server workload and attaches to both\n");
+			       "  runs a loopback client/server workload and attaches to both\n"
+			       "  -d, --duration S       how long (default 5, 1 to 3600)\n"
+			       "  -j, --json             the report as one JSON document\n"
+			       "examples:\n"
+			       "  connscope demo\n"
+			       "      5 s of a client whose pool is too small, and the churn finding\n"
+			       "  connscope demo -d 20 -j | jq .findings\n"
+			       "      longer, its findings as JSON\n");
 			return 0;
 		default:
 			return cli_bad_option("demo", argv);

@@ -411,7 +411,12 @@ static void diff_usage(FILE *out)
 		"  port use, fds, and the findings raised and cleared\n"
 		"  -j, --json             the comparison as JSON\n"
 		"      --report FILE      also write it as a self-contained HTML page\n"
-		"exit status: 0 done, 1 error, 2 bad usage or input\n");
+		"exit status: 0 done, 1 error, 2 bad usage or input\n"
+		"examples:\n"
+		"  connscope diff before.json after.json\n"
+		"      findings cleared, raised and still there; the figures before -> after\n"
+		"  connscope diff before.json after.json --report diff.html\n"
+		"      the same, also as a web page\n");
 }
 
 int cmd_diff(int argc, char **argv)

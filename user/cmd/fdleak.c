@@ -229,7 +229,12 @@ static void fdleak_usage(FILE *out)
 		"  -H, --no-header      no live table header\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited (with\n"
 		"--cgroup and no --comm: and the cgroup was removed, none made again at\n"
-		"PATH when fdleak looked)\n");
+		"PATH when fdleak looked)\n"
+		"examples:\n"
+		"  connscope fdleak -p $(pgrep -d, myserver) -d 60\n"
+		"      a minute of myserver's fds, then the sites whose fds stay open\n"
+		"  connscope fdleak --comm myserver --leak-age 30 -j > fds.json\n"
+		"      until Ctrl-C; fds older than 30 s are suspects; as JSON\n");
 }
 
 int cmd_fdleak(int argc, char **argv)

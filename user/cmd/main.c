@@ -24,8 +24,9 @@ static void usage(FILE *out)
 		"  doctor -p PID [-d S] [-j]      what is wrong, its evidence and the fix\n"
 		"  diff BEFORE.json AFTER.json    what changed between two -j runs\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
-		"  version                        print the version\n"
-		"`connscope COMMAND --help` for the options of each command.\n");
+		"  version, -V, --version         print the version\n"
+		"`connscope COMMAND --help` for the options and examples of each command,\n"
+		"`man connscope-COMMAND` for the same as a man page.\n");
 }
 
 int main(int argc, char **argv)
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
 		usage(cmd ? stdout : stderr);
 		return cmd ? 0 : EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 		printf("connscope %s\n", CONNSCOPE_VERSION);
 		return 0;
 	}

@@ -114,7 +114,14 @@ static void summary_usage(FILE *out)
 		     "  -p, --pid PIDS   only these processes (repeatable, comma-separated)\n"
 		     "  -j, --json       one JSON document\n"
 		     "      --prom       Prometheus text format (node_exporter textfile)\n"
-		     "  -H, --no-header  no table header\n");
+		     "  -H, --no-header  no table header\n"
+		     "examples:\n"
+		     "  connscope summary\n"
+		     "      every process's TCP sockets by state, after the `ss -s` block\n"
+		     "  connscope summary -p $(pgrep -d, nginx) -j | jq .processes\n"
+		     "      nginx's sockets as JSON\n"
+		     "  connscope summary --prom > /var/lib/node_exporter/connscope.prom\n"
+		     "      for node_exporter's textfile collector\n");
 }
 
 int cmd_summary(int argc, char **argv)
