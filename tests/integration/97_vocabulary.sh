@@ -77,7 +77,7 @@ else
 		echo "# $name: redis-server counted $((after - before - 1)) connections"
 		J=$TMP/$name.json
 		if ((k == 0)); then
-			fix_asserts "$name" "$J" redis-benchmark "redis-benchmark -k 1" "Redis keeps idle clients open"
+			fix_asserts "$name" "$J" redis-benchmark "redis-benchmark -k 1" "server (Redis): keeps idle clients open"
 		else
 			assert_eq "$(churn_of "$J" redis-benchmark | jq length)" 0 "$name/no_churn"
 		fi

@@ -141,7 +141,7 @@ TEST(runtime_client_by_the_port_it_reaches)
 		  (const char *const[]){ "MaxIdleConnsPerHost", "HTTP", NULL }, "go_pg");
 	check_fix(churn_fix(SW_GO, 8080, SW_NGINX),
 		  (const char *const[]){ "MaxIdleConnsPerHost = 8 (default 2)",
-					 "server (nginx): nginx: keepalive_timeout (default 75s)",
+					 "server (nginx): keepalive_timeout (default 75s)",
 					 NULL },
 		  (const char *const[]){ "database/sql", NULL }, "go_http");
 	check_fix(churn_fix(SW_JAVA, 8080, SW_UNKNOWN),
@@ -220,6 +220,47 @@ TEST(server_time_wait_in_the_servers_words)
 	check_fix(fix, (const char *const[]){ "server (Apache httpd)", "MaxKeepAliveRequests",
 					      NULL },
 		  (const char *const[]){ "keepalive_timeout", "IdleTimeout", NULL }, "apache_tw");
+}
+
+/* nginx closes first because ab asks it to (no keep-alive): the server's
+ * TIME_WAIT is fixed on the client, named first. */
+TEST(server_time_wait_fixed_by_the_client_that_asks_to_close)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p[2];
+	const char *fix = NULL;
+	size_t n;
+
+	memset(&f, 0, sizeof(f));
+	memset(p, 0, sizeof(p));
+	f.window_s = 10;
+	f.procs = p;
+	f.nprocs = 2;
+	p[0].pid = 300;
+	strcpy(p[0].comm, "nginx");
+	p[0].software = SW_NGINX;
+	p[0].neps = 1;
+	strcpy(p[0].eps[0].label, "listen 127.0.0.1:8080");
+	p[0].eps[0].listen = true;
+	p[0].eps[0].tw_entered = 3000;
+	p[0].tw_entered = 3000, p[0].tw_peak = 3000, p[0].closed_active = 3000;
+	p[1].pid = 301;
+	strcpy(p[1].comm, "ab");
+	p[1].software = SW_AB;
+	p[1].neps = 1;
+	strcpy(p[1].eps[0].label, "127.0.0.1:8080");
+	p[1].eps[0].opened = 3000, p[1].eps[0].requests = 3000, p[1].eps[0].live_peak = 8;
+	for (int i = 0; i < 2; i++)
+		p[i].fd_limit = UINT64_MAX, p[i].fd_seconds_to_limit = -1;
+	n = doctor_rules(&f, out, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].rule, "time_wait") && out[i].pid == 300)
+			fix = out[i].fix;
+	ASSERT_TRUE(fix != NULL, "time_wait_found");
+	ASSERT_TRUE(strstr(fix, "its clients close each connection after 1.0 requests: "
+			   "client (ab): ab -k") == fix, fix);
+	ASSERT_TRUE(strstr(fix, "server (nginx): keepalive_timeout") > strstr(fix, "ab -k"), fix);
 }
 
 UNIT_MAIN()

@@ -136,6 +136,7 @@ struct agent_cost {
 
 struct doctor_run {
 	bool doctor_mode;	/* `connscope doctor`: fd errors counted */
+	const char *command;	/* the command the reports name: "doctor", "run" */
 	struct listen_sample listeners[DR_MAX_LISTENERS];
 	size_t nlisteners;
 	struct netstat_ns ns[DR_MAX_NETNS];

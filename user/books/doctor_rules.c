@@ -92,6 +92,24 @@ static enum sw_kind server_on(const struct dr_facts *f, uint16_t port)
 	return SW_UNKNOWN;
 }
 
+/* A traced client of the listener on port that opens a connection for
+ * (nearly) every request, and its endpoint; NULL if none. */
+static const struct dr_proc *client_of(const struct dr_facts *f, uint16_t port,
+				       const struct dr_endpoint **ep)
+{
+	for (size_t i = 0; port && i < f->nprocs; i++)
+		for (size_t k = 0; k < f->procs[i].neps; k++) {
+			const struct dr_endpoint *e = &f->procs[i].eps[k];
+
+			if (!e->listen && e->opened && sw_label_port(e->label) == port &&
+			    e->requests < DR_CHURN_MAX_RPC * e->opened) {
+				*ep = e;
+				return &f->procs[i];
+			}
+		}
+	return NULL;
+}
+
 /* "client (pgbench): ...; server (PostgreSQL): ...; in general: GENERIC":
  * each side's fix in its software's words where known, the generic one
  * last, so a user of any software finds the setting to change. */
@@ -205,6 +223,9 @@ static void tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 		   const struct dr_endpoint *ep, bool client, char *buf, size_t len)
 {
 	char range[64] = "", generic[640], own[400];
+	const struct dr_endpoint *cep = NULL;
+	const struct dr_proc *cp;
+	size_t o = 0;
 
 	if (f->lim_known && f->lim.port_hi)
 		snprintf(range, sizeof(range), " (now %u-%u)", f->lim.port_lo, f->lim.port_hi);
@@ -229,11 +250,25 @@ static void tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 	    " (bounded by net.ipv4.tcp_max_tw_buckets)" : "");
 	sw_server_fix(p->software, sw_proto_of_port(sw_label_port(ep->label)), own,
 		      sizeof(own));
-	if (own[0])
-		say(buf, len, "server (%s): %s; in general: %s",
-		    p->software ? sw_name(p->software) : "this server", own, generic);
-	else
-		say(buf, len, "%s", generic);
+	/* A server closes first when its clients ask it to (HTTP/1.0,
+	 * Connection: close): then the fix is the client's, named first. */
+	cp = client_of(f, sw_label_port(ep->label), &cep);
+	if (cp) {
+		char cli[640];
+
+		sw_client_fix(cp->software, sw_proto_of_server(p->software),
+			      cep->live_peak ? cep->live_peak : 1, cli, sizeof(cli));
+		if (cli[0])
+			o = snprintf(buf, len, "its clients close each connection after %.1f "
+				     "requests: client (%s): %s; ",
+				     (double)cep->requests / cep->opened,
+				     sw_name(cp->software), cli);
+	}
+	if (own[0] && o < len)
+		snprintf(buf + o, len - o, "server (%s): %s; in general: %s",
+			 p->software ? sw_name(p->software) : "this server", own, generic);
+	else if (o < len)
+		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
 }
 
 static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t *n,

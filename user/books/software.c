@@ -174,7 +174,7 @@ static const char *runtime_client(enum sw_kind k, enum sw_proto proto)
 		switch (proto) {
 		case SW_PROTO_POSTGRES:
 		case SW_PROTO_MYSQL:
-			return "Go database/sql: db.SetMaxIdleConns(%1$u) (default 2) and "
+			return "database/sql: db.SetMaxIdleConns(%1$u) (default 2) and "
 			       "db.SetConnMaxIdleTime longer than the gaps between queries "
 			       "(default 0, none); pgx: pgxpool.Config.MaxConns >= %1$u "
 			       "(default max(4, NumCPU))";
@@ -182,7 +182,7 @@ static const char *runtime_client(enum sw_kind k, enum sw_proto proto)
 			return "go-redis: Options.PoolSize >= %1$u (default 10 per GOMAXPROCS) "
 			       "and MinIdleConns (default 0)";
 		default:
-			return "Go net/http: one shared http.Client with "
+			return "net/http: one shared http.Client with "
 			       "http.Transport.MaxIdleConnsPerHost = %1$u (default 2) and "
 			       "MaxIdleConns >= %1$u (default 100); read each response body to "
 			       "EOF and close it, or the connection is not reused";
@@ -291,7 +291,7 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		    "or pipelining), not redis-cli per command";
 		break;
 	case SW_NGINX:
-		t = "nginx upstream: keepalive %1$u; (off by default) with "
+		t = "upstream keepalive %1$u; (off by default) with "
 		    "proxy_http_version 1.1; (default 1.0) and proxy_set_header "
 		    "Connection \"\";";
 		break;
@@ -301,12 +301,12 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		    "its own backend connections";
 		break;
 	case SW_HAPROXY:
-		t = "HAProxy backend: http-reuse safe (the default since 2.0) or always, "
+		t = "backend http-reuse safe (the default since 2.0) or always, "
 		    "and no option http-server-close / option httpclose, which close the "
 		    "server side after every response";
 		break;
 	case SW_ENVOY:
-		t = "Envoy cluster: max_requests_per_connection unset (default: no limit) "
+		t = "cluster max_requests_per_connection unset (default: no limit) "
 		    "and common_http_protocol_options.idle_timeout longer than the gaps "
 		    "between requests (default 1 h)";
 		break;
@@ -334,38 +334,38 @@ void sw_server_fix(enum sw_kind server, enum sw_proto proto, char *buf, size_t l
 	}
 	switch (server) {
 	case SW_POSTGRES:
-		t = "PostgreSQL forks a backend for every connection (max_connections "
+		t = "forks a backend for every connection (max_connections "
 		    "default 100): put a pooler in front, PgBouncer with pool_mode = "
 		    "transaction (default session) and default_pool_size (default 20), or "
 		    "pgpool-II";
 		break;
 	case SW_MYSQL:
-		t = "MySQL: thread_cache_size (default autosized) keeps threads for new "
+		t = "thread_cache_size (default autosized) keeps threads for new "
 		    "connections; wait_timeout (default 28800 s) must outlast the pool's "
 		    "idle connections; or ProxySQL in front";
 		break;
 	case SW_REDIS:
-		t = "Redis keeps idle clients open (timeout 0, the default): the churn is "
+		t = "keeps idle clients open (timeout 0, the default): the churn is "
 		    "the client's; maxclients (default 10000) bounds them";
 		break;
 	case SW_NGINX:
-		t = "nginx: keepalive_timeout (default 75s) and keepalive_requests "
+		t = "keepalive_timeout (default 75s) and keepalive_requests "
 		    "(default 1000) keep client connections open";
 		break;
 	case SW_APACHE:
-		t = "Apache httpd: KeepAlive On (default On), MaxKeepAliveRequests "
+		t = "KeepAlive On (default On), MaxKeepAliveRequests "
 		    "(default 100), KeepAliveTimeout (default 5 s)";
 		break;
 	case SW_HAPROXY:
-		t = "HAProxy frontend: option http-keep-alive (the default mode) and "
+		t = "frontend option http-keep-alive (the default mode) and "
 		    "timeout http-keep-alive (default: timeout http-request)";
 		break;
 	case SW_ENVOY:
-		t = "Envoy listener: http_connection_manager "
+		t = "listener http_connection_manager "
 		    "common_http_protocol_options.idle_timeout (default 1 h)";
 		break;
 	case SW_GO:
-		t = "Go net/http server: keep-alives on (SetKeepAlivesEnabled, default "
+		t = "net/http server keep-alives on (SetKeepAlivesEnabled, default "
 		    "true) and http.Server.IdleTimeout (default: ReadTimeout; 0 with it "
 		    "means no limit)";
 		break;
@@ -378,7 +378,7 @@ void sw_server_fix(enum sw_kind server, enum sw_proto proto, char *buf, size_t l
 		    "connection), uvicorn --timeout-keep-alive (default 5 s)";
 		break;
 	case SW_NODE:
-		t = "Node.js http.Server: server.keepAliveTimeout (default 5000 ms)";
+		t = "http.Server server.keepAliveTimeout (default 5000 ms)";
 		break;
 	default:
 		break;

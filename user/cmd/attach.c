@@ -37,6 +37,7 @@
 #include "attach_sources.h"
 #include "cgroup_watch.h"
 #include "software_probe.h"
+#include "interval_ndjson.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -256,6 +257,7 @@ struct attach_tick {
 	pid_t rejoined[CLI_MAX_PIDS];
 	size_t nrejoined;
 	bool live_tty, warned;
+	uint64_t until_gone_ns;		/* when o->until_pid was seen gone */
 };
 
 /* A cgroup made again at the --cgroup path: the filter moves to it. */
@@ -283,6 +285,14 @@ static int attach_alive(void *ctx, uint64_t now)
 	struct attach_tick *s = ctx;
 	int alive = 0;
 
+	/* `connscope run`: the load generator's life (and the cooldown after
+	 * it) is the window, whatever else is traced. */
+	if (s->o->until_pid) {
+		if (!s->until_gone_ns && procfs_pid_gone(s->o->until_pid))
+			s->until_gone_ns = now;
+		return !s->until_gone_ns || now - s->until_gone_ns < s->o->cooldown_s * 1e9;
+	}
+
 	for (size_t i = 0; i < s->o->npids; i++) {
 		struct proc_books *p = agg_find_proc(s->agg, s->o->pids[i]);
 
@@ -307,6 +317,26 @@ static int attach_alive(void *ctx, uint64_t now)
 		return attach_targets_alive(s->agg);
 	}
 	return alive;
+}
+
+/* The worst finding's severity (enum dr_severity; 0: none), for the exit
+ * status of `connscope run --fail-on`. */
+static int worst_finding(const struct agg *a, const struct run_info *run)
+{
+	struct finding *f = calloc(DR_MAX_FINDINGS, sizeof(*f));
+	int worst = 0;
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = doctor_findings(a, run, f, DR_MAX_FINDINGS, NULL, 0);
+	/* agent_cost speaks of the measurement, not of the workload: a load
+	 * test's gate is about the workload. */
+	for (size_t i = 0; i < n; i++)
+		if (f[i].severity > worst && strcmp(f[i].rule, "agent_cost"))
+			worst = f[i].severity;
+	free(f);
+	return worst;
 }
 
 /* What software each process is, read once while it is alive: the
@@ -362,6 +392,10 @@ static int attach_tick(void *ctx, uint64_t now)
 	agentcost_sample(s->cost, &s->drun->cost, cost_connections(s->agg));
 	agg_tick(s->agg, now);
 	attach_say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
+	if (o->json_stream) {
+		refresh_losses(s->run, s->tracer, s->fs);
+		format_interval_ndjson(o->json_stream, s->agg, losses_total(&s->run->losses));
+	}
 	if (s->qb) {
 		quic_reap(s->qb, now);
 		quic_books_tick(s->qb, now);
@@ -414,7 +448,8 @@ int attach_run(const struct attach_opts *in)
 	struct quic_tracer qt = {};
 	struct quic_books qb = {};
 	struct quic_run qrun = {};
-	struct doctor_run drun = { .doctor_mode = o->doctor };
+	struct doctor_run drun = { .doctor_mode = o->doctor,
+				   .command = o->command ? o->command : o->doctor ? "doctor" : NULL };
 	struct agentcost cost = { .stats_fd = -1 };
 	struct tracer_opts topts;
 	bool quic_on = false;
@@ -672,6 +707,8 @@ int attach_run(const struct attach_opts *in)
 				  .tick = attach_tick, .ctx = &rs };
 	err = run_loop(&loop, &exiting);
 	run.end_reason = loop.end_reason;
+	if (o->until_pid && rs.until_gone_ns)
+		run.end_reason = "command exited";
 	warned = rs.warned;
 	if (err)
 		goto cleanup;
@@ -686,6 +723,11 @@ int attach_run(const struct attach_opts *in)
 	agentcost_sample(&cost, &drun.cost, cost_connections(&agg));
 	agg.final_tick = true;
 	agg_tick(&agg, now_ns());
+	/* The last, partial interval too: the stream's rows sum to the run. */
+	if (o->json_stream) {
+		refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+		format_interval_ndjson(o->json_stream, &agg, losses_total(&run.losses));
+	}
 	if (quic_on) {
 		quic_reap(&qb, now_ns());
 		quic_books_tick(&qb, now_ns());
@@ -758,6 +800,8 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "connscope: warning: ");
 		format_losses_headline(stderr, &run.losses);
 	}
+	if (o->worst_severity)
+		*o->worst_severity = worst_finding(&agg, &run);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
 	agentcost_stop(&cost);

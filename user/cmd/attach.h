@@ -43,6 +43,16 @@ struct attach_opts {
 	 * there, so none of its connections straddles the start). */
 	void (*on_tracing)(void *ctx);
 	void *on_tracing_ctx;
+	/* --json-stream: one JSON line an interval (NULL: none). */
+	FILE *json_stream;
+	/* `connscope run`: the run ends cooldown_s after this process (the
+	 * load generator, a child of ours) exits, whatever else is traced. */
+	pid_t until_pid;
+	double cooldown_s;
+	/* Set at the end to the worst finding's severity (enum dr_severity,
+	 * 0 none), when not NULL. */
+	int *worst_severity;
+	const char *command;	/* the reports' name for the run; NULL: attach/doctor */
 };
 
 /* Runs the whole attach; returns the process exit status. */
@@ -52,5 +62,8 @@ int cmd_attach(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 /* `connscope doctor`: attach's run with the doctor's report */
 int cmd_doctor(int argc, char **argv);
+/* attach's target and tracing options, for commands that share them:
+ * 1 taken, 0 not one of them, -1 bad (said). */
+int attach_tracing_opt(int c, const char *arg, struct attach_opts *o);
 
 #endif

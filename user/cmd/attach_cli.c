@@ -368,3 +368,8 @@ int cmd_exporter(int argc, char **argv)
 	targets_free(&o.sel);
 	return r;
 }
+
+int attach_tracing_opt(int c, const char *arg, struct attach_opts *o)
+{
+	return tracing_opt(c, arg, o);
+}

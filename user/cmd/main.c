@@ -8,6 +8,7 @@
 #include "diff.h"
 #include "cli.h"
 #include "demo.h"
+#include "run.h"
 #include "fdleak.h"
 #include "summary.h"
 #include "version.h"
@@ -22,6 +23,7 @@ static void usage(FILE *out)
 		"  fdleak -p PID [-d S] [-j]      fds by type, growth, the sites that leak\n"
 		"  exporter -p PID|--all [--listen A:P]  serve the metrics for Prometheus\n"
 		"  doctor -p PID [-d S] [-j]      what is wrong, its evidence and the fix\n"
+		"  run [-p PID] [--fail-on L] -- COMMAND  a load test traced, judged, gated\n"
 		"  diff BEFORE.json AFTER.json    what changed between two -j runs\n"
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version, -V, --version         print the version\n"
@@ -55,11 +57,13 @@ int main(int argc, char **argv)
 		return cmd_fdleak(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "diff"))
 		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
 	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, "
-			"doctor, diff, fdleak, exporter, demo and version (connscope --help)\n", cmd);
+			"doctor, run, diff, fdleak, exporter, demo and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

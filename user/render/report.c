@@ -370,7 +370,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	json_kv_string(&j, "command", run->doctor && run->doctor->doctor_mode ? "doctor" : "attach");
+	json_kv_string(&j, "command", run->doctor && run->doctor->command ? run->doctor->command : "attach");
 	json_kv_string(&j, "hook", run->hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_string(&j, "records", run->records ? run->records : "");

@@ -9,14 +9,16 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 {
 	const struct proc_books *procs[256];
 	size_t n = report_procs(a, procs, 256), used;
-	char line[2048];
+	char line[2048], head[32];
 
 	used = snprintf(line, sizeof(line), "%.1f s (%s)", run->elapsed_s, run->end_reason);
 	for (size_t i = 0, shown = 0; i < n && used < sizeof(line); i++)
 		if (procs[i]->target)
 			used += snprintf(line + used, sizeof(line) - used, "%s PID %d (%s)",
 					 shown++ ? "," : ";", procs[i]->pid, procs[i]->comm);
-	findings_wrap(out, "connscope doctor: ", "  ", line);
+	snprintf(head, sizeof(head), "connscope %s: ",
+		 run->doctor && run->doctor->command ? run->doctor->command : "doctor");
+	findings_wrap(out, head, "  ", line);
 	/* Counts the rules read are low when events were lost: say it first. */
 	if (run->stats[CS_STAT_RB_LOST]) {
 		snprintf(line, sizeof(line), "%llu events were lost (ring buffer full): event "
