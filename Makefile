@@ -39,6 +39,8 @@ TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strac
 	      qemu-system-x86 busybox-static xz-utils curl systemd
 # The doctor's vocabulary is checked against the real programs (97_vocabulary).
 TEST_PKGS  += redis-server redis-tools postgresql postgresql-contrib
+# A pre-forked server traced by its parent (41_prefork_children).
+TEST_PKGS  += apache2
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).

@@ -462,6 +462,11 @@ int attach_run(const struct attach_opts *in)
 	struct snap_rings rings, tcp_ring;
 	struct attach_tick rs;
 	struct run_loop loop;
+	/* The pids of the start-up snapshot: the targets and, following
+	 * children, their descendants living at start. */
+	pid_t start_pids[CLI_MAX_PIDS * 4];
+	struct untraced_acceptor untraced[16];
+	size_t nstart = 0;
 	uint64_t t0, tick_ns;
 	int err, ret = 1;
 	char clock[16];
@@ -561,6 +566,15 @@ int attach_run(const struct attach_opts *in)
 			goto cleanup;
 		}
 	}
+	/* --children: the descendants living now too (a pre-forked server's
+	 * workers exist before we attach); those forked from here on are the
+	 * BPF side's. Read after the -p pids are in the filter, so none falls
+	 * between the two. */
+	memcpy(start_pids, o->pids, o->npids * sizeof(*start_pids));
+	nstart = o->npids;
+	if (o->tracer.follow_children && !o->tracer.all)
+		attach_take_descendants(&agg, &tracer, o->pids, o->npids, start_pids, &nstart,
+					sizeof(start_pids) / sizeof(start_pids[0]));
 	/* fds too, unless asked not to: counted from /proc listings each
 	 * interval, and with --fd-sites also traced by the fd syscall
 	 * programs for the leak sites. A failure here costs the fd part of
@@ -619,7 +633,7 @@ int attach_run(const struct attach_opts *in)
 	snap.drain = attach_drain_rings;
 	snap.drain_ctx = &rings;
 	agg.snapshot_ns = now_ns();
-	if (snapshot_take(&snap, o->tracer.all ? NULL : o->pids, o->npids))
+	if (snapshot_take(&snap, o->tracer.all ? NULL : start_pids, nstart))
 		goto cleanup;
 	/* Connections made since the programs attached are not seeds: the
 	 * books hear of them first. */
@@ -628,6 +642,14 @@ int attach_run(const struct attach_opts *in)
 		exporter_adopt_owners(&agg, &snap.owners);
 	attach_seed(&agg, &tracer, &snap, NULL, 0);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
+	/* A listener whose connections others accept: said now and in the
+	 * report (--all traces every process: none is left out). */
+	if (!o->tracer.all) {
+		run.nuntraced = attach_untraced_acceptors(&agg, &snap, untraced,
+							  sizeof(untraced) / sizeof(untraced[0]));
+		run.untraced = untraced;
+		format_untraced_text(stderr, untraced, run.nuntraced);
+	}
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	identify_software(&agg);
 	run.doctor = &drun;

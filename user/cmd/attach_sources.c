@@ -2,6 +2,7 @@
 /* attach's reads of the kernel each interval, between the rings and the
  * books: which processes ended or joined, the sock_diag reconcile, the
  * start-up seeds, the doctor's samples. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,112 @@ static void mark_exited(struct agg *a)
 			p->exited = true;
 }
 
+size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roots,
+			       size_t nroots, pid_t *pids, size_t *n, size_t max)
+{
+	pid_t desc[CLI_MAX_PIDS * 16];
+	size_t nd = targets_descendants(roots, nroots, desc, sizeof(desc) / sizeof(desc[0]));
+	size_t taken = 0;
+
+	if (nd == sizeof(desc) / sizeof(desc[0]))
+		fprintf(stderr, "connscope: --children: more than %zu descendants at start: the "
+				"first %zu taken in, the rest not traced\n", nd, nd);
+	for (size_t i = 0; i < nd; i++) {
+		struct proc_books *p;
+		struct proc_ident id;
+		int err;
+
+		if (procfs_read_ident(desc[i], &id))
+			continue;	/* gone since */
+		p = agg_proc_gen(a, desc[i], procfs_start_ns(&id));
+		if (!p || p->target)
+			continue;	/* a -p target too: one already */
+		err = tracer_add_target(t, desc[i]);
+		if (err) {
+			fprintf(stderr, "connscope: --children: cannot add pid %d to the filter: "
+					"%s\n", desc[i], strerror(-err));
+			continue;
+		}
+		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->start_ns = procfs_start_ns(&id);
+		/* Joined at the start: said as a joining is (attach_say_joined). */
+		p->joined_ns = a->t0_ns;
+		taken++;
+		if (*n < max)
+			pids[(*n)++] = desc[i];
+	}
+	return taken;
+}
+
+static bool traced_now(const struct agg *a, pid_t pid)
+{
+	const struct proc_books *p = agg_find_proc(a, pid);
+
+	return p && !p->exited;
+}
+
+size_t attach_untraced_acceptors(const struct agg *a, const struct tcp_snapshot *snap,
+				 struct untraced_acceptor *out, size_t max)
+{
+	uint32_t inodes[64];
+	size_t nl = 0;
+	DIR *d;
+	struct dirent *de;
+
+	/* The traced processes' listeners. */
+	for (size_t i = 0; i < snap->n && nl < max && nl < 64; i++) {
+		const struct sd_sock *s = &snap->socks[i];
+		const struct inode_owner *o;
+		const struct proc_books *p;
+		struct cs_tuple t;
+
+		if (s->state != CS_TCP_LISTEN || !s->inode ||
+		    !(o = inode_map_get(&snap->owners, s->inode)) || !traced_now(a, o->pid))
+			continue;
+		p = agg_find_proc(a, o->pid);
+		memset(&out[nl], 0, sizeof(out[nl]));
+		tuple_from_sd(&t, s);
+		tuple_format(out[nl].listener, sizeof(out[nl].listener), &t, false);
+		out[nl].pid = o->pid;
+		memcpy(out[nl].comm, p->comm, sizeof(out[nl].comm));
+		inodes[nl++] = s->inode;
+	}
+	if (!nl || !(d = opendir(procfs_root)))
+		return 0;
+	/* Every other process's fds: does it hold one of them? */
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name);
+		struct inode_map m;
+		struct proc_ident id;
+
+		if (pid <= 0 || traced_now(a, pid))
+			continue;
+		inode_map_init(&m);
+		if (!procfs_scan_pid_sockets(pid, &m) && inode_map_count(&m)) {
+			for (size_t k = 0; k < nl; k++) {
+				struct untraced_acceptor *u = &out[k];
+
+				if (!inode_map_get(&m, inodes[k]))
+					continue;
+				if (!u->nothers && !procfs_read_ident(pid, &id))
+					memcpy(u->other_comm, id.comm, sizeof(u->other_comm));
+				if (u->nothers < UNTRACED_PIDS_SHOWN)
+					u->others[u->nothers] = pid;
+				u->nothers++;
+			}
+		}
+		inode_map_free(&m);
+	}
+	closedir(d);
+	/* Only those held by someone not traced. */
+	size_t w = 0;
+
+	for (size_t k = 0; k < nl; k++)
+		if (out[k].nothers)
+			out[w++] = out[k];
+	return w;
+}
+
 /* Targets that joined (--comm, --cgroup) are said once, as exits are,
  * and get the QUIC library probes a target has (qt NULL: QUIC off). */
 void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
@@ -58,8 +165,12 @@ void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
 		p->joined_said = true;
 		if (qt && !p->exited)
 			quic_tracer_add_target(qt, p->pid);
-		fprintf(stderr, "connscope: process %d (%s) joined the targets after %.1f s\n",
-			p->pid, p->comm, (p->joined_ns - t0) / 1e9);
+		if (!p->target)
+			fprintf(stderr, "connscope: process %d (%s) joined at the start: a "
+					"descendant of a target (--children)\n", p->pid, p->comm);
+		else
+			fprintf(stderr, "connscope: process %d (%s) joined the targets after "
+					"%.1f s\n", p->pid, p->comm, (p->joined_ns - t0) / 1e9);
 	}
 }
 

@@ -25,6 +25,19 @@ void attach_drain_rings(void *ctx);
 
 /* Targets that joined (--comm, --cgroup) are said once, as exits are, and
  * get the QUIC library probes a target has (qt NULL: QUIC off). */
+/* --children: the targets' descendants living at start, taken in (the
+ * filter, books of their own, not targets: children). Their pids are
+ * appended to pids (n of them, at most max) for the start-up snapshot;
+ * returns how many were taken in. */
+size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roots,
+			       size_t nroots, pid_t *pids, size_t *n, size_t max);
+
+/* The listeners of traced processes in snap also held by processes not
+ * traced (their connections go uncounted): up to max written to out,
+ * their number returned. Reads every process's fds: once, at start. */
+size_t attach_untraced_acceptors(const struct agg *a, const struct tcp_snapshot *snap,
+				 struct untraced_acceptor *out, size_t max);
+
 void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt);
 /* Processes that joined since the last interval get their fds followed;
  * those gone stop. */

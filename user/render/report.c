@@ -61,6 +61,31 @@ void format_live_rows(FILE *out, const struct agg *a, const char *clock,
 	free(procs);
 }
 
+void untraced_line(char *line, size_t len, const struct untraced_acceptor *u)
+{
+	int used;
+
+	used = snprintf(line, len, "listener %s of PID %d (%s) is held by %u process%s not "
+			"traced (%s", u->listener, u->pid, u->comm, u->nothers,
+			u->nothers == 1 ? "" : "es", u->other_comm);
+	for (uint32_t k = 0; k < u->nothers && k < UNTRACED_PIDS_SHOWN && used < (int)len; k++)
+		used += snprintf(line + used, len - used, " %d", u->others[k]);
+	if (used < (int)len)
+		snprintf(line + used, len - used, "%s): the connections they accept are not "
+			 "counted; trace them with --children or -p",
+			 u->nothers > UNTRACED_PIDS_SHOWN ? " ..." : "");
+}
+
+void format_untraced_text(FILE *out, const struct untraced_acceptor *u, size_t n)
+{
+	char line[512];
+
+	for (size_t i = 0; i < n; i++) {
+		untraced_line(line, sizeof(line), &u[i]);
+		findings_wrap(out, "WARNING: ", "  ", line);
+	}
+}
+
 static void text_states(FILE *out, const char *label, const uint32_t *state, uint32_t orphan)
 {
 	bool any = false;
@@ -132,7 +157,9 @@ static void text_proc(FILE *out, const struct proc_books *p, const struct run_in
 {
 	fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm, p->target ? "" : " child",
 		p->exited ? " exited during the run" : "");
-	if (p->joined_ns)
+	if (p->joined_ns && !p->target)
+		fprintf(out, "  joined at the start: a descendant of a target (--children)\n");
+	else if (p->joined_ns)
 		fprintf(out, "  joined the targets %.1f s into the run (matched %s)\n",
 			(p->joined_ns - p->t0_ns) / 1e9,
 			run->cgroup_path ? "--comm/--cgroup" : "--comm");
@@ -265,6 +292,9 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	if (run->records)
 		fprintf(out, "records: %s\n", run->records);
 	format_cgroup_text(out, run->cgroup_path, &run->cgroup);
+	/* Connections nobody here counts: before the numbers they are missing
+	 * from. */
+	format_untraced_text(out, run->untraced, run->nuntraced);
 	/* What to act on first, before any number. */
 	format_findings_section(out, a, run);
 	format_unavailable_text(out, run->features);
@@ -390,6 +420,24 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	/* How many: a reader checks the array against it. */
 	json_kv_uint(&j, "processes", n);
 	json_kv_bool(&j, "processes_complete", n == a->procs.count);
+	json_key(&j, "untraced_acceptors");
+	json_array_begin(&j);
+	for (size_t i = 0; i < run->nuntraced; i++) {
+		const struct untraced_acceptor *u = &run->untraced[i];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "listener", u->listener);
+		json_kv_int(&j, "pid", u->pid);
+		json_kv_string(&j, "comm", u->comm);
+		json_kv_uint(&j, "untraced_processes", u->nothers);
+		json_key(&j, "untraced_pids");
+		json_array_begin(&j);
+		for (uint32_t k = 0; k < u->nothers && k < UNTRACED_PIDS_SHOWN; k++)
+			json_int(&j, u->others[k]);
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
 	json_object_end(&j);
 	json_findings_section(&j, a, run);
 

@@ -18,6 +18,19 @@
 struct kf_plan;
 struct doctor_run;
 
+/* A traced process's listener held by processes not traced (a pre-forked
+ * server traced by its parent alone): the connections those accept are
+ * not counted. Found once, at start. */
+#define UNTRACED_PIDS_SHOWN 4
+struct untraced_acceptor {
+	char listener[64];		/* ADDR:PORT, [ADDR]:PORT */
+	pid_t pid;			/* the traced holder */
+	char comm[16];
+	uint32_t nothers;		/* processes not traced holding it */
+	pid_t others[UNTRACED_PIDS_SHOWN];
+	char other_comm[16];		/* the first one's */
+};
+
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *tw_method;		/* how TIME_WAIT is followed */
@@ -42,7 +55,14 @@ struct run_info {
 	struct { const char *name; bool attached; } progs[24];
 	int nprogs;
 	struct agent_losses losses;	/* what the agent knows it missed */
+	const struct untraced_acceptor *untraced;
+	size_t nuntraced;
 };
+
+/* One untraced acceptor in words, unwrapped (the HTML report's). */
+void untraced_line(char *line, size_t len, const struct untraced_acceptor *u);
+/* The untraced acceptors as one warning each, wrapped (text report, stderr). */
+void format_untraced_text(FILE *out, const struct untraced_acceptor *u, size_t n);
 
 /* Live table: header once, then one row per traced process per interval. */
 void format_live_header(FILE *out);

@@ -240,6 +240,7 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 	memcpy(id->comm, lp + 1, clen);
 	id->pid = pid;
 	id->flags = 0;
+	id->ppid = 0;
 
 	/* After ") " comes field 3 (state); walk to field 22, starttime. */
 	p = rp + 1;
@@ -248,6 +249,8 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 			p++;
 		if (!*p)
 			return -EPROTO;
+		if (field == 4)
+			id->ppid = strtol(p, NULL, 10);
 		if (field == 9)
 			id->flags = strtoul(p, NULL, 10);
 		if (field == 22)

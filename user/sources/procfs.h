@@ -30,6 +30,7 @@ struct proc_ident {
 	char comm[16];
 	uint64_t start_ticks;
 	uint32_t flags;		/* field 9: PF_* (PROCFS_PF_KTHREAD) */
+	pid_t ppid;		/* field 4: the parent process */
 };
 
 /* A kernel thread (kthreadd, kworker/...): no user space, no fds, no

@@ -214,3 +214,57 @@ size_t targets_scan(const struct target_sel *t, pid_t *pids, size_t n, size_t ma
 		scan_cgroup(t->cgroup_path, pids, &n, max, 0);
 	return n;
 }
+
+struct pid_parent {
+	pid_t pid, ppid;
+};
+
+static bool in_set(const pid_t *set, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == pid)
+			return true;
+	return false;
+}
+
+size_t targets_descendants(const pid_t *roots, size_t nroots, pid_t *out, size_t max)
+{
+	struct pid_parent *all = NULL;
+	size_t nall = 0, cap = 0, n = 0;
+	DIR *d = opendir(procfs_root);
+	struct dirent *de;
+	bool grew = true;
+
+	while (d && (de = readdir(d))) {
+		struct proc_ident id;
+		pid_t pid = atoi(de->d_name);
+
+		if (pid <= 0 || procfs_read_ident(pid, &id) || procfs_pid_gone(pid))
+			continue;
+		if (nall == cap) {
+			struct pid_parent *m = realloc(all, (cap ? cap * 2 : 512) * sizeof(*all));
+
+			if (!m)
+				break;
+			all = m;
+			cap = cap ? cap * 2 : 512;
+		}
+		all[nall++] = (struct pid_parent){ .pid = pid, .ppid = id.ppid };
+	}
+	if (d)
+		closedir(d);
+	/* Generation by generation: a child of a root, then its children. */
+	while (grew && n < max) {
+		grew = false;
+		for (size_t i = 0; i < nall && n < max; i++) {
+			if (in_set(roots, nroots, all[i].pid) || in_set(out, n, all[i].pid))
+				continue;
+			if (in_set(roots, nroots, all[i].ppid) || in_set(out, n, all[i].ppid)) {
+				out[n++] = all[i].pid;
+				grew = true;
+			}
+		}
+	}
+	free(all);
+	return n;
+}

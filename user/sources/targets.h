@@ -44,6 +44,12 @@ bool targets_comm_matches(const struct target_sel *t, const char *comm);
 
 /* Appends the processes that match now to pids[0..n) (each once, up to
  * max); returns the new count. */
+/* --children: the descendants of roots (nroots pids) living now, however
+ * deep, from /proc's parent links; written to out (at most max), their
+ * number returned. Those forked later are the BPF side's
+ * (sched_process_fork). */
+size_t targets_descendants(const pid_t *roots, size_t nroots, pid_t *out, size_t max);
+
 size_t targets_scan(const struct target_sel *t, pid_t *pids, size_t n, size_t max);
 
 #endif

@@ -197,6 +197,15 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 			     "sockets</b> at the end (largest gap %llu)</p>\n",
 			ULL(a->mismatch_last),
 			ULL(a->mismatch_max));
+	/* Connections nobody here counts, worded as the text report words it. */
+	for (size_t i = 0; i < run->nuntraced; i++) {
+		char line[512];
+
+		untraced_line(line, sizeof(line), &run->untraced[i]);
+		fputs("<p class=\"warn bad\" data-k=\"untraced_acceptor\"><b>warning:</b> ", out);
+		html_esc(out, line);
+		fputs("</p>\n", out);
+	}
 	/* What to act on first, before any number. */
 	findings = html_findings_section(out, a, run);
 
@@ -534,7 +543,9 @@ static void proc_section(FILE *out, const struct agg *a, const struct proc_books
 	comm(out, p);
 	if (!p->target)
 		fputs("<span class=\"badge\">child</span>", out);
-	if (p->joined_ns)
+	if (p->joined_ns && !p->target)
+		fputs("<span class=\"badge\">joined at the start (--children)</span>", out);
+	else if (p->joined_ns)
 		fprintf(out, "<span class=\"badge\">joined %.1f s into the run</span>",
 			(p->joined_ns - p->t0_ns) / 1e9);
 	if (p->exited)
