@@ -311,10 +311,29 @@ static __always_inline struct cs_owner *listener_of(const struct sock *sk,
 	return bpf_map_lookup_elem(&listeners, &k);
 }
 
+/* tcp_time_wait() makes no TIME_WAIT when the namespace already holds
+ * tcp_max_tw_buckets of them (inet_twsk_alloc: tw_refcount - 1 >= max;
+ * the kernel counts TcpExtTCPTimeWaitOverflow) and ends the sock all the
+ * same. Read only where no tw timer started, after the refused alloc: a
+ * TIME_WAIT of the namespace ending meanwhile leaves the table one short
+ * of full, still taken as full. */
+static __always_inline bool tw_table_full(const struct sock *sk)
+{
+	struct net *net = BPF_CORE_READ(sk, __sk_common.skc_net.net);
+	int used, max;
+
+	if (!bpf_core_field_exists(net->ipv4.tcp_death_row))
+		return false;
+	used = BPF_CORE_READ(net, ipv4.tcp_death_row.tw_refcount.refs.counter);
+	max = BPF_CORE_READ(net, ipv4.tcp_death_row.sysctl_max_tw_buckets);
+	return used >= max;
+}
+
 /* Entering TIME_WAIT (->CLOSE from FIN_WAIT2 or CLOSING): adopt the tw
- * socket whose timer just started on this CPU; its address, or 0. */
+ * socket whose timer just started on this CPU; its address, or 0 (and
+ * CS_F_TW_OVERFLOW in *flags when the kernel made none: its table full). */
 static __always_inline __u64 tw_adopt(const struct sock *sk, const struct cs_owner *o,
-				      bool trusted)
+				      bool trusted, __u8 *flags)
 {
 	struct tw_started *last;
 	struct cs_tuple t;
@@ -332,7 +351,11 @@ static __always_inline __u64 tw_adopt(const struct sock *sk, const struct cs_own
 			stat_inc(CS_STAT_OWNER_FULL);
 		return tw;
 	}
-	if (!SK_FIELD(trusted, sk, sk_err))
+	if (SK_FIELD(trusted, sk, sk_err))
+		return 0;
+	if (tw_table_full(sk))
+		*flags |= CS_F_TW_OVERFLOW;
+	else
 		stat_inc(CS_STAT_TW_UNMATCHED);
 	return 0;
 }
@@ -455,7 +478,7 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
 	    tw_handler_addr && !quic)
-		tw = tw_adopt(sk, &o, trusted);
+		tw = tw_adopt(sk, &o, trusted, &flags);
 	if (newstate == TCP_LISTEN) {
 		struct cs_listen_key k;
 

@@ -213,7 +213,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	if (newstate != TCP_CLOSE)
 		return 0;	/* ESTABLISHED too: see birth_pass */
 	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && tw_handler_addr && !quic)
-		tw = tw_adopt(sk, &st->owner, true);
+		tw = tw_adopt(sk, &st->owner, true, &flags);
 	/* Whether the books heard of its birth (a seed, or the birth pass),
 	 * or learn it from this record (CS_F_ACCEPTED too). */
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_END) & CS_TOLD_BIRTH)

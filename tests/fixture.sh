@@ -152,3 +152,12 @@ quic_fetch() {
 			"https://127.0.0.1:$1/index.html" >/dev/null 2>&1 </dev/null
 	done
 }
+
+# tw_unbalanced JSON: the processes of an attach report whose TIME_WAIT
+# books do not balance (entered = expired + ended early + end unseen +
+# still in the books), as "pid:gap" words; empty when every one does.
+tw_unbalanced() {
+	jq -r '[.processes[] | {pid, gap: (.totals.time_wait_entered - .totals.time_wait_expired
+		- .totals.time_wait_ended_early - .totals.time_wait_end_unseen - .time_wait_in_books)}
+		| select(.gap != 0) | "\(.pid):\(.gap)"] | join(" ")' "$1" 2>&1
+}

@@ -42,6 +42,10 @@
 				 * times and sum (CS_SUM_*), not sent one by one */
 #define CS_F_ACCEPTED	0x10	/* count the passive connection as accepted here (no
 				 * accept() tracepoint in this mode) */
+#define CS_F_TW_OVERFLOW 0x80	/* a clean FIN_WAIT2/CLOSING->CLOSE that made no
+				 * TIME_WAIT: no tw timer started and the namespace's
+				 * TIME_WAIT table is full (tcp_max_tw_buckets; the
+				 * kernel's TcpExtTCPTimeWaitOverflow) */
 
 /* cs_event.sum and the socket storage's: what the socket went through. */
 #define CS_SUM_EST		0x01	/* reached ESTABLISHED (at est_ns) */

@@ -38,5 +38,7 @@ assert_eq "$(jq -r "$b | .totals.time_wait_ended_early" "$J")" 10 b_killed_early
 assert_eq "$(jq -r "$b | .totals.time_wait_expired" "$J")" 0 b_not_expired
 assert_eq "$(jq -r "[($a), ($b) | .time_wait] | add" "$J")" 0 none_left
 assert_eq "$(jq -r '.agent.time_wait_end_unseen' "$J")" 0 every_end_seen
+# entered = expired + ended early + end unseen + live, for every process.
+assert_eq "$(tw_unbalanced "$J")" "" tw_books_balance
 assert_eq "$(jq -r '.agent.time_wait_timer_unmatched' "$J")" 0 every_entry_matched
 fx_stop cli; fx_stop clib; fx_stop srva; fx_stop srvb

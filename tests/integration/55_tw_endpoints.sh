@@ -35,6 +35,7 @@ assert_eq "$(jqn "$A | .heatmaps.time_wait.bucket_seconds" "$TMP/ep.json")" 0.3 
 assert_eq "$(jqn "$A | (.heatmaps.time_wait.cells[0] | length) as \$n | .heatmaps.time_wait.bucket_seconds as \$b | (.intervals[-1].t) as \$t | (\$n * \$b >= \$t - 0.001) and ((\$n - 1) * \$b < \$t + 0.001)" "$TMP/ep.json")" true heatmap_columns_cover_the_run
 assert_eq "$(jqn "$A | .heatmaps.orphan.rows | join(\",\")" "$TMP/ep.json")" "fin_wait1,fin_wait2,closing,last_ack" orphan_heatmap_rows
 assert_eq "$(jqn "$A | .totals.closed_by_this_side" "$TMP/ep.json")" 6 closed_by_this_side
+assert_eq "$(tw_unbalanced "$TMP/ep.json")" "" tw_books_balance
 fx_stop ca; fx_stop cb
 
 # The text report: endpoint table and heatmap, ASCII when not a terminal.
@@ -61,6 +62,7 @@ S=".processes[] | select(.pid == $FX_PID_ss)"
 assert_eq "$(jqn "$S | .time_wait_endpoints[0] | [.endpoint, .side, .entered, .live] | @tsv" "$TMP/srv.json")" \
 	"$(printf 'listen :%s\tlisten\t5\t5' "$ps_")" server_endpoint_is_listen_port
 assert_eq "$(jqn "$S | .totals.closed_by_this_side" "$TMP/srv.json")" 5 server_closed_first
+assert_eq "$(tw_unbalanced "$TMP/srv.json")" "" server/tw_books_balance
 fx_stop cs; fx_stop ss
 
 # Port exhaustion: 45 TIME_WAIT to one destination out of 50 ephemeral ports.

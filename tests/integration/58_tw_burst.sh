@@ -51,6 +51,7 @@ assert_eq "$(jqn "$C | .totals.time_wait_entered - .totals.time_wait_ended_early
 assert_eq "$(jqn '.unattributed.tcp.time_wait' "$TMP/b.json")" 0 none_unattributed
 assert_eq "$(jqn '.agent.stale_owners_dropped' "$TMP/b.json")" 0 no_stale_owner
 assert_eq "$(jqn '.agent.time_wait_end_unseen' "$TMP/b.json")" 0 none_forgotten
+assert_eq "$(tw_unbalanced "$TMP/b.json")" "" tw_books_balance
 assert_eq "$(jqn '.agent.events_lost' "$TMP/b.json")" 0 nothing_lost
 assert_eq "$(jqn '.agent.reconciles > 3' "$TMP/b.json")" true reconciles_ran
 # Not asserted (it depends on timing), but said: how often a reconcile

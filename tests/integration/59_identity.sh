@@ -249,6 +249,7 @@ tw_reuse_case() {
 		"$m/tw_reuse/ended_early_counted"
 	assert_eq "$(jqn "$C | .totals.time_wait_entered - .totals.time_wait_ended_early - .totals.time_wait_expired" "$J")" \
 		"$kernel_tw" "$m/tw_reuse/entered_eq_ended_plus_live"
+	assert_eq "$(tw_unbalanced "$J")" "" "$m/tw_reuse/tw_books_balance"
 	assert_eq "$(jqn ".agent.time_wait_reused" "$J")" $((N - kernel_tw)) "$m/tw_reuse/reused_counted"
 	assert_eq "$(jqn "$(P "${!s}") | [.totals.connections_accepted, .totals.time_wait_entered] | @tsv" "$J")" \
 		"$(printf '%s\t0' $N)" "$m/tw_reuse/server_accepted"

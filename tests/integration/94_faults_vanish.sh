@@ -127,6 +127,7 @@ assert_eq "$(jqn "[$p2 | .exited, (.joined_s > 0), $tot] | join(\" \")" "$J")" "
 assert_eq "$(jqn "[($p1), ($p2) | .time_wait] | add" "$J")" "$(tw_on_port "$port")" cgroup/time_wait_eq_kernel
 assert_eq "$(jqn '[.agent.losses.total, .agent.time_wait_end_unseen] | join(" ")' "$J")" "0 0" \
 	cgroup/nothing_lost
+assert_eq "$(tw_unbalanced "$J")" "" cgroup/tw_books_balance
 released cgroup "$held"
 
 # ---- attach --cgroup: the cgroup restarted before attach looked ----
@@ -184,6 +185,7 @@ assert_eq "$(jqn "[.processes[] | select(.pid == $r1_PID) | .totals.connections_
 	restart/old_cgroup_client_exact
 assert_eq "$(jqn '[.agent.losses.total, .agent.time_wait_end_unseen] | join(" ")' "$J")" "0 0" \
 	restart/nothing_lost
+assert_eq "$(tw_unbalanced "$J")" "" restart/tw_books_balance
 released restart "$held"
 
 # ---- attach --cgroup --comm: removal said, then the restart followed ----

@@ -173,6 +173,7 @@ struct dr_proc {
 	uint64_t opened, accepted, closed, requests;
 	uint64_t closed_active, closed_passive;
 	uint64_t tw_entered;
+	uint64_t tw_not_made;		/* clean closes with no TIME_WAIT: table full */
 	uint32_t tw_now, tw_peak;	/* its TIME_WAIT sockets, per interval */
 	uint32_t orphan_now, orphan_peak;
 	uint64_t orphaned;		/* passed through an orphan state (normal) */

@@ -271,6 +271,34 @@ static void tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
 }
 
+/* The kernel refused to make TIME_WAIT (its table was full): the closes
+ * went straight to CLOSE, and a late segment of the old connection can
+ * now reach a new one on the same 4-tuple. Always critical. */
+static void tw_overflow(const struct dr_facts *f, const struct dr_proc *p,
+			struct finding *out, size_t *n, size_t max)
+{
+	struct finding *x = add(out, n, max, "time_wait", DR_CRITICAL, p, NULL);
+
+	if (!x)
+		return;
+	say(x->verdict, sizeof(x->verdict),
+	    "PID %d (%s) closed %llu connections first that got no TIME_WAIT: its network "
+	    "namespace's TIME_WAIT table was full (net.ipv4.tcp_max_tw_buckets; the kernel "
+	    "logs \"TCP: time wait bucket table overflow\"), so late segments of those "
+	    "connections can reach new ones on the same 4-tuple", p->pid, p->comm,
+	    (unsigned long long)p->tw_not_made);
+	say(x->fix, sizeof(x->fix),
+	    "raise net.ipv4.tcp_max_tw_buckets%s in that namespace (sysctl -w "
+	    "net.ipv4.tcp_max_tw_buckets=N, N above the TIME_WAIT held at the peak), or make "
+	    "fewer TIME_WAIT: keep connections alive, let the peer close first",
+	    f->lim_known && f->lim.max_tw_buckets ? " (now at its limit)" : "");
+	dr_ev(x, "time_wait_not_made", p->tw_not_made, "connections", DR_SRC_BPF);
+	dr_ev(x, "time_wait_entered", p->tw_entered, "connections", DR_SRC_BPF);
+	dr_ev(x, "time_wait_peak", p->tw_peak, "sockets", DR_SRC_SOCKDIAG);
+	if (f->lim_known && f->lim.max_tw_buckets)
+		dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets", DR_SRC_SYSCTL);
+}
+
 static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t *n,
 			   size_t max)
 {
@@ -288,6 +316,8 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 		char when[32] = "";
 		bool client;
 
+		if (p->tw_not_made)
+			tw_overflow(f, p, out, n, max);
 		if (!tw)
 			continue;
 		/* Ports run out on the side that connects: only a client's

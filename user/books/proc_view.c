@@ -79,6 +79,8 @@ static void counters_add(struct proc_counters *s, const struct proc_counters *c)
 	s->orphaned += c->orphaned;
 	s->tw_expired += c->tw_expired;
 	s->tw_killed += c->tw_killed;
+	s->tw_end_unseen += c->tw_end_unseen;
+	s->tw_not_made += c->tw_not_made;
 	s->closed_active += c->closed_active;
 	s->closed_passive += c->closed_passive;
 }

@@ -71,6 +71,30 @@ void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 	hmap_del(&a->tw, &key);
 }
 
+/* A TIME_WAIT the books hold has ended and the caller knows it did
+ * (early: true when it knows how, false when it does not): charged to
+ * its holder, then forgotten. Every entered TIME_WAIT leaves the books
+ * through here, agg_tw_forget after an expiry, or stays live, so
+ * entered = expired + ended early + end unseen + live per process. */
+void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct proc_books *holder;
+
+	if (!tw)
+		return;
+	holder = agg_find_proc(a, tw->pid);
+	if (early) {
+		if (holder)
+			holder->total.tw_killed++;
+	} else {
+		a->tw_gone_unknown++;
+		if (holder)
+			holder->total.tw_end_unseen++;
+	}
+	agg_tw_forget(a, t);
+}
+
 void agg_drop_proc(struct agg *a, const struct proc_key *key)
 {
 	struct proc_key k = *key;	/* key may point into the table */
@@ -284,6 +308,12 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		c->passive = 1;
 		if (is_new)
 			reuse_conn_begin(a, p, c);
+		/* A SYN to the 4-tuple of a TIME_WAIT of ours took it over
+		 * (tcp_timewait_state_process -> TCP_TW_SYN): the kernel
+		 * makes a child at a TIME_WAIT's tuple no other way. A proxy
+		 * reusing its ephemeral ports does this to a server that
+		 * closes first. */
+		agg_tw_ended(a, &e->tuple, true);
 	}
 	if (new == CS_TCP_LISTEN)
 		reuse_listen(p, e->tuple.sport);
@@ -303,14 +333,9 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		/* The local port is known from here on; a TIME_WAIT socket
 		 * with this tuple was just taken over (tcp_tw_reuse). */
 		c->tuple = e->tuple;
-		tw = hmap_get(&a->tw, &e->tuple);
-		if (tw) {
-			struct proc_books *holder = agg_find_proc(a, tw->pid);
-
+		if (hmap_get(&a->tw, &e->tuple)) {
 			a->tw_reused++;
-			if (holder)
-				holder->total.tw_killed++;
-			agg_tw_forget(a, &e->tuple);
+			agg_tw_ended(a, &e->tuple, true);
 		}
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
@@ -337,10 +362,25 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		failbooks_close(p, c, old, e);
 		/* tcp_time_wait() ends the full sock with tcp_done() from
 		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
-		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
+		/* Closed cleanly where the kernel's TIME_WAIT table was
+		 * full: no TIME_WAIT was made (the kernel logs "TCP: time
+		 * wait bucket table overflow"). */
+		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0 &&
+		    (e->flags & CS_F_TW_OVERFLOW)) {
+			p->total.tw_not_made++;
+		} else if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
 			struct endpoint_stats *es;
 
-			agg_tw_forget(a, &e->tuple);
+			/* An older TIME_WAIT at this tuple ended before this
+			 * connection began; its takeover was not seen (the
+			 * new connection's start was, where it came from a
+			 * traced side). Its cancelled timer tells it ended
+			 * early; without one, how is unknown. Before, it was
+			 * forgotten without a count (20 reconnects from one
+			 * port: 19 TIME_WAIT ends counted nowhere). */
+			tw = hmap_get(&a->tw, &e->tuple);
+			if (tw)
+				agg_tw_ended(a, &e->tuple, tw->cancelled);
 			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			p->total.tw_entered++;
 			if (tw) {
@@ -616,6 +656,8 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 	d->orphaned = x->orphaned - y->orphaned;
 	d->tw_expired = x->tw_expired - y->tw_expired;
 	d->tw_killed = x->tw_killed - y->tw_killed;
+	d->tw_end_unseen = x->tw_end_unseen - y->tw_end_unseen;
+	d->tw_not_made = x->tw_not_made - y->tw_not_made;
 	d->closed_active = x->closed_active - y->closed_active;
 	d->closed_passive = x->closed_passive - y->closed_passive;
 }

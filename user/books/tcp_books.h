@@ -27,6 +27,9 @@ struct proc_counters {
 	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
 	uint64_t tw_expired;	/* TIME_WAIT that ran its 60 s (tw timer expired) */
 	uint64_t tw_killed;	/* TIME_WAIT ended early: reuse, RST, ss -K */
+	uint64_t tw_end_unseen;	/* TIME_WAIT gone from the kernel, how it ended not seen */
+	uint64_t tw_not_made;	/* clean close the kernel made no TIME_WAIT for: its
+				 * table was full (tcp_max_tw_buckets) */
 	uint64_t closed_active;	/* this side closed first (ESTABLISHED->FIN_WAIT1) */
 	uint64_t closed_passive;/* the peer closed first (ESTABLISHED->CLOSE_WAIT) */
 };
@@ -281,6 +284,9 @@ void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n);
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
 void agg_tw_forget(struct agg *a, const struct cs_tuple *t);
+/* A TIME_WAIT known to have ended: counted to its holder (ended early, or
+ * end unseen when early is false), then forgotten. */
+void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early);
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);

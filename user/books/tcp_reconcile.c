@@ -119,8 +119,6 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		struct tw_entry *tw;
 
 		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
-			struct proc_books *holder;
-
 			if (hmap_get(&tw_seen, key)) {
 				tw->missed = 0;
 				continue;
@@ -151,17 +149,15 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled too. */
 			if (++tw->missed < 2)
 				continue;
-			dead[ndead++] = *key;
 			/* A cancelled timer with no expiry after it: ended early.
 			 * Without timer events we cannot tell how it ended. */
-			holder = agg_find_proc(a, tw->pid);
-			if (holder && tw->cancelled)
-				holder->total.tw_killed++;
-			else
-				a->tw_gone_unknown++;
+			dead[ndead++] = *key;
 		}
-		for (size_t i = 0; i < ndead; i++)
-			agg_tw_forget(a, &dead[i]);
+		for (size_t i = 0; i < ndead; i++) {
+			struct tw_entry *gone = hmap_get(&a->tw, &dead[i]);
+
+			agg_tw_ended(a, &dead[i], gone && gone->cancelled);
+		}
 		free(dead);
 	}
 

@@ -134,6 +134,7 @@ static void fill_proc(struct dr_proc *d, const struct proc_books *p, const struc
 	d->closed_active = p->total.closed_active;
 	d->closed_passive = p->total.closed_passive;
 	d->tw_entered = p->total.tw_entered;
+	d->tw_not_made = p->total.tw_not_made;
 	d->orphaned = p->total.orphaned;
 	d->tw_now = d->tw_peak = p->truth.state[CS_TCP_TIME_WAIT];
 	d->orphan_now = d->orphan_peak = p->truth.orphan;

@@ -253,6 +253,11 @@ static const struct {
 	  offsetof(struct proc_counters, tw_expired) },
 	{ "connscope_process_time_wait_ended_early_total", "TIME_WAIT sockets ended early "
 	  "(reuse, RST, ss -K)", offsetof(struct proc_counters, tw_killed) },
+	{ "connscope_process_time_wait_end_unseen_total", "TIME_WAIT sockets gone from the "
+	  "kernel without their end seen", offsetof(struct proc_counters, tw_end_unseen) },
+	{ "connscope_process_time_wait_not_made_total", "Clean closes the kernel made no "
+	  "TIME_WAIT for: its table was full (net.ipv4.tcp_max_tw_buckets)",
+	  offsetof(struct proc_counters, tw_not_made) },
 };
 
 /* QUIC per process (PROM_QUIC_SERIES each): the figures of the report,

@@ -146,11 +146,18 @@ static void text_tw(FILE *out, const struct proc_counters *t, uint64_t live,
 	char rest[128];
 
 	fprintf(out, "  %-13s entered %llu (%.1f/s), live %llu, expired %llu, ended early "
-		     "%llu\n", "TIME_WAIT", (unsigned long long)t->tw_entered,
+		     "%llu", "TIME_WAIT", (unsigned long long)t->tw_entered,
 		per_s(t->tw_entered, run), (unsigned long long)live,
 		(unsigned long long)t->tw_expired, (unsigned long long)t->tw_killed);
+	if (t->tw_end_unseen)
+		fprintf(out, ", end unseen %llu", (unsigned long long)t->tw_end_unseen);
+	fputc('\n', out);
 	if (tw_balance_rest(rest, sizeof(rest), t, live))
 		fprintf(out, "  %-13s %s\n", "", rest);
+	if (t->tw_not_made)
+		fprintf(out, "  %-13s %llu clean closes (bucket table full: "
+			     "net.ipv4.tcp_max_tw_buckets)\n", "TIME_WAIT not made",
+			(unsigned long long)t->tw_not_made);
 }
 
 static void text_proc(FILE *out, const struct proc_books *p, const struct run_info *run)
@@ -360,6 +367,9 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 	json_kv_uint(j, "closed_by_peer", c->closed_passive);
 	json_kv_uint(j, "time_wait_expired", c->tw_expired);
 	json_kv_uint(j, "time_wait_ended_early", c->tw_killed);
+	json_kv_uint(j, "time_wait_end_unseen", c->tw_end_unseen);
+	/* Not in time_wait_entered: the kernel made none (table full). */
+	json_kv_uint(j, "time_wait_not_made_table_full", c->tw_not_made);
 }
 
 static void json_states(struct json *j, const uint32_t *state, uint32_t orphan)
@@ -464,6 +474,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_counters(&j, &p->total);
 		json_object_end(&j);
 		json_kv_uint(&j, "time_wait", p->truth.state[CS_TCP_TIME_WAIT]);
+		/* The books' own: entered = expired + ended early + end
+		 * unseen + this, whatever the last dump saw. */
+		json_kv_uint(&j, "time_wait_in_books", agg_tw_count(a, p->pid));
 		json_kv_uint(&j, "held_at_start", p->seeded);
 		json_states(&j, p->truth.state, p->truth.orphan);
 		json_tw(&j, p, run->tw.top ? run->tw.top : 10);

@@ -335,10 +335,10 @@ void json_limits(struct json *j, const struct limits_view *v)
 
 bool tw_balance_rest(char *buf, size_t len, const struct proc_counters *t, uint64_t live)
 {
-	uint64_t seen = t->tw_expired + t->tw_killed + live;
+	uint64_t seen = t->tw_expired + t->tw_killed + t->tw_end_unseen + live;
 
 	if (t->tw_entered > seen)
-		snprintf(buf, len, "%llu more: not in the end's socket dump, or ended unseen",
+		snprintf(buf, len, "%llu more: not in the end's socket dump",
 			 (unsigned long long)(t->tw_entered - seen));
 	else if (t->tw_entered < seen)
 		snprintf(buf, len, "%llu of these entered before the run (held at start)",

@@ -331,6 +331,8 @@ static void group_rows(FILE *out, const struct proc_group *g, const struct run_i
 		folded.total.tw_entered += g->members[i]->total.tw_entered;
 		folded.total.tw_expired += g->members[i]->total.tw_expired;
 		folded.total.tw_killed += g->members[i]->total.tw_killed;
+		folded.total.tw_end_unseen += g->members[i]->total.tw_end_unseen;
+		folded.total.tw_not_made += g->members[i]->total.tw_not_made;
 		for (int s = 0; s < CS_TCP_MAX_STATES; s++)
 			folded.state[s] += g->members[i]->truth.state[s];
 		folded.orphan += g->members[i]->truth.orphan;
@@ -483,12 +485,17 @@ static void facts(FILE *out, const struct proc_books *p, const struct run_info *
 	fprintf(out, "<dt>TIME_WAIT</dt><dd>entered %llu (%.1f/s), live %u, expired %llu, "
 		     "ended early %llu", ULL(t->tw_entered), per_s(t->tw_entered, run),
 		p->truth.state[CS_TCP_TIME_WAIT], ULL(t->tw_expired), ULL(t->tw_killed));
+	if (t->tw_end_unseen)
+		fprintf(out, ", end unseen %llu", ULL(t->tw_end_unseen));
 	/* Figures that add up, or the difference named: the text's words. */
 	if (tw_balance_rest(rest, sizeof(rest), t, p->truth.state[CS_TCP_TIME_WAIT])) {
 		fputs("; ", out);
 		html_esc(out, rest);
 	}
 	fputs("</dd>\n", out);
+	if (t->tw_not_made)
+		fprintf(out, "<dt>TIME_WAIT not made</dt><dd>%llu clean closes (bucket table full: "
+			     "net.ipv4.tcp_max_tw_buckets)</dd>\n", ULL(t->tw_not_made));
 	fprintf(out, "<dt>closed first</dt><dd>by this side %llu, by the peer %llu</dd>\n",
 		ULL(t->closed_active), ULL(t->closed_passive));
 	if (p->orphan_ended || p->truth.orphan)
