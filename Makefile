@@ -44,7 +44,7 @@ TEST_PKGS  += apache2
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).
-MAN_CMDS  := summary attach doctor diff fdleak exporter demo
+MAN_CMDS  := summary attach doctor run diff fdleak exporter demo
 MAN_PAGES := $(patsubst %,$(OUTPUT)/man/connscope-%.8,$(MAN_CMDS))
 BPF_OBJS   := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_UNITS))
 SKELS      := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_UNITS))

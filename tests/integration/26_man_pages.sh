@@ -14,7 +14,7 @@ MANDIR=$REPO_ROOT/.output/man
 
 # The commands, from the top-level help itself ("  NAME ..." lines).
 mapfile -t CMDS < <("$CONNSCOPE" --help | awk '/^  [a-z]/ {print $1}' | grep -v '^version,\?$')
-assert_eq "${CMDS[*]}" "summary attach fdleak exporter doctor diff demo" commands_listed
+assert_eq "${CMDS[*]}" "summary attach fdleak exporter doctor run diff demo" commands_listed
 
 # The options a text names: -x and --long-name tokens at a word's start.
 options() {
