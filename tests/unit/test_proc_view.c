@@ -262,4 +262,37 @@ TEST(resets_sent_and_received)
 	agg_free(&a);
 }
 
+static void live_fn(FILE *f, const struct agg *a, const struct run_info *run)
+{
+	format_live_rows(f, a, "12:00:01", NULL);
+}
+
+/* The live table: a row for each of 1,207 processes every interval (2,529
+ * lines for a 3-second pgbench run) is now the 15 busiest and a row of
+ * sums, whose columns add up to the interval's. */
+TEST(live_rows_fold)
+{
+	struct agg a;
+	unsigned long long acc, sum = 0, more = 0;
+	char *out, *line, *save = NULL;
+	size_t n = 0;
+
+	postgres_books(&a, 1200, 6);
+	agg_tick(&a, 1000000000ULL);
+	out = render(live_fn, &a, &base_run, NULL);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		/* The " exited" mark alone goes past the header's 80 columns. */
+		ASSERT_TRUE(strlen(line) <= 80 || strstr(line, " exited"), "80_columns");
+		if (sscanf(line, "12:00:01 +%*u more %*u %llu", &acc) == 1)
+			more++, sum += acc;
+		else if (sscanf(line, "12:00:01 %*d %*s %*u %llu", &acc) == 1)
+			sum += acc;
+	}
+	ASSERT_EQ(n, 16, "rows");
+	ASSERT_EQ(more, 1, "sum_row");
+	ASSERT_EQ(sum, 1200, "columns_add_up");
+	free(out);
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -33,31 +33,92 @@ void format_live_header(FILE *out)
 		"OPEN", "ACPT", "CLOSE", "TW+", "ESTAB", "TIMEW", "ORPH", "FDS");
 }
 
+/* Past this many rows an interval, the live table shows the busiest and
+ * sums the rest on one row (a server forking a process per connection
+ * printed a row for each of 1,207 processes every second). */
+#define LIVE_ROWS 16
+
+static const struct interval_row *last_row(const struct proc_books *p)
+{
+	return p->nrows ? &p->rows[p->nrows - 1] : NULL;
+}
+
+static int cmp_live(const void *a, const void *b)
+{
+	const struct proc_books *x = *(const struct proc_books *const *)a;
+	const struct proc_books *y = *(const struct proc_books *const *)b;
+	uint64_t ax = proc_view_activity(&last_row(x)->delta);
+	uint64_t ay = proc_view_activity(&last_row(y)->delta);
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	if (x->target != y->target)
+		return x->target ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void live_row(FILE *out, const char *clock, const struct proc_books *p,
+		     const struct fd_report *fds)
+{
+	const struct interval_row *r = last_row(p);
+	const struct fdleak_proc *fp = fd_report_proc(fds, p->pid);
+	char nfds[24] = "-";
+
+	if (fp)
+		snprintf(nfds, sizeof(nfds), "%llu", (unsigned long long)fp->inv.total);
+	fprintf(out, "%-8s %-7d %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u %5s%s\n", clock,
+		p->pid, p->comm, (unsigned long long)r->delta.opened,
+		(unsigned long long)r->delta.accepted, (unsigned long long)r->delta.closed,
+		(unsigned long long)r->delta.tw_entered, r->truth.state[CS_TCP_ESTABLISHED],
+		r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan, nfds,
+		p->exited ? " exited" : "");
+}
+
 void format_live_rows(FILE *out, const struct agg *a, const char *clock,
 		      const struct fd_report *fds)
 {
-	size_t n;
+	size_t n, k = 0;
 	const struct proc_books **procs = proc_view_list(a, &n);
+	struct interval_row sum = { 0 };
+	char more[24];
 
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_books *p = procs[i];
-		const struct interval_row *r;
-
-		if (!p->nrows)
-			continue;
-		const struct fdleak_proc *fp = fd_report_proc(fds, p->pid);
-		char nfds[24] = "-";
-
-		r = &p->rows[p->nrows - 1];
-		if (fp)
-			snprintf(nfds, sizeof(nfds), "%llu", (unsigned long long)fp->inv.total);
-		fprintf(out, "%-8s %-7d %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u %5s%s\n", clock,
-			p->pid, p->comm, (unsigned long long)r->delta.opened,
-			(unsigned long long)r->delta.accepted, (unsigned long long)r->delta.closed,
-			(unsigned long long)r->delta.tw_entered, r->truth.state[CS_TCP_ESTABLISHED],
-			r->truth.state[CS_TCP_TIME_WAIT], r->truth.orphan, nfds,
-			p->exited ? " exited" : "");
+	for (size_t i = 0; i < n; i++)
+		if (procs[i]->nrows)
+			procs[k++] = procs[i];
+	if (k > LIVE_ROWS) {
+		/* Gone before this interval and idle in it: nothing to show. */
+		n = k, k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!procs[i]->exited || proc_view_activity(&last_row(procs[i])->delta))
+				procs[k++] = procs[i];
 	}
+	if (k <= LIVE_ROWS) {
+		for (size_t i = 0; i < k; i++)
+			live_row(out, clock, procs[i], fds);
+		free(procs);
+		return;
+	}
+	qsort(procs, k, sizeof(*procs), cmp_live);
+	for (size_t i = 0; i < LIVE_ROWS - 1; i++)
+		live_row(out, clock, procs[i], fds);
+	for (size_t i = LIVE_ROWS - 1; i < k; i++) {
+		const struct interval_row *r = last_row(procs[i]);
+
+		sum.delta.opened += r->delta.opened;
+		sum.delta.accepted += r->delta.accepted;
+		sum.delta.closed += r->delta.closed;
+		sum.delta.tw_entered += r->delta.tw_entered;
+		sum.truth.state[CS_TCP_ESTABLISHED] += r->truth.state[CS_TCP_ESTABLISHED];
+		sum.truth.state[CS_TCP_TIME_WAIT] += r->truth.state[CS_TCP_TIME_WAIT];
+		sum.truth.orphan += r->truth.orphan;
+	}
+	/* The rest as one row, so each column still adds up. */
+	snprintf(more, sizeof(more), "+%zu", k - (LIVE_ROWS - 1));
+	fprintf(out, "%-8s %-7s %-12.12s %5llu %5llu %5llu %5llu %6u %6u %5u %5s\n", clock, more,
+		"more", (unsigned long long)sum.delta.opened,
+		(unsigned long long)sum.delta.accepted, (unsigned long long)sum.delta.closed,
+		(unsigned long long)sum.delta.tw_entered, sum.truth.state[CS_TCP_ESTABLISHED],
+		sum.truth.state[CS_TCP_TIME_WAIT], sum.truth.orphan, "-");
 	free(procs);
 }
 
@@ -269,8 +330,9 @@ static void text_folded(FILE *out, const struct proc_view *v, const struct run_i
 	char n[32], g[32];
 
 	fprintf(out, "\n%s processes in %s groups of one name (%zu shown in full, %zu "
-		     "groups shown)\n", proc_view_count(n, sizeof(n), v->nall),
-		proc_view_count(g, sizeof(g), v->ngroups + v->nsingles), v->nsingles, v->nshown);
+		     "group%s shown)\n", proc_view_count(n, sizeof(n), v->nall),
+		proc_view_count(g, sizeof(g), v->ngroups + v->nsingles), v->nsingles, v->nshown,
+		v->nshown == 1 ? "" : "s");
 	text_sums(out, "all of them", &v->sum);
 	for (size_t i = 0; i < v->nsingles; i++)
 		text_proc(out, v->singles[i], run);

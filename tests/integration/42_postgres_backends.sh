@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# A server that forks one process per connection: PostgreSQL 15 under
+# `pgbench -C -c 4 -j 4 -t 300` (1,201 connections, one backend each),
+# traced by `attach -p POSTMASTER --children`. Checked against
+# PostgreSQL's own count (log_connections: one "connection received" line
+# per connection) and the kernel's (PassiveOpens of the test's own network
+# namespace): the server's accepted connections are exact, the JSON report
+# holds every backend (it stopped at 1,024 processes, saying nothing), the
+# HTML report stays under 5 MB (80 MB before) and the text report under
+# 200 lines with the backends folded into one group whose rows add up.
+# pgbench's own side is not asserted: a kernel-side miss of 1-2 of its
+# connections is known and open (issue 22, item 2).
+set -u
+source "$TESTS_DIR/lib.sh"
+require_root
+
+TMP=$(lib_tmpdir)
+chmod 755 "$TMP"
+NS=cs42_$$
+T=300
+
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [[ -z $PGBIN || ! -x $PGBIN/pgbench ]]; then
+	fail postgres/installed "needs postgresql and postgresql-contrib (make test-deps)"
+	exit 0
+fi
+new_netns "$NS" || { fail netns "cannot make network namespace $NS"; exit 0; }
+
+snmp_tcp() {
+	ip netns exec "$NS" awk -v f="$1" '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++)
+		if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp
+}
+
+PGDATA=$TMP/pg
+PGPORT=$(free_port)
+PGLOG=$TMP/server.log
+mkdir -p "$PGDATA" && chown postgres: "$PGDATA" && touch "$PGLOG" && chown postgres: "$PGLOG"
+runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" -A trust -U postgres --no-sync \
+	>"$TMP/initdb.log" 2>&1 || { fail postgres/initdb "$(tail -3 "$TMP/initdb.log")"; exit 0; }
+on_exit "runuser -u postgres -- '$PGBIN/pg_ctl' -D '$PGDATA' -m immediate stop >/dev/null 2>&1"
+ip netns exec "$NS" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGLOG" -w \
+	-o "-p $PGPORT -k $PGDATA -c listen_addresses=127.0.0.1 -c log_connections=on -c fsync=off -c max_connections=20" \
+	start >/dev/null 2>&1 || { fail postgres/start "$(tail -3 "$PGLOG")"; exit 0; }
+PGPID=$(head -1 "$PGDATA/postmaster.pid")
+PGB=(ip netns exec "$NS" runuser -u postgres -- "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres)
+"${PGB[@]}" -i -q postgres >"$TMP/pgbench-init.log" 2>&1 ||
+	{ fail postgres/pgbench_init "$(tail -3 "$TMP/pgbench-init.log")"; exit 0; }
+
+received() {
+	grep -c 'connection received' "$PGLOG"
+}
+
+J=$TMP/pg.json ERR=$TMP/pg.err HTML=$TMP/pg.html
+r0=$(received)
+spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -j --report "$HTML" -p "$PGPID" --children >"$J" 2>"$ERR"
+CS=$BG_PID
+wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
+p0=$(snmp_tcp PassiveOpens)
+"${PGB[@]}" -C -c 4 -j 4 -t "$T" -S postgres >"$TMP/pgbench.log" 2>&1
+assert_eq "$?" 0 pg/pgbench_ran
+# A connection's "connection received" line is written by its backend
+# before it answers the client: all there once pgbench is done.
+p1=$(snmp_tcp PassiveOpens)
+kill -INT "$CS"
+wait "$CS"
+assert_eq "$?" 0 pg/exit_status
+RECEIVED=$(($(received) - r0)) PASSIVE=$((p1 - p0))
+echo "# PostgreSQL logged $RECEIVED connections, the kernel $PASSIVE passive opens"
+assert_eq "$RECEIVED" "$((4 * T + 1))" pg/postgres_counted_pgbench
+assert_eq "$PASSIVE" "$RECEIVED" pg/kernel_eq_postgres
+
+ACC='[.processes[] | select(.comm == "postgres") | .totals.connections_accepted] | add'
+assert_eq "$(jqn "$ACC" "$J")" "$RECEIVED" pg/server_accepted_eq_postgres_log
+assert_eq "$(jqn '.process_totals.connections_accepted' "$J")" "$RECEIVED" pg/totals_accepted
+# Every backend in the JSON: more than 1,024 processes, each with its one.
+assert_eq "$(jqn '.run.processes == (.processes | length) and .run.processes_complete' "$J")" \
+	true pg/json_every_process
+assert_eq "$(jqn "[.processes[] | select(.comm == \"postgres\" and .totals.connections_accepted == 1)] | length >= $RECEIVED" "$J")" \
+	true pg/json_one_row_a_backend
+SIZE=$(stat -c %s "$HTML")
+echo "# HTML report $SIZE bytes"
+assert_eq "$((SIZE < 5 * 1024 * 1024))" 1 pg/html_under_5mb
+
+# ---- the text report: the backends folded, the rows adding up ----
+TXT=$TMP/pg.txt
+r0=$(received)
+spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -p "$PGPID" --children >"$TXT" 2>"$ERR"
+CS=$BG_PID
+wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
+"${PGB[@]}" -C -c 4 -j 4 -t "$T" -S postgres >"$TMP/pgbench.log" 2>&1
+assert_eq "$?" 0 text/pgbench_ran
+kill -INT "$CS"
+wait "$CS"
+assert_eq "$?" 0 text/exit_status
+RECEIVED=$(($(received) - r0))
+REPORT=$(sed -n '/^connscope attach: /,$p' "$TXT")
+echo "# text: $(wc -l <"$TXT") lines in all, the report $(wc -l <<<"$REPORT")"
+assert_eq "$(($(wc -l <<<"$REPORT") < 200))" 1 text/report_under_200_lines
+# The live table: at most 16 rows an interval (the busiest, then a row of
+# sums, "+N more", which ends a folded interval; two intervals may share a
+# clock second).
+assert_eq "$(awk '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] / { if ($1 != t) { t = $1; n = 0 }
+	if (++n > m) m = n; if ($2 ~ /^\+/) n = 0 } END { print (m <= 16) }' "$TXT")" \
+	1 text/live_rows_bounded
+assert_eq "$(awk '/^  all of them/ { sub(",", "", $7); print $7 }' <<<"$REPORT")" "$RECEIVED" \
+	text/all_accepted_eq_postgres_log
+# The backends' group: its accepted are its rows' (the busiest and the
+# folded row) and all of the server's but the postmaster's.
+GROUP=$(sed -n '/^postgres x[0-9,]* (children or joined/,/^$/p' <<<"$REPORT")
+assert_eq "$(grep -c . <<<"$GROUP")" 10 text/backends_one_group
+assert_eq "$(awk '/^  connections/ { print $6 }' <<<"$GROUP")" "$RECEIVED" \
+	text/group_accepted
+assert_eq "$(awk '/^  busiest/ { on = 1; next } on && /more/ { s += $4; next } on { s += $3 } END { print s }' <<<"$GROUP")" \
+	"$RECEIVED" text/group_rows_add_up
