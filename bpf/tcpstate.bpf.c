@@ -311,6 +311,22 @@ static __always_inline struct cs_owner *listener_of(const struct sock *sk,
 	return bpf_map_lookup_elem(&listeners, &k);
 }
 
+/* A traced listener closes: its key goes, so that a later listener at the
+ * same (namespace, address, port) that we do not trace has no children
+ * charged to it. Only this process's entry: a sibling's stays. */
+static __always_inline void listen_key_drop(const struct cs_tuple *t, __u32 tgid)
+{
+	struct cs_listen_key k;
+	struct cs_owner *held;
+
+	if (!seed_port(t->sport))
+		return;
+	listen_key(&k, t, false);
+	held = bpf_map_lookup_elem(&listeners, &k);
+	if (held && held->tgid == tgid)
+		bpf_map_delete_elem(&listeners, &k);
+}
+
 /* tcp_time_wait() makes no TIME_WAIT when the namespace already holds
  * tcp_max_tw_buckets of them (inet_twsk_alloc: tw_refcount - 1 >= max;
  * the kernel counts TcpExtTCPTimeWaitOverflow) and ends the sock all the
@@ -490,14 +506,7 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		if (bpf_map_update_elem(&listeners, &k, &o, BPF_ANY))
 			stat_inc(CS_STAT_OWNER_FULL);
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
-		struct cs_listen_key k;
-		struct cs_owner *held;
-
-		/* Only this process's entry: a sibling's stays. */
-		listen_key(&k, &t, false);
-		held = bpf_map_lookup_elem(&listeners, &k);
-		if (held && held->tgid == o.tgid)
-			bpf_map_delete_elem(&listeners, &k);
+		listen_key_drop(&t, o.tgid);
 	}
 	/* CLOSE ends this sock's life as a connection: a TIME_WAIT successor is
 	 * a different kernel object that user space follows by 4-tuple. */

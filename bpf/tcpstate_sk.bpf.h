@@ -212,6 +212,16 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		return emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0);
 	if (newstate != TCP_CLOSE)
 		return 0;	/* ESTABLISHED too: see birth_pass */
+	if (oldstate == TCP_LISTEN) {
+		/* A listener seeded at the start has a key too (user space
+		 * puts it in both): before, it stayed, and the children of a
+		 * later untraced listener at that address were charged to
+		 * this owner. */
+		struct cs_tuple t;
+
+		sk_read_tuple(sk, &t, true);
+		listen_key_drop(&t, st->owner.tgid);
+	}
 	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && tw_handler_addr && !quic)
 		tw = tw_adopt(sk, &st->owner, true, &flags);
 	/* Whether the books heard of its birth (a seed, or the birth pass),
@@ -273,7 +283,7 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
  * race (its CLOSE, an owner move) is reserved later, and user space
  * reads the ring in reservation order, so the birth always comes first.
  * A birth whose owner was being written meanwhile (CS_TOLD_SETTLING) is
- * dropped: its end record will tell it. (iter/bpf_sk_storage_map would
+ * dropped and its claim given back: the next pass tells it. (iter/bpf_sk_storage_map would
  * visit the traced sockets alone, but this kernel refuses to load it,
  * EPERM; iter/tcp visits every socket of the namespace, TIME_WAIT too.) */
 SEC("?iter/tcp")
@@ -307,6 +317,14 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	}
 	e->owner = st->owner;
 	if (__sync_fetch_and_or(&st->told, 0) & CS_TOLD_SETTLING) {
+		/* The owner may be half-written: give the claim back, so the
+		 * next pass tells this birth with the settled owner. Before,
+		 * CS_TOLD_BIRTH stayed, no later pass told it, and the live
+		 * connection was missing from the books until its end. A
+		 * settle that saw the claim meanwhile sends an owner record
+		 * the books drop (they do not know the socket yet); a CLOSE
+		 * that saw it says BORN, which the books take whole. */
+		__sync_fetch_and_and(&st->told, ~CS_TOLD_BIRTH);
 		bpf_ringbuf_discard(e, 0);
 		return 0;
 	}

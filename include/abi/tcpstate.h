@@ -177,6 +177,7 @@ struct cs_sk {
 #define CS_TOLD_END	0x02	/* its end record went (CLOSE) */
 #define CS_TOLD_GONE	0x04	/* taken by an untraced process: no more records */
 #define CS_TOLD_SETTLING 0x08	/* its owner is being written (owner_settle): a birth
-				 * pass that sees it drops its copy of the owner */
+				 * pass that sees it drops its copy of the owner and
+				 * gives CS_TOLD_BIRTH back (the next pass tells it) */
 
 #endif
