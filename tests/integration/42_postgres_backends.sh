@@ -53,7 +53,9 @@ received() {
 
 J=$TMP/pg.json ERR=$TMP/pg.err HTML=$TMP/pg.html
 r0=$(received)
-spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -j --report "$HTML" -p "$PGPID" --children >"$J" 2>"$ERR"
+PROM=$TMP/pg.prom
+spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -j --report "$HTML" --prom "$PROM" -p "$PGPID" --children \
+	>"$J" 2>"$ERR"
 CS=$BG_PID
 wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
 p0=$(snmp_tcp PassiveOpens)
@@ -81,6 +83,12 @@ assert_eq "$(jqn "[.processes[] | select(.comm == \"postgres\" and .totals.conne
 SIZE=$(stat -c %s "$HTML")
 echo "# HTML report $SIZE bytes"
 assert_eq "$((SIZE < 5 * 1024 * 1024))" 1 pg/html_under_5mb
+# The series: the postmaster, 16 backends and "other" (15 MB before), and
+# their accepted add up to PostgreSQL's count.
+echo "# --prom file $(stat -c %s "$PROM") bytes"
+assert_eq "$(grep -c '^connscope_process_connections_accepted_total{' "$PROM")" 18 pg/prom_series_bounded
+assert_eq "$(awk '/^connscope_process_connections_accepted_total\{/ { s += $2 } END { print s }' "$PROM")" \
+	"$RECEIVED" pg/prom_accepted_eq_postgres_log
 
 # ---- the text report: the backends folded, the rows adding up ----
 TXT=$TMP/pg.txt
@@ -97,10 +105,11 @@ RECEIVED=$(($(received) - r0))
 REPORT=$(sed -n '/^connscope attach: /,$p' "$TXT")
 echo "# text: $(wc -l <"$TXT") lines in all, the report $(wc -l <<<"$REPORT")"
 assert_eq "$(($(wc -l <<<"$REPORT") < 200))" 1 text/report_under_200_lines
-# The live table: at most 16 rows an interval (the busiest, then a row of
-# sums, "+N more", which ends a folded interval; two intervals may share a
-# clock second).
-assert_eq "$(awk '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] / { if ($1 != t) { t = $1; n = 0 }
+# The live table: at most 16 rows an interval. An interval begins at a
+# new clock second, or (two in one second) with the target's row when not
+# folded (targets first); a folded one ends with its row of sums.
+assert_eq "$(awk -v t="$PGPID" '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] / {
+	if ($1 != c || $2 == t) n = 0; c = $1
 	if (++n > m) m = n; if ($2 ~ /^\+/) n = 0 } END { print (m <= 16) }' "$TXT")" \
 	1 text/live_rows_bounded
 assert_eq "$(awk '/^  all of them/ { sub(",", "", $7); print $7 }' <<<"$REPORT")" "$RECEIVED" \

@@ -446,6 +446,45 @@ TEST(one_shot_is_top_ten_endpoints_and_every_process)
 	agg_free(&a);
 }
 
+/* A server forking one process per connection, --prom at the end: 1,201
+ * backends wrote 15 MB, one set of series each. Now the target and the
+ * 16 busiest children have their own, the rest are summed into "other",
+ * and the sums still add up. */
+TEST(one_shot_children_bounded)
+{
+	struct run_info run = run_info();
+	struct agg a;
+	char *buf = NULL, *at;
+	size_t len = 0, pids = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct scrape sc;
+	double sum = 0;
+	char key[16];
+
+	agg_init(&a, 0);
+	proc(&a, 100, "postgres")->target = true;
+	for (pid_t pid = 1000; pid < 2201; pid++)
+		opened(proc(&a, pid, "postgres"), 5432, 1 + (pid == 1500));
+	run.follow_children = true;
+	format_prom_attach(f, &a, &run, NULL);
+	fclose(f);
+	parse(&sc, buf);
+	for (at = buf; (at = strstr(at, "\nconnscope_process_connections_opened_total{")); at++)
+		pids++;
+	ASSERT_EQ(pids, 1 + PROM_MAX_CHILDREN + 1, "target_children_other");
+	ASSERT_EQ(opened_of(&sc, "100", "postgres"), 0, "target_has_series");
+	ASSERT_EQ(opened_of(&sc, "1500", "postgres"), 2, "busiest_child_has_series");
+	for (pid_t pid = 1000; pid < 2201; pid++) {
+		snprintf(key, sizeof(key), "%d", pid);
+		if (opened_of(&sc, key, "postgres") > 0)
+			sum += opened_of(&sc, key, "postgres");
+	}
+	sum += opened_of(&sc, "other", "other");
+	ASSERT_EQ(sum, 1202, "sums_add_up");
+	ASSERT_TRUE(len < 1024 * 1024, "under_1mb");
+	agg_free(&a);
+}
+
 TEST(label_values_escaped)
 {
 	struct prom_limits lim = { 0 };

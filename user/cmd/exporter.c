@@ -68,7 +68,8 @@ struct exporter *exporter_start(const char *addr, uint16_t port, const struct ex
 {
 	struct prom_limits plim = { .top_processes = lim->top_processes,
 				    .max_series = lim->max_series,
-				    .retire_gone = lim->retire_gone };
+				    .retire_gone = lim->retire_gone,
+				    .max_children = lim->top_processes ? 0 : PROM_MAX_CHILDREN };
 	struct exporter *e = calloc(1, sizeof(*e));
 
 	if (!e)
@@ -330,7 +331,8 @@ int exporter_check_opts(struct attach_opts *o)
 	}
 	if (!l->max_series)
 		l->max_series = EXPORTER_DEFAULT_MAX_SERIES;
-	l->retire_gone = !o->tracer.all && targets_any(&o->sel);
+	/* Children come and go as --comm/--cgroup processes do. */
+	l->retire_gone = !o->tracer.all && (targets_any(&o->sel) || o->tracer.follow_children);
 	if (o->tracer.all) {
 		if (!l->top_processes)
 			l->top_processes = EXPORTER_DEFAULT_TOP_PROCESSES;

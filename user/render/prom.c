@@ -500,8 +500,9 @@ static void fds_of_report(pid_t pid, struct prom_fd *out, void *ctx)
 void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
 			const struct sockstat *st)
 {
-	/* One snapshot: every process, no cap, endpoints ranked once. */
-	struct prom_limits lim = { 0 };
+	/* One snapshot: every target, the busiest children (the rest summed
+	 * in "other"), no cap, endpoints ranked once. */
+	struct prom_limits lim = { .max_children = PROM_MAX_CHILDREN };
 	struct prom_update_in in = { .now_ns = a->now_ns,
 				     .fds = run->fds.procs ? fds_of_report : NULL,
 				     .ctx = (void *)&run->fds, .quic = run->quic };

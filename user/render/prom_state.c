@@ -69,6 +69,16 @@ static int by_report_order(const void *a, const void *b)
 	return x->p->pid - y->p->pid;
 }
 
+/* Targets first (each has a slot), then the busiest children. */
+static int by_target_activity(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->p->target != y->p->target)
+		return x->p->target ? -1 : 1;
+	return x->p->target ? by_report_order(a, b) : by_activity(a, b);
+}
+
 static int by_seq(const void *a, const void *b)
 {
 	const struct prom_member *x = *(const struct prom_member *const *)a;
@@ -119,6 +129,8 @@ static void retire_members(struct prom_state *s, const struct agg *a,
 		uint64_t start = gone ? gone->start_ns : 0;
 		uint64_t *r;
 
+		if (gone && gone->child && s->nchildren)
+			s->nchildren--;
 		hmap_del(&s->members, &drop[i]);
 		r = hmap_upsert(&s->retired, &drop[i], NULL);
 		if (r)
@@ -137,6 +149,17 @@ static void join(struct prom_state *s, const struct proc_books *p)
 	m->pid = p->pid;
 	m->start_ns = p->start_ns;
 	m->seq = s->next_seq++;
+	m->child = !p->target;
+	s->nchildren += m->child;
+}
+
+/* A slot of its own for p: under --all's top, or with no top while the
+ * children (not targets) have slots left. */
+static bool slot_free(const struct prom_state *s, const struct proc_books *p)
+{
+	if (s->lim.top_processes)
+		return s->members.count < s->lim.top_processes;
+	return p->target || !s->lim.max_children || s->nchildren < s->lim.max_children;
 }
 
 /* Processes the books have and the state does not: members while slots
@@ -164,11 +187,13 @@ static void admit(struct prom_state *s, const struct agg *a)
 			continue;
 		n++;
 	}
-	qsort(c, n, sizeof(*c), s->lim.top_processes ? by_activity : by_report_order);
+	/* The busiest first where slots may run out. */
+	qsort(c, n, sizeof(*c), s->lim.top_processes ? by_activity :
+			       s->lim.max_children ? by_target_activity : by_report_order);
 	for (size_t i = 0; i < n; i++) {
 		/* A reused pid that was retired is a new process. */
 		hmap_del(&s->retired, &c[i].p->pid);
-		if (!s->lim.top_processes || s->members.count < s->lim.top_processes) {
+		if (slot_free(s, c[i].p)) {
 			join(s, c[i].p);
 		} else if ((one = hmap_upsert(&s->others, &c[i].p->pid, NULL))) {
 			*one = 1;

@@ -42,7 +42,14 @@ struct prom_limits {
 	 * the grace only (--comm/--cgroup, whose processes come and go:
 	 * without it every one ever seen would keep its series for good). */
 	bool retire_gone;
+	/* Processes that are not targets (children, joined ones) with series
+	 * of their own, at most; later ones are summed into "other" (a
+	 * server forking one process per connection: 1,201 PostgreSQL
+	 * backends wrote 15 MB of series). 0: no limit. */
+	uint32_t max_children;
 };
+
+#define PROM_MAX_CHILDREN 16
 
 /* A process's fds, for the fd families. */
 struct prom_fd {
@@ -98,6 +105,7 @@ struct prom_member {
 	pid_t pid;
 	uint64_t start_ns;
 	uint64_t seq;		/* join order */
+	bool child;		/* not a target: counted in nchildren */
 	bool gone;		/* seen exited ... */
 	uint64_t gone_ns;	/* ... at this time */
 	struct prom_ep eps[PROM_TOP_ENDPOINTS];	/* its endpoints, last shown */
@@ -112,6 +120,7 @@ struct prom_state {
 	struct hmap others;	/* pid_t -> uint8_t: summed into "other" for good */
 	struct hmap retired;	/* pid_t -> uint64_t start_ns: members whose slot was freed */
 	uint64_t next_seq;
+	uint32_t nchildren;	/* members that are not targets */
 	bool have_other;
 	struct prom_view other;	/* last shown: its counters never go below it */
 	/* Counters of "other" processes whose books are gone (forgotten):
