@@ -100,7 +100,7 @@ fx_start srv4 server -p "$port" && fx_start cli4 client -p "$port"
 cs_attach "$TMP/live.txt" "$TMP/live.err" -p "$FX_PID_cli4" -i 0.2 ||
 	fail "live/attach" "$(cat "$TMP/live.err")"
 fx_cmd cli4 "churn 5" >/dev/null
-wait_for "[ \$(grep -c '^[0-9:]* *$FX_PID_cli4 ' '$TMP/live.txt') -ge 2 ]" 10
+wait_for "[ \$(grep -c '^[0-9:.]* *$FX_PID_cli4 ' '$TMP/live.txt') -ge 2 ]" 10
 cs_stop
 assert_eq "$(head -1 "$TMP/live.txt" | awk '{print $1, $2, $3, $4}')" "TIME PID COMM OPEN" "live/header"
 assert_eq "$(awk -v p="$FX_PID_cli4" '$2 == p && $1 ~ /:/ {s += $4} END {print s}' "$TMP/live.txt")" 5 "live/opened_rows_sum"

@@ -77,6 +77,31 @@ row non_numeric_pid 2 "-p 'abc'" "expected a process id" $C attach -p abc -d 1
 row huge_pid 2 "-p '99999999999'" "1\.\.[0-9]+" $C attach -p 99999999999 -d 1
 row empty_pid_in_list 2 "-p '1,,2'" "e\.g\. -p" $C attach -p 1,,2 -d 1
 row no_such_pid 1 "no such process: $NOPID" "pgrep" $C attach -p "$NOPID" -d 1
+# A name where a pid belongs: the way to trace by name.
+row name_as_pid 2 "-p 'nginx': expected a process id, not a name" "--comm nginx" \
+	$C attach -p nginx -d 1
+row name_as_pid_summary 2 "-p 'nginx'" "pgrep -d, nginx" $C summary -p nginx
+# A process the kernel will not let us read although we may (root with
+# CAP_SYS_PTRACE): the refusal named, not "needs root". Pid 1 is such a
+# process where a security module protects it, as on the machine CI runs.
+if ! readlink /proc/1/ns/net >/dev/null 2>&1 && grep -q '^CapEff:.*[0-9a-f]' /proc/self/status; then
+	row pid_refused_despite_ptrace 1 \
+		"cannot read the namespaces and fds of pid 1 \(.*\): Permission denied although connscope has CAP_SYS_PTRACE" \
+		"security module|trace another process" $C attach -p 1 -d 1
+	row pid_refused_fdleak 1 "cannot read the fds of pid 1 \(.*\).*CAP_SYS_PTRACE" \
+		"trace another process" $C fdleak -p 1 -d 1
+else
+	skip pid_refused_despite_ptrace "pid 1's namespaces are readable here"
+fi
+# bcc's [interval [count]] after the options.
+row positional_not_a_number 2 "unexpected argument 'abc'" "\[interval \[count\]\]" \
+	$C attach -p $ME abc
+row positional_interval_twice 2 "'2' after the options is the interval, and -i" "give one of them" \
+	$C attach -p $ME -i 1 2
+row positional_count_and_duration 2 "a count \('5'\) and -d both end the run" "give one of them" \
+	$C fdleak -p $ME 1 5 -d 2
+row positional_count_zero 2 "count '0'" "between 1 and" $C fdleak -p $ME 1 0
+row positional_too_many 2 "unexpected argument '3'" "--help" $C attach -p $ME 1 2 3
 row kernel_thread 2 "process 2 \(kthreadd\) is a kernel thread" "user process" $C attach -p 2 -d 1
 row kernel_thread_exporter 2 "is a kernel thread" "user process" \
 	$C exporter -p 2 -d 1 --listen 127.0.0.1:1

@@ -155,8 +155,8 @@ assert_eq "$(jqn '.processes[0].quic == null and .agent.quic == null' "$TMP/n.js
 # far, and the whole output fits 80 columns.
 cs_attach "$TMP/live.txt" "$TMP/live.err" -p "$SA" -i 0.3 || fail live/attach "$(cat "$TMP/live.err")"
 run live "seq 2 $PA" 0
-wait_for "grep -Eq '^[0-9:]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed' '$TMP/live.txt'" 10
-if grep -Eq "^[0-9:]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed, 0 open \[ngtcp2\]$" "$TMP/live.txt"; then
+wait_for "grep -Eq '^[0-9:.]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed' '$TMP/live.txt'" 10
+if grep -Eq "^[0-9:.]+ +$SA +gtlsserver +QUIC 2 conns, 2 done, 0 failed, 0 open \[ngtcp2\]$" "$TMP/live.txt"; then
 	ok live/quic_line
 else
 	fail live/quic_line "$(grep QUIC "$TMP/live.txt" | tail -2)"

@@ -331,7 +331,7 @@ cs_attach "$O" "$TMP/ns.err" -p "$FX_PID_ncli,$FX_PID_nsrv,$FX_PID_hcli" -i 0.2 
 	{ fail netns/attach "$(cat "$TMP/ns.err")"; exit 0; }
 held=$(bpf_owned "$CS_PID")
 # rows: the live rows of the host target so far (one per reconcile).
-rows() { grep -c "^[0-9:]* *$FX_PID_hcli " "$O"; }
+rows() { grep -c "^[0-9:.]* *$FX_PID_hcli " "$O"; }
 assert_eq "$(fx_cmd ncli "churn 20")" "churned 20" netns/churned
 assert_eq "$(fx_cmd ncli "open 3")" "opened 3" netns/holds_3
 wait_for "[ \"\$(fx_cmd nsrv stats)\" = 'stats accepted 23 closed 20 open 3' ]" 20

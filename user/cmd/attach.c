@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include "live_clock.h"
+#include "proc_access.h"
 #include "tcp_books.h"
 #include "attach.h"
 #include "procfs.h"
@@ -226,15 +228,6 @@ static void publish_metrics(struct exporter *exp, const struct agg *a, struct ru
 	free(buf);
 }
 
-static void clock_label(char *buf, size_t len)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	localtime_r(&now, &tm);
-	strftime(buf, len, "%H:%M:%S", &tm);
-}
-
 /* What the run loop's hooks work on: attach_run's state. */
 struct attach_tick {
 	const struct attach_opts *o;
@@ -253,6 +246,7 @@ struct attach_tick {
 	struct agentcost *cost;
 	const struct run_loop *loop;
 	struct cgroup_watch cgw;	/* --cgroup: removed, made again */
+	struct live_clock lclock;	/* the live rows' TIME column */
 	/* Joined with a cgroup made again: seeded after the next snapshot. */
 	pid_t rejoined[CLI_MAX_PIDS];
 	size_t nrejoined;
@@ -409,11 +403,11 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (!s->warned && format_limits_warnings(stderr, s->limits))
 		s->warned = true;
 	if (s->live_tty) {
-		clock_label(clock, sizeof(clock));
+		live_clock_label(&s->lclock, now, clock, sizeof(clock));
 		live_redraw(s->agg, &s->run->tw, clock, (now - s->loop->t0_ns) / 1e9, &s->run->fds,
 			    s->qb ? s->qrun : NULL);
 	} else if (!o->json && !o->quiet_live) {
-		clock_label(clock, sizeof(clock));
+		live_clock_label(&s->lclock, now, clock, sizeof(clock));
 		format_live_rows(stdout, s->agg, clock, &s->run->fds);
 		format_quic_live(stdout, s->qb ? s->qrun : NULL, clock);
 		fflush(stdout);
@@ -484,12 +478,10 @@ int attach_run(const struct attach_opts *in)
 		uint32_t ino = 0;
 
 		err = netns_check_enter(o->pids[i]);
-		/* Not even its namespace can be read: another user's process
-		 * without CAP_SYS_PTRACE (net:[0] would blame the namespace). */
+		/* Not even its namespace can be read (net:[0] would blame the
+		 * namespace): say what refused it. */
 		if (err && err != -ENOENT && netns_of_pid(o->pids[i], &ino) == -EACCES) {
-			fprintf(stderr, "connscope: cannot read pid %d's namespaces and fds: %s: "
-					"another user's process needs root or CAP_SYS_PTRACE\n",
-				o->pids[i], strerror(EACCES));
+			proc_say_refused(o->pids[i], "the namespaces and fds");
 			return 1;
 		}
 		if (err && err != -ENOENT) {
@@ -724,6 +716,7 @@ int attach_run(const struct attach_opts *in)
 				   .cgw = { .sel = &o->sel, .t0_ns = t0, .facts = &run.cgroup,
 					    .gone_note = cgroup_gone_note(o), .follow = cgroup_follow,
 					    .ctx = &rs } };
+	live_clock_init(&rs.lclock, t0, o->interval_s);
 	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };
@@ -780,7 +773,8 @@ int attach_run(const struct attach_opts *in)
 	if (!warned)
 		format_limits_warnings(stderr, &limits);
 	if (!o->json && !o->quiet_live && !live_tty) {
-		clock_label(clock, sizeof(clock));
+		/* The end's row: the next label, never the last tick's again. */
+		live_clock_label(&rs.lclock, now_ns(), clock, sizeof(clock));
 		format_live_rows(stdout, &agg, clock, &run.fds);
 		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}

@@ -101,7 +101,9 @@ static void attach_usage(FILE *out)
 		"                        [-i SECONDS] [-j] [-H] [--report FILE.html] [--top N]\n"
 		"                        [--warn-pct P] [--no-fd | --fd-sites [--leak-age S]]\n"
 		"                        [--children] [--btf FILE] [--ringbuf-size BYTES] [-v]\n"
-		"  trace the TCP connections of running processes; Ctrl-C ends the window\n"
+		"                        [interval [count]]\n"
+		"  trace the TCP connections of running processes; Ctrl-C ends the window.\n"
+		"  interval and count, as bcc's tools take them: -i interval, -d interval x count\n"
 		ATTACH_TARGET_OPTIONS
 		"  -d, --duration S       stop after S seconds (default: until Ctrl-C)\n"
 		ATTACH_OPTIONS
@@ -114,8 +116,8 @@ static void attach_usage(FILE *out)
 		"      nginx's processes for 30 s: a live row a second, then the report\n"
 		"  connscope attach --comm myserver --children -i 5 --report run.html\n"
 		"      every myserver (and what it forks) until Ctrl-C, also as a web page\n"
-		"  connscope attach -p 1234 -d 60 -j > run.json\n"
-		"      the report as JSON, for `connscope diff` or jq\n");
+		"  connscope attach -p 1234 5 12 -j > run.json\n"
+		"      a minute in 5 s intervals, the report as JSON, for `connscope diff`\n");
 }
 
 static void doctor_usage(FILE *out)
@@ -189,13 +191,15 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 	};
 	struct attach_opts o = { .interval_s = 1, .header = true, .doctor = doctor,
 				 .quiet_live = doctor, .duration_s = doctor ? 10 : 0 };
-	bool leak_age_set = false;
+	bool leak_age_set = false, d_set = false, i_set = false;
 	unsigned long long v;
 	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
+		d_set |= c == 'd';
+		i_set |= c == 'i';
 		switch (c) {
 		case 'j':
 			o.json = true;
@@ -247,7 +251,8 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 			break;
 		}
 	}
-	if (cli_no_more_args(cmd, argc, argv))
+	if (doctor ? cli_no_more_args(cmd, argc, argv) :
+		     cli_interval_count(cmd, argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
 	    cli_need_pids(cmd, o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "

@@ -12,6 +12,14 @@ int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids
 {
 	const char *p = arg;
 
+	/* A name where a pid belongs (`-p nginx`): say how to trace by name. */
+	if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+		fprintf(stderr, "connscope: %s '%s': expected a process id, not a name: trace "
+				"processes by name with --comm %s (attach, doctor, fdleak, "
+				"exporter), or give their pids: %s $(pgrep -d, %s)\n",
+			flag, arg, arg, flag, arg);
+		return -1;
+	}
 	if (!*p)
 		goto bad;
 	while (*p) {
@@ -145,6 +153,45 @@ int cli_no_more_args(const char *cmd, int argc, char **argv)
 	fprintf(stderr, "connscope %s: unexpected argument '%s' (connscope %s --help)\n", cmd,
 		argv[optind], cmd);
 	return EXIT_USAGE;
+}
+
+int cli_interval_count(const char *cmd, int argc, char **argv, bool interval_set,
+		       bool duration_set, double *interval_s, double *duration_s)
+{
+	extern int optind;
+	unsigned long long count;
+	char *end;
+	double v;
+
+	if (optind >= argc)
+		return 0;
+	if (interval_set) {
+		fprintf(stderr, "connscope %s: '%s' after the options is the interval, and -i "
+				"gave one too: give one of them\n", cmd, argv[optind]);
+		return EXIT_USAGE;
+	}
+	errno = 0;
+	v = strtod(argv[optind], &end);
+	if (errno || end == argv[optind] || *end || !isfinite(v) || v < 0.1 || v > 3600) {
+		fprintf(stderr, "connscope %s: unexpected argument '%s': after the options come "
+				"[interval [count]], seconds between 0.1 and 3600 and a number of "
+				"intervals, e.g. `connscope %s -p PID 2 10` (every 2 s, 10 times)\n",
+			cmd, argv[optind], cmd);
+		return EXIT_USAGE;
+	}
+	*interval_s = v;
+	if (++optind >= argc)
+		return 0;
+	if (duration_set) {
+		fprintf(stderr, "connscope %s: a count ('%s') and -d both end the run: give "
+				"one of them\n", cmd, argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (cli_parse_u64("count", argv[optind], 1, 1000000, &count))
+		return EXIT_USAGE;
+	*duration_s = *interval_s * count;
+	optind++;
+	return cli_no_more_args(cmd, argc, argv);
 }
 
 int cli_need_pids(const char *cmd, size_t npids, const char *ask)

@@ -42,6 +42,11 @@ int cli_report_opt(int c, const char *arg, int top_max, double *leak_age_s, int 
 /* After getopt: a word left over is an error (one line, EXIT_USAGE);
  * returns 0 when there is none. */
 int cli_no_more_args(const char *cmd, int argc, char **argv);
+/* bcc's habit for what follows the options: [interval [count]], the
+ * interval in seconds (as -i) and the number of intervals (the run lasts
+ * interval x count); then nothing more. Nonzero (EXIT_USAGE) said. */
+int cli_interval_count(const char *cmd, int argc, char **argv, bool interval_set,
+		       bool duration_set, double *interval_s, double *duration_s);
 /* No -p given: "connscope CMD: ASK", EXIT_USAGE; 0 when there are pids. */
 int cli_need_pids(const char *cmd, size_t npids, const char *ask);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "live_clock.h"
 #include "cgroup_watch.h"
 #include "cli.h"
 #include "fdleak.h"
@@ -56,15 +57,10 @@ static void join_matches(const struct fdleak_opts *o, struct fd_session *fs, uin
 	}
 }
 
-static void live_row(const struct fdleak_proc *p, const struct fd_books *b)
+static void live_row(const struct fdleak_proc *p, const struct fd_books *b, const char *clock)
 {
 	const struct fd_proc *bp = hmap_get(&b->procs, &p->pid);
-	char clock[16];
-	time_t t = time(NULL);
-	struct tm tm;
 
-	localtime_r(&t, &tm);
-	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
 	printf("%-8s %-7d %-12.12s %7llu %7llu %7llu %8.1f\n", clock, p->pid, p->comm,
 	       (unsigned long long)p->inv.total, bp ? (unsigned long long)bp->created : 0ULL,
 	       bp ? (unsigned long long)bp->closed : 0ULL, bp ? fd_proc_slope(bp) : 0.0);
@@ -76,6 +72,7 @@ struct fdleak_tick {
 	struct fd_session *fs;
 	const struct run_loop *loop;
 	struct cgroup_watch cgw;	/* --cgroup: removed, made again */
+	struct live_clock lclock;	/* one TIME a tick, for all its rows */
 	bool warned;
 };
 
@@ -113,7 +110,9 @@ static int fdleak_alive(void *ctx, uint64_t now)
 static int fdleak_tick(void *ctx, uint64_t now)
 {
 	struct fdleak_tick *s = ctx;
+	char clock[16];
 
+	live_clock_label(&s->lclock, now, clock, sizeof(clock));
 	if (targets_any(&s->o->sel))
 		join_matches(s->o, s->fs, s->loop->t0_ns, false);
 	fd_session_tick(s->fs, false);
@@ -122,7 +121,7 @@ static int fdleak_tick(void *ctx, uint64_t now)
 		if (s->fs->procs[i].exited)
 			continue;
 		if (!s->o->json)
-			live_row(&s->fs->procs[i], &s->fs->books);
+			live_row(&s->fs->procs[i], &s->fs->books, clock);
 		if (!s->warned && format_fdleak_warnings(stderr, &s->fs->procs[i], s->o->warn_share))
 			s->warned = true;
 	}
@@ -176,6 +175,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 				   .cgw = { .sel = &o->sel, .t0_ns = t0, .facts = &run.cgroup,
 					    .gone_note = o->sel.ncomms ? "" :
 							 " (fdleak ends once no target is left)" } };
+	live_clock_init(&rs.lclock, t0, o->interval_s);
 	loop = (struct run_loop){ .rb = { fs.rb }, .t0_ns = t0, .tick_ns = tick,
 				  .duration_s = o->duration_s, .alive = fdleak_alive,
 				  .tick = fdleak_tick, .ctx = &rs };
@@ -186,6 +186,16 @@ static int fdleak_run(const struct fdleak_opts *o)
 	/* The last listing: with the ring drained after it, every gap counts. */
 	fd_session_tick(&fs, true);
 	fd_session_analyze(&fs, true);
+	/* Its row too, as attach prints the end's: `fdleak -p PID 1 5` is five
+	 * rows, the last at the end of the fifth interval. */
+	if (!o->json) {
+		char clock[16];
+
+		live_clock_label(&rs.lclock, now_ns(), clock, sizeof(clock));
+		for (size_t i = 0; i < fs.nprocs; i++)
+			if (!fs.procs[i].exited)
+				live_row(&fs.procs[i], &fs.books, clock);
+	}
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	fd_session_run_facts(&fs, &run);
 	color = !o->json && !o->no_color && heatmap_term_should_color(stdout);
@@ -211,9 +221,10 @@ static void fdleak_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope fdleak -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
 		"                        [-i SECONDS] [-j] [-H] [--leak-age SECONDS] [--top N]\n"
-		"                        [--warn-pct P]\n"
+		"                        [--warn-pct P] [interval [count]]\n"
 		"  fd inventory by type, growth against RLIMIT_NOFILE, and the code sites\n"
-		"  whose fds stay open\n"
+		"  whose fds stay open. interval and count, as bcc's tools take them: -i\n"
+		"  interval, -d interval x count\n"
 		"  -p, --pid PIDS       processes (repeatable, comma-separated)\n"
 		"      --comm NAME      every process of that name (checked each interval)\n"
 		"      --cgroup PATH    every process in that cgroup v2 directory (each interval;\n"
@@ -227,6 +238,7 @@ static void fdleak_usage(FILE *out)
 		"      --no-color       ASCII heatmaps even on a terminal\n"
 		"  -j, --json           one JSON document\n"
 		"  -H, --no-header      no live table header\n"
+		"  -v, --verbose        libbpf's messages\n"
 		"exit status: 0 done, 1 error, 2 bad usage, 3 every target exited (with\n"
 		"--cgroup and no --comm: and the cgroup was removed, none made again at\n"
 		"PATH when fdleak looked)\n"
@@ -257,11 +269,14 @@ int cmd_fdleak(int argc, char **argv)
 	};
 	struct fdleak_opts o = { .interval_s = 1, .leak_age_s = 10, .warn_share = 0.8,
 				 .header = true, .top = 5 };
+	bool d_set = false, i_set = false;
 	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:d:i:jHvh", longopts, NULL)) != -1) {
+		d_set |= c == 'd';
+		i_set |= c == 'i';
 		switch (c) {
 		case 'N':
 			o.no_color = true;
@@ -290,7 +305,7 @@ int cmd_fdleak(int argc, char **argv)
 			break;
 		}
 	}
-	if (cli_no_more_args("fdleak", argc, argv))
+	if (cli_interval_count("fdleak", argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
 	    cli_need_pids("fdleak", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "

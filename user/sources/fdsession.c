@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "proc_access.h"
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
@@ -206,8 +207,11 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 		}
 		err = list_into_books(s, i, false);
 		if (err) {
-			fprintf(stderr, "connscope: cannot list the fds of %d: %s\n", pids[i],
-				strerror(-err));
+			if (err == -EACCES || err == -EPERM)
+				proc_say_refused(pids[i], "the fds");
+			else
+				fprintf(stderr, "connscope: cannot list the fds of %d: %s\n",
+					pids[i], strerror(-err));
 			fd_session_close(s);
 			return err;
 		}
