@@ -54,6 +54,35 @@ assert_eq "$(grep -c '^connscope_program_attached{program="handle_set_state_btf"
 assert_eq "$(grep -c '^connscope_program_attached{program="handle_set_state_tp"} 0$' "$TMP/scrape.prom")" 1 metrics/fallback_not_attached
 assert_eq "$(grep -c '^connscope_snapshot_render_seconds ' "$TMP/scrape.prom")" 1 metrics/self_render_time
 assert_eq "$(http_get "$eport" / | grep -c 'href="/metrics"')" 1 index/links_metrics
+# The exporter's own process, as the client libraries' process collector
+# names it: each series once, the fd limit the one in its /proc limits,
+# started within the test's run.
+for m in process_cpu_seconds_total process_resident_memory_bytes process_virtual_memory_bytes \
+	process_open_fds process_max_fds process_start_time_seconds; do
+	assert_eq "$(grep -cE "^$m [0-9]+(\.[0-9]+)?$" "$TMP/scrape.prom")" 1 "self/$m"
+done
+assert_eq "$(awk '/^process_max_fds / {print $2}' "$TMP/scrape.prom")" \
+	"$(awk '/^Max open files/ {print $4}' "/proc/$EXP/limits")" self/max_fds_is_its_limit
+started=$(awk '/^process_start_time_seconds / {printf "%d", $2}' "$TMP/scrape.prom")
+(( started <= $(date +%s) && started >= $(date +%s) - 600 )) && ok self/start_time ||
+	fail self/start_time "$started against now $(date +%s)"
+(( $(awk '/^process_open_fds / {print $2}' "$TMP/scrape.prom") > 3 )) && ok self/open_fds ||
+	fail self/open_fds "$(grep '^process_open_fds' "$TMP/scrape.prom")"
+# Keep-alive: three HTTP/1.1 scrapes over one connection from a known
+# local port, all answered, none with "Connection: close"; the scraper
+# closes, so the TIME_WAIT is on its port, none on the exporter's.
+lport=$(free_port)
+curl -sv --max-time 10 --local-port "$lport" -o /dev/null -o /dev/null -o /dev/null \
+	"http://127.0.0.1:$eport/metrics" "http://127.0.0.1:$eport/metrics" \
+	"http://127.0.0.1:$eport/metrics" 2>"$TMP/ka.txt"
+assert_eq "$?" 0 keepalive/curl
+assert_eq "$(grep -c '^< HTTP/1.1 200' "$TMP/ka.txt")" 3 keepalive/three_answers
+assert_eq "$(grep -ci '^< connection: close' "$TMP/ka.txt")" 0 keepalive/no_connection_close
+assert_eq "$(grep -c 'Re-using existing connection' "$TMP/ka.txt")" 2 keepalive/one_connection
+assert_eq "$(ss -Htan state time-wait "( sport = :$eport and dport = :$lport )" | wc -l)" 0 \
+	keepalive/no_time_wait_on_the_exporter_port
+assert_eq "$(ss -Htan state time-wait "( sport = :$lport and dport = :$eport )" | wc -l)" 1 \
+	keepalive/the_scraper_closed_first
 assert_eq "$(http_status "$eport" /nope)" 404 other_paths_404
 assert_eq "$(grep -c "^connscope_process_endpoint_time_wait_sockets{pid=\"$FX_PID_cli\",comm=\"tcpfix\",endpoint=\"127.0.0.1:$port\"} $N\$" "$TMP/scrape.prom")" 1 metrics/time_wait_by_endpoint
 # Not GET: 405.

@@ -223,6 +223,7 @@ static void publish_metrics(struct exporter *exp, const struct agg *a, struct ru
 		   "connscope_scrapes_total %llu\n",
 		(t1 - t0) / 1e9,
 		(unsigned long long)exporter_scrapes(exp));
+	exporter_format_self(f);
 	fclose(f);
 	exporter_publish(exp, buf, len);
 	free(buf);

@@ -22,8 +22,11 @@
 /* The host, agent and exporter series alone are about 50 (60 at most). */
 #define EXPORTER_MIN_MAX_SERIES 100
 #define EXPORTER_MAX_MAX_SERIES 10000000
-/* Written by the tracing loop after exporter_format(): render time, scrapes. */
-#define EXPORTER_TRAILER_SERIES 2
+/* Written by the tracing loop after exporter_format(): render time, scrapes,
+ * and the process_* series. */
+#define EXPORTER_TRAILER_SERIES (2 + EXPORTER_PROCESS_SERIES)
+/* process_* of the exporter itself (exporter_self.c). */
+#define EXPORTER_PROCESS_SERIES 6
 
 /* What limits the series of one scrape. */
 struct exporter_limits {
@@ -85,6 +88,10 @@ void exporter_format(struct exporter *e, FILE *out, const struct agg *a,
 void exporter_publish(struct exporter *e, const char *text, size_t len);
 /* GET /metrics answered so far. */
 uint64_t exporter_scrapes(struct exporter *e);
+
+/* The agent's own process_* metrics, with the names and help of the
+ * Prometheus client libraries' process collector (exporter_self.c). */
+void exporter_format_self(FILE *f);
 void exporter_stop(struct exporter *e);
 
 #endif

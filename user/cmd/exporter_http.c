@@ -79,6 +79,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", get_only,
 				    sizeof(get_only) - 1);
+	/* The first call comes with the headers only: a response queued then
+	 * makes libmicrohttpd answer "Connection: close" (the rest of the
+	 * request unread), so every scrape was a new connection that the
+	 * exporter closed first, leaving a TIME_WAIT on its port. Answer on
+	 * the second call, and the connection stays open for the next. */
+	if (!*req_cls) {
+		*req_cls = h;
+		return MHD_YES;
+	}
 	if (!strcmp(url, "/"))
 		return reply_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_page,
 				    sizeof(index_page) - 1);
