@@ -84,6 +84,45 @@ else
 	done
 fi
 
+# ---- Redis, port reuse: TIME_WAIT reused by the kernel is no exhaustion ----
+# 20,000 connections without keep-alive from one client hold half the
+# ephemeral ports in TIME_WAIT, but with tcp_tw_reuse (2: loopback) the
+# kernel reuses them for new connects (TcpExt TWRecycled) and no connect
+# fails: a warning at most, saying so, never a critical exhaustion. In a
+# namespace of the test's own, so its TIME_WAIT go with it.
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	fx_netns vocab
+	NPORT=6379
+	spawn_bg ip netns exec "$NS" redis-server --port "$NPORT" --bind 127.0.0.1 --save '' \
+		--appendonly no --daemonize no --dir "$TMP" --logfile "$TMP/redis-ns.log"
+	wait_for "inns redis-cli -h 127.0.0.1 -p $NPORT ping 2>/dev/null | grep -q PONG" 20 ||
+		fail reuse/start "redis-server did not answer in $NS"
+	NRP=$(pgrep -f "redis-server 127.0.0.1:$NPORT" | while read -r p; do
+		[[ $(readlink /proc/$p/ns/net) == "$(inns readlink /proc/self/ns/net)" ]] && echo "$p"; done)
+	recycled() { awk '/^TcpExt:/ {if (!h) {split($0, k); h = 1} else {split($0, v);
+		for (i in k) if (k[i] == "TWRecycled") print v[i]}}' "/proc/$NRP/net/netstat"; }
+	before=$(recycled)
+	timeout 120 "$CONNSCOPE" run -p "$NRP" --comm redis-benchmark --no-trace-command -j -i 0.5 \
+		-- ip netns exec "$NS" redis-benchmark -h 127.0.0.1 -p "$NPORT" -c 4 -n 20000 -k 0 \
+		-t ping_inline -q >"$TMP/reuse.json" 2>"$TMP/reuse.err"
+	assert_eq "$?" 0 reuse/exit_status
+	after=$(recycled)
+	J=$TMP/reuse.json
+	echo "# reuse: the kernel reused $((after - before)) TIME_WAIT ports (TWRecycled)"
+	assert_eq "$((after - before > 0))" 1 "reuse/kernel_reused_ports ($((after - before)))"
+	assert_eq "$(jqn '[.findings[] | select(.rule != "agent_cost" and .severity == "critical")] | length' "$J")" \
+		0 reuse/no_critical
+	# Half the ports in TIME_WAIT at the peak: the rule looks at it.
+	assert_eq "$(jqn '[.findings[] | select(.rule == "port_exhaustion")] | length' "$J")" 1 \
+		reuse/port_rule_judged_it
+	assert_eq "$(jqn '[.findings[] | select(.rule == "port_exhaustion") |
+		(.verdict | test("the kernel reused [1-9][0-9]* TIME_WAIT ports .* and no connect failed"))] | all' "$J")" \
+		true reuse/exhaustion_verdict_says_reused
+	assert_eq "$(jqn "[.findings[] | select(.rule == \"port_exhaustion\") | .evidence[] |
+		select(.name == \"time_wait_reused\") | .value <= $((after - before))] | all" "$J")" \
+		true reuse/reused_count_within_the_kernels
+fi
+
 # ---- PostgreSQL ----
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [[ -z $PGBIN || ! -x $PGBIN/pgbench ]]; then

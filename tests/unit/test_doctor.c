@@ -59,6 +59,16 @@ static void churn_at_3x(struct dr_facts *f, struct dr_proc *p, struct dr_endpoin
 {
 	e->opened = 24, e->requests = 30, e->live_peak = 8;	/* = 3x: not above */
 }
+/* pgbench -C: ~10 turns a transaction, a connection each, 4 clients. */
+static void churn_pgbench(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	e->opened = 1201, e->requests = 12010, e->live_peak = 4;	/* 10.0 a connection */
+}
+/* A pool recycled every 25 requests: 4 % of round trips are handshakes. */
+static void churn_cheap(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	e->opened = 400, e->requests = 10000, e->live_peak = 8;
+}
 static void churn_refused(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	e->opened = 20, e->refused = 20, e->live_peak = 1;	/* no requests */
@@ -81,6 +91,33 @@ static void tw_exhaust(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint
 {
 	tw_client(f, p, e);
 	f->window_s = 3;	/* 500/s: 30000 ports a minute > 28232 */
+}
+/* The same rate, but the kernel reused TIME_WAIT ports for the connects
+ * (tcp_tw_reuse = 2 on loopback, TcpExt TWRecycled rose) and none failed. */
+static struct netstat_ns reused_ns;
+static void tw_exhaust_reused(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	tw_exhaust(f, p, e);
+	reused_ns = (struct netstat_ns){ .pid = PID, .valid = true, .tw_recycled_first = 100,
+					 .tw_recycled_last = 25100 };
+	f->ns = &reused_ns, f->nns = 1;
+}
+static void tw_exhaust_reused_but_failed(struct dr_facts *f, struct dr_proc *p,
+					 struct dr_endpoint *e)
+{
+	tw_exhaust_reused(f, p, e);
+	e->failed_other = 3;
+}
+static void tw_exhaust_reuse_off(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	tw_exhaust_reused(f, p, e);
+	f->lim.tw_reuse = 0;
+}
+static void tw_exhaust_reuse_not_here(struct dr_facts *f, struct dr_proc *p,
+				      struct dr_endpoint *e)
+{
+	tw_exhaust_reused(f, p, e);
+	strcpy(e->label, "10.0.0.5:8080");	/* tcp_tw_reuse = 2: loopback only */
 }
 static void tw_narrow_range(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
@@ -201,11 +238,22 @@ static const struct rcase cases[] = {
 	{ "churn", churn, "churn", "warning", "right_sized_pool_would_open", 8 },
 	{ "churn_pool_sized_to_concurrency", churn_pool_sized, NULL, NULL, NULL, 0 },
 	{ "churn_exactly_3x_is_not", churn_at_3x, NULL, NULL, NULL, 0 },
+	{ "churn_judged_by_cost_not_by_a_hair", churn_pgbench, "churn", "warning",
+	  "connections_per_slot", 1201 / 4.0 },
+	{ "churn_of_few_handshakes_is_not", churn_cheap, NULL, NULL, NULL, 0 },
 	{ "refused_connects_are_not_churn", churn_refused, "connect_failures", "critical",
 	  "refused", 20 },
 	{ "tw_client_names_client", tw_client, "time_wait", "warning", "time_wait_peak", 1500 },
 	{ "tw_under_threshold", tw_under, NULL, NULL, NULL, 0 },
 	{ "tw_rate_exhausts_ports", tw_exhaust, "port_exhaustion", "critical",
+	  "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
+	{ "tw_reused_no_failure_is_no_exhaustion", tw_exhaust_reused, "port_exhaustion", "warning",
+	  "time_wait_reused", 25000 },
+	{ "tw_reused_but_connects_failed", tw_exhaust_reused_but_failed, "port_exhaustion",
+	  "critical", "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
+	{ "tw_reuse_off", tw_exhaust_reuse_off, "port_exhaustion", "critical",
+	  "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
+	{ "tw_reuse_2_not_on_loopback", tw_exhaust_reuse_not_here, "port_exhaustion", "critical",
 	  "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
 	{ "tw_narrow_range", tw_narrow_range, "port_exhaustion", "critical", "ephemeral_ports",
 	  2000 },
@@ -308,6 +356,21 @@ TEST(tw_fix_names_settings_and_tw_reuse_conditions)
 	ASSERT_TRUE(strstr(out[0].fix, "tcp_tw_reuse") && strstr(out[0].fix, "timestamps"),
 		    "tw_reuse_with_conditions");
 	ASSERT_TRUE(strstr(out[0].verdict, "PID 100 (client)") != NULL, "names_the_closer");
+}
+
+TEST(reused_time_wait_verdict_says_so)
+{
+	struct finding out[4];
+	struct dr_facts f;
+	struct dr_proc p;
+
+	base(&f, &p);
+	tw_exhaust_reused(&f, &p, &p.eps[0]);
+	ASSERT_TRUE(doctor_rules(&f, out, 4) >= 1, "found");
+	ASSERT_TRUE(strstr(out[0].verdict, "the kernel reused 25000 TIME_WAIT ports for new "
+			   "connects (net.ipv4.tcp_tw_reuse = 2) and no connect failed") != NULL,
+		    out[0].verdict);
+	ASSERT_TRUE(!strstr(out[0].verdict, "run out"), out[0].verdict);
 }
 
 TEST(fd_limit_fix_names_ulimit_and_limitnofile)
@@ -444,12 +507,12 @@ TEST(listen_queue_samples)
 TEST(netstat_observe_keeps_the_largest_rise)
 {
 	struct doctor_run d = { 0 };
-	struct listen_counters c = { 10, 12 };
+	struct listen_counters c = { 10, 12, 0 };
 
 	doctor_observe_netstat(&d, PID, 4026531840ULL, &c);
-	c = (struct listen_counters){ 25, 27 };
+	c = (struct listen_counters){ 25, 27, 0 };
 	doctor_observe_netstat(&d, PID, 4026531840ULL, &c);
-	c = (struct listen_counters){ 30, 33 };
+	c = (struct listen_counters){ 30, 33, 0 };
 	doctor_observe_netstat(&d, PID, 4026531840ULL, &c);
 	ASSERT_EQ(d.nns, 1, "one_namespace");
 	ASSERT_EQ(d.ns[0].overflows_last - d.ns[0].overflows_first, 20, "overflows");

@@ -94,6 +94,7 @@ struct netstat_ns {
 	uint64_t overflows_first, drops_first;
 	uint64_t overflows_last, drops_last;
 	uint64_t overflows_peak_interval;	/* largest rise in one interval */
+	uint64_t tw_recycled_first, tw_recycled_last;
 	bool valid;
 };
 
@@ -101,6 +102,7 @@ struct netstat_ns {
 struct listen_counters {
 	uint64_t overflows;	/* TcpExt ListenOverflows: accept queue full */
 	uint64_t drops;		/* TcpExt ListenDrops: every SYN dropped at a listener */
+	uint64_t tw_recycled;	/* TcpExt TWRecycled: TIME_WAIT ports connect() reused */
 };
 
 /* EMFILE / ENFILE returned by fd-making syscalls (doctor mode only). */
@@ -209,11 +211,30 @@ struct dr_facts {
 
 /* ---- thresholds (docs/doctor.md lists them) ---------- */
 
-/* churn: more than 3 connections per unit of peak concurrency, fewer than
- * 10 requests per connection, at least 4 connections (reuse.c's rule). */
+/* churn, judged by what it costs (dr_churn_costs, used by the doctor and
+ * attach's findings alike): each slot of peak concurrency opened more than
+ * 3 connections, and handshakes were at least 5 % of the round trips (a
+ * new connection costs a round trip before its first request, and a
+ * TIME_WAIT after): fewer than 19 requests a connection, so pgbench -C at
+ * ~10 turns a transaction is not decided by a hair. At least 4
+ * connections. DR_CHURN_MAX_RPC: "a connection for (nearly) every
+ * request", the client asking the server to close. */
 #define DR_CHURN_CONNS_PER_SLOT	3
+#define DR_CHURN_HANDSHAKE_SHARE 0.05
 #define DR_CHURN_MAX_RPC	10
 #define DR_CHURN_MIN_CONNS	4
+
+/* The share of round trips spent opening connections. */
+static inline double dr_handshake_share(uint64_t opened, uint64_t requests)
+{
+	return opened ? (double)opened / (double)(opened + requests) : 0;
+}
+
+static inline bool dr_churn_costs(uint64_t opened, uint64_t requests, uint32_t live_peak)
+{
+	return live_peak && requests && opened > DR_CHURN_CONNS_PER_SLOT * (uint64_t)live_peak &&
+	       dr_handshake_share(opened, requests) >= DR_CHURN_HANDSHAKE_SHARE;
+}
 /* TIME_WAIT: 1000 sockets held by one process at the peak is a pile-up
  * worth acting on (a 60 s TIME_WAIT at only 17 connections/s); it is
  * critical when one destination's ports are half used or would run out

@@ -59,7 +59,9 @@ void doctor_observe_netstat(struct doctor_run *d, pid_t pid, uint64_t ns_ino,
 		n = &d->ns[d->nns++];
 		*n = (struct netstat_ns){ .ns_ino = ns_ino, .pid = pid, .valid = true,
 					  .overflows_first = c->overflows, .drops_first = c->drops,
-					  .overflows_last = c->overflows, .drops_last = c->drops };
+					  .overflows_last = c->overflows, .drops_last = c->drops,
+					  .tw_recycled_first = c->tw_recycled,
+					  .tw_recycled_last = c->tw_recycled };
 		return;
 	}
 	if (c->overflows > n->overflows_last &&
@@ -67,6 +69,7 @@ void doctor_observe_netstat(struct doctor_run *d, pid_t pid, uint64_t ns_ino,
 		n->overflows_peak_interval = c->overflows - n->overflows_last;
 	n->overflows_last = c->overflows;
 	n->drops_last = c->drops;
+	n->tw_recycled_last = c->tw_recycled;
 }
 
 void doctor_observe_fderr(struct doctor_run *d, pid_t pid, uint64_t emfile, uint64_t enfile)

@@ -153,8 +153,7 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 			if (e->listen || !e->live_peak || !e->requests ||
 			    e->opened < DR_CHURN_MIN_CONNS + e->refused + e->timeouts + e->failed_other)
 				continue;
-			if (e->opened <= DR_CHURN_CONNS_PER_SLOT * (uint64_t)e->live_peak ||
-			    e->requests >= DR_CHURN_MAX_RPC * e->opened)
+			if (!dr_churn_costs(e->opened, e->requests, e->live_peak))
 				continue;
 			x = add(out, n, max, "churn", DR_WARNING, p, e->label);
 			if (!x)
@@ -184,6 +183,12 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 			dr_ev(x, "peak_concurrent", e->live_peak, "connections", DR_SRC_BPF);
 			dr_ev(x, "requests_per_connection", (double)e->requests / e->opened,
 			      "requests", DR_SRC_DERIVED);
+			dr_ev(x, "connections_per_slot", (double)e->opened / e->live_peak,
+			      "connections", DR_SRC_DERIVED);
+			dr_ev(x, "handshake_share", 100 * dr_handshake_share(e->opened, e->requests),
+			      "%", DR_SRC_DERIVED);
+			if (e->tw_entered)
+				dr_ev(x, "time_wait_entered", e->tw_entered, "connections", DR_SRC_BPF);
 			if (f->window_s > 0)
 				dr_ev(x, "new_connections_per_s", e->opened / f->window_s, "/s",
 				      DR_SRC_DERIVED);
@@ -299,6 +304,14 @@ static void tw_overflow(const struct dr_facts *f, const struct dr_proc *p,
 		dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets", DR_SRC_SYSCTL);
 }
 
+static const struct netstat_ns *ns_of(const struct dr_facts *f, pid_t pid);
+
+/* Connects towards a loopback address: where tcp_tw_reuse = 2 applies. */
+static bool label_loopback(const char *label)
+{
+	return !strncmp(label, "127.", 4) || !strncmp(label, "[::1]", 5);
+}
+
 static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t *n,
 			   size_t max)
 {
@@ -314,6 +327,7 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 		int sev = DR_WARNING;
 		struct finding *x;
 		char when[32] = "";
+		uint64_t recycled;
 		bool client;
 
 		if (p->tw_not_made)
@@ -345,12 +359,37 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 		    (exhaust_s >= 0 && exhaust_s <= DR_PORT_EXHAUST_CRIT_S) ||
 		    buckets >= DR_TW_BUCKETS_WARN)
 			sev = DR_CRITICAL;
+		/* Ports held in TIME_WAIT are not ports lost where the kernel
+		 * reuses them for new connects (tcp_tw_reuse = 1; 2 on
+		 * loopback): judged by what it did. Reuse and no failed connect
+		 * is a warning about the TIME_WAIT churn, not an exhaustion. */
+		recycled = 0;
+		if (client && pe && !strcmp(rule, "port_exhaustion") && f->lim_known &&
+		    (f->lim.tw_reuse == 1 || (f->lim.tw_reuse == 2 && label_loopback(pe->label))) &&
+		    !(pe->refused + pe->timeouts + pe->failed_other)) {
+			const struct netstat_ns *ns = ns_of(f, p->pid);
+
+			recycled = ns && ns->tw_recycled_last > ns->tw_recycled_first ?
+				   ns->tw_recycled_last - ns->tw_recycled_first : 0;
+			if (recycled && buckets < DR_TW_BUCKETS_WARN)
+				sev = DR_WARNING;
+		}
 		x = add(out, n, max, rule, sev, p, pe && client ? pe->label : tw->label);
 		if (!x)
 			return;
 		if (exhaust_s >= 0)
 			human_s(when, sizeof(when), exhaust_s);
-		if (client && pe)
+		if (client && pe && recycled && sev < DR_CRITICAL)
+			say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
+			    "first (%llu of %llu closes), %.1f%% of the ephemeral ports towards %s "
+			    "(%u of %u); the kernel reused %llu TIME_WAIT ports for new connects "
+			    "(net.ipv4.tcp_tw_reuse = %d) and no connect failed", p->pid, p->comm,
+			    p->tw_peak, (unsigned long long)p->closed_active,
+			    (unsigned long long)(p->closed_active + p->closed_passive), 100 * share,
+			    pe->label, pe->ports_peak, ports, (unsigned long long)recycled,
+			    f->lim.tw_reuse);
+		else if (client && pe)
 			say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
 			    "first (%llu of %llu closes), and to %s it used %.1f%% of the ephemeral "
@@ -377,6 +416,8 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 			dr_ev(x, "time_wait_entries_per_s", rate, "/s", DR_SRC_BPF);
 			if (exhaust_s >= 0)
 				dr_ev(x, "seconds_to_exhaustion", exhaust_s, "s", DR_SRC_DERIVED);
+			if (recycled)
+				dr_ev(x, "time_wait_reused", recycled, "ports", DR_SRC_NETSTAT);
 		}
 		if (ports)
 			dr_ev(x, "ephemeral_ports", ports, "ports", DR_SRC_SYSCTL);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reuse.h"
+#include "doctor.h"
 
 int reuse_log2(uint64_t v)
 {
@@ -356,8 +357,7 @@ size_t reuse_findings(const struct agg *a, struct churn_finding *out, size_t max
 			    es->opened < 4 + es->connect_refused + es->connect_timeout +
 					 es->connect_other)
 				continue;
-			if (es->opened <= 3 * (uint64_t)es->live_peak ||
-			    es->requests >= 10 * es->opened)
+			if (!dr_churn_costs(es->opened, es->requests, es->live_peak))
 				continue;
 			out[n] = (struct churn_finding){ .pid = p->pid, .ep = *k,
 							 .connections = es->opened,

@@ -63,6 +63,9 @@ int netstat_read_listen(pid_t pid, struct listen_counters *c)
 	err = netstat_parse(buf, "TcpExt", "ListenOverflows", &c->overflows);
 	if (!err)
 		err = netstat_parse(buf, "TcpExt", "ListenDrops", &c->drops);
+	/* Absent from some kernels' netstat: 0, not an error. */
+	if (!err && netstat_parse(buf, "TcpExt", "TWRecycled", &c->tw_recycled))
+		c->tw_recycled = 0;
 	return err;
 }
 
