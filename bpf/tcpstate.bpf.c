@@ -161,10 +161,11 @@ struct tw_track {
 };
 
 /* Traced TIME_WAIT sockets: tw address -> last owner. A plain hash: a
- * full one fails the update, which is counted (CS_STAT_OWNER_FULL), where
+ * full one fails the update, which is counted (CS_STAT_TW_FULL), where
  * an LRU would drop a live TIME_WAIT's owner without a word. Entries go at
  * expiry, and at an early cancel (tw_rearm below), so they are the traced
- * TIME_WAIT sockets alive. */
+ * TIME_WAIT sockets alive. Sized by user space to what a namespace lets
+ * exist (net.ipv4.tcp_max_tw_buckets) or --max-time-wait. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -364,7 +365,7 @@ static __always_inline __u64 tw_adopt(const struct sock *sk, const struct cs_own
 		tw = last->tw;
 		last->tw = 0;
 		if (bpf_map_update_elem(&tw_owners, &tw, &track, BPF_ANY))
-			stat_inc(CS_STAT_OWNER_FULL);
+			stat_inc(CS_STAT_TW_FULL);
 		return tw;
 	}
 	if (SK_FIELD(trusted, sk, sk_err))

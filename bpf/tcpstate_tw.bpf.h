@@ -60,7 +60,7 @@ static __always_inline int tw_timer_started(struct timer_list *timer)
 		rearm->tw = 0;
 		if (tuple_eq(&rearm->track.tuple, &t) &&
 		    bpf_map_update_elem(&tw_owners, &tw, &rearm->track, BPF_ANY))
-			stat_inc(CS_STAT_OWNER_FULL);
+			stat_inc(CS_STAT_TW_FULL);
 	}
 	track = bpf_map_lookup_elem(&tw_owners, &tw);
 	/* A freed tw whose memory now holds another connection keeps no

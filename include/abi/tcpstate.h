@@ -78,7 +78,10 @@
 #define CS_STAT_NESTED		10	/* state changes that interrupted the main program
 					 * on its CPU, taken by its second (see
 					 * handle_set_state_nested) */
-#define CS_STAT_MAX		11
+#define CS_STAT_TW_FULL		11	/* tw_owners updates that failed (map full): a traced
+					 * TIME_WAIT whose end is not followed; raise
+					 * --max-time-wait */
+#define CS_STAT_MAX		12
 
 /* The owner of a socket: the process whose file table holds it. */
 struct cs_owner {

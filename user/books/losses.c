@@ -27,6 +27,8 @@ static const struct {
 	[LOSS_QUIC_ATTEMPTS] = { "quic_attempts",
 				 "QUIC attempts not kept (cap reached: spoofed flood?)" },
 	[LOSS_ATTACH_FAILED] = { "attach_failed", "programs or sources not attached" },
+	[LOSS_TW_MAP_FULL] = { "time_wait_map_full", "TIME_WAIT sockets not followed to their "
+			       "end (TIME_WAIT map full: raise --max-time-wait)" },
 };
 
 const char *loss_key(int k)
@@ -58,6 +60,7 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 	l->n[LOSS_TCP_EVENTS] = tcp[CS_STAT_RB_LOST];
 	l->n[LOSS_TCP_SKIPPED] = tcp[CS_STAT_SKIPPED];
 	l->n[LOSS_OWNER_MAP_FULL] = tcp[CS_STAT_OWNER_FULL];
+	l->n[LOSS_TW_MAP_FULL] = tcp[CS_STAT_TW_FULL];
 	l->n[LOSS_ACCEPT_UNRESOLVED] = tcp[CS_STAT_ACCEPT_MISS];
 	l->n[LOSS_TCP_SEEDS] = tcp_seeds_failed;
 	if (fd) {

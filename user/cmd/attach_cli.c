@@ -69,6 +69,8 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n" \
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n" \
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n" \
+		"      --max-time-wait N  TIME_WAIT sockets tracked in the kernel (default:\n" \
+		"                         net.ipv4.tcp_max_tw_buckets, 1024 to 1048576)\n" \
 		"      --report FILE      also write a self-contained HTML report\n" \
 		"      --prom FILE        also write the end state as Prometheus metrics\n" \
 		"      --no-fd            no fd part (fds are counted from /proc/PID/fd\n" \
@@ -171,6 +173,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "btf", required_argument, NULL, 'B' },
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "max-sockets", required_argument, NULL, 'M' },
+		{ "max-time-wait", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
 		{ "per-transition", no_argument, NULL, 'X' },
@@ -214,6 +217,11 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
 				return EXIT_USAGE;
 			o.tracer.max_sockets = v;
+			break;
+		case 'w':
+			if (cli_parse_u64("--max-time-wait", optarg, 1024, 1 << 24, &v))
+				return EXIT_USAGE;
+			o.tracer.max_time_wait = v;
 			break;
 		case 'T':
 			o.tracer.classic_tp = true;

@@ -581,6 +581,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "events", run->stats[CS_STAT_EVENTS]);
 	json_kv_uint(&j, "events_lost", run->stats[CS_STAT_RB_LOST]);
 	json_kv_uint(&j, "owner_map_full", run->stats[CS_STAT_OWNER_FULL]);
+	json_kv_uint(&j, "time_wait_map_full", run->stats[CS_STAT_TW_FULL]);
 	json_kv_uint(&j, "accept_unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
 	json_kv_uint(&j, "children_followed", run->stats[CS_STAT_FORKS]);
 	/* Targets (children too) taken out of the kernel's filter at exit. */

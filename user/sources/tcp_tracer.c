@@ -162,6 +162,31 @@ static uint64_t kallsyms_addr(const char *name)
 	return found;
 }
 
+/* Traced TIME_WAIT sockets alive at once (tw_owners): as many as a
+ * network namespace lets exist (net.ipv4.tcp_max_tw_buckets of the
+ * agent's own; a namespace of its own may allow another number: then
+ * --max-time-wait), at least 1024 and at most 2^20 (~140 MiB of
+ * preallocated entries); 65536 where the sysctl cannot be read. Before,
+ * 65,536 whatever the namespace allowed, and --max-sockets did not
+ * change it. */
+static uint32_t tw_map_size(const struct tracer_opts *o)
+{
+	unsigned long long v = 0;
+	FILE *f;
+
+	if (o->max_time_wait)
+		return o->max_time_wait;
+	f = fopen("/proc/sys/net/ipv4/tcp_max_tw_buckets", "r");
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	if (!v)
+		return 65536;
+	return v < 1024 ? 1024 : v > (1u << 20) ? 1u << 20 : (uint32_t)v;
+}
+
 static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use_btf,
 			 bool allow_sk)
 {
@@ -243,6 +268,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		 * same budget (what does not fit is counted: tcp_seeds). */
 		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
 	}
+	bpf_map__set_max_entries(skel->maps.tw_owners, tw_map_size(o));
 	err = tcpstate_bpf__load(skel);
 	for (size_t i = 0; !err && i < o->ncomms; i++) {
 		char key[CS_COMM_LEN] = {};

@@ -16,6 +16,8 @@ struct tracer_opts {
 	const char *btf_path;	/* --btf FILE, NULL: the kernel's own */
 	uint32_t ringbuf_bytes;	/* power of two, >= page size */
 	uint32_t max_sockets;	/* owner map entries */
+	uint32_t max_time_wait;	/* traced TIME_WAIT map entries; 0: the agent's
+				 * namespace's net.ipv4.tcp_max_tw_buckets */
 	bool verbose;		/* libbpf's own messages */
 	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
 	bool quic_kernel;	/* also IPPROTO_QUIC sockets (CS_F_QUIC events) */
