@@ -7,6 +7,7 @@
 #include "unit.h"
 #include "tcp_books.h"
 #include "procfs.h"
+#include "report_cost.h"
 
 #define CLIENT 100
 #define SERVER 200
@@ -218,6 +219,33 @@ TEST(owner_record_moves_the_accept)
  * a worker in the next: the listener's row for the later interval is 0,
  * never a wrapped-around 2^64 - 1 (nginx's master showed ACPT
  * 18446744073709551615 in attach's live table, and diff refused the JSON). */
+/* The exporter deletes a gone process's books; the total of connection
+ * ends over every process (connscope_traced_connections_total) is a
+ * counter and must not fall with them (92_exporter saw 6573 -> 6242). */
+TEST(dropped_books_keep_the_connection_total)
+{
+	struct proc_key key;
+	struct proc_books *p;
+	struct agg a;
+	uint64_t before;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, 10);
+	p->total.opened = 300, p->total.accepted = 31;
+	agg_proc(&a, 11)->total.opened = 5;
+	before = cost_connections(&a);
+	ASSERT_EQ(before, 336, "sum");
+	const struct proc_key *k;
+
+	for (size_t i = 0; hmap_next(&a.procs, &i, (const void **)&k, (void **)&p);)
+		if (p->pid == 10)
+			key = *k;
+	agg_drop_proc(&a, &key);
+	ASSERT_TRUE(!agg_find_proc(&a, 10), "dropped");
+	ASSERT_EQ(cost_connections(&a), before, "still_counted");
+	agg_free(&a);
+}
+
 TEST(moved_accept_never_wraps_an_interval)
 {
 	struct agg a;

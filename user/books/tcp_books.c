@@ -103,6 +103,7 @@ void agg_drop_proc(struct agg *a, const struct proc_key *key)
 
 	if (!p)
 		return;
+	a->ends_dropped += p->total.opened + p->total.accepted;
 	proc_books_free(p);
 	hmap_del(&a->procs, &k);
 	seq = hmap_get(&a->cur, &k.pid);

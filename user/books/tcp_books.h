@@ -197,6 +197,8 @@ struct agg {
 	 * long as it runs. */
 	bool daemon;
 	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
+	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
+				 * every process stay counters (cost_connections) */
 };
 
 #define AGG_DAEMON_ROWS 4
