@@ -42,10 +42,10 @@ recipe() {
 	fi
 	RECIPE=${hits[0]}
 }
-for w in summary attach doctor diff exporter curl fdleak; do
+for w in summary attach doctor diff exporter curl fdleak run; do
 	recipe "$w" >/dev/null || fail "recipe/$w" "not in README.md"
 done
-assert_eq "${#CMDS[@]}" 7 recipes_in_readme
+assert_eq "${#CMDS[@]}" 8 recipes_in_readme
 
 # run CMDLINE: the line as a reader pastes it, in the namespace, in $TMP,
 # `connscope` being the built binary and pgrep answering with fixtures.
@@ -53,7 +53,7 @@ PRELUDE='connscope() { "$CONNSCOPE" "$@"; }
 pgrep() { local v=PIDS_${*: -1}; echo "${!v}"; }'
 run_recipe() {
 	(cd "$TMP" && CONNSCOPE=$CONNSCOPE PIDS_nginx=${PIDS_nginx:-} \
-		PIDS_leakfix_nofp=${PIDS_leakfix_nofp:-} \
+		PIDS_leakfix_nofp=${PIDS_leakfix_nofp:-} PATH=${SHIM_PATH:-$PATH} \
 		ip netns exec "$NS" bash -c "$PRELUDE"$'\n'"$1")
 }
 
@@ -163,3 +163,23 @@ O=$TMP/fdleak.out
 assert_eq "$(head -1 "$O" | awk '{print $1, $2, $3, $4}')" "TIME PID COMM FDS" fdleak/live_header
 assert_eq "$(grep -c '^  leak suspects: fds open longer than' "$O")" 1 fdleak/suspects
 assert_eq "$(grep -cE "^   1 +40 +40 +0 +[0-9.]+ +leak_sockets \(leakfix.c:$LINE\)$" "$O")" 1 fdleak/site
+
+# ---- 6. run: a load test gated ----
+# The README's load generator is ab; here `ab` on PATH is the pool
+# fixture's client, churning (a pool of 2 for 8 workers), whatever its
+# arguments: run starts it, traces it beside the server, and gates.
+SHIM=$TMP/shim
+mkdir -p "$SHIM"
+printf '#!/bin/sh\nprintf "go\\nexit\\n" | exec "%s" client -p "%s" -w 8 -n 800 -P 2 -b >/dev/null\n' \
+	"$FIXTURES/poolfix" "$PORT" >"$SHIM/ab"
+chmod +x "$SHIM/ab"
+PIDS_nginx=$SPID
+recipe run && SHIM_PATH=$SHIM:$PATH run_recipe "$RECIPE" >"$TMP/run.out" 2>"$TMP/run.err"
+assert_eq "$?" 4 run/exit_4_a_warning_fired
+O=$TMP/run.out
+assert_eq "$(grep -c "^connscope run: [0-9.]* s (command exited); PID $SPID (poolfix)" "$O")" 1 run/title
+assert_eq "$(grep -cE "^  [0-9]+\. \[warning\] churn PID [0-9]+ \(poolfix\) 127\.0\.0\.1:$PORT$" "$O")" 1 \
+	run/churn_on_the_load_generator
+assert_eq "$(grep -c '^  [0-9]*\. \[critical\]' "$O")" 0 run/no_critical
+assert_eq "$(grep -c '^connscope run: a warning finding fired (--fail-on warning): exit 4$' "$TMP/run.err")" 1 \
+	run/said_why
