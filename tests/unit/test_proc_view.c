@@ -69,6 +69,20 @@ static void postgres_books(struct agg *a, int nbackends, int nother)
 	}
 }
 
+/* The number after KEY at or after at; 0 when KEY is missing. strtoull,
+ * not sscanf: glibc's sscanf measures its whole input string first, which
+ * made this test quadratic in the JSON's size (9 s; minutes under ASan). */
+static bool num_after(const char *at, const char *key, unsigned long long *v)
+{
+	const char *k = at ? strstr(at, key) : NULL;
+	char *end;
+
+	if (!k)
+		return false;
+	*v = strtoull(k + strlen(key), &end, 10);
+	return end != k + strlen(key);
+}
+
 static size_t lines(const char *s)
 {
 	size_t n = 0;
@@ -92,11 +106,9 @@ TEST(json_keeps_every_process)
 		npids++;
 	ASSERT_EQ(npids, 10000, "every_process");
 	for (at = out; (at = strstr(at, "\"totals\": {")); at++) {
-		ASSERT_TRUE(sscanf(strstr(at, "\"connections_opened\": "),
-				   "\"connections_opened\": %llu", &v) == 1, "opened_key");
+		ASSERT_TRUE(num_after(at, "\"connections_opened\": ", &v), "opened_key");
 		opened += v;
-		ASSERT_TRUE(sscanf(strstr(at, "\"connections_accepted\": "),
-				   "\"connections_accepted\": %llu", &v) == 1, "accepted_key");
+		ASSERT_TRUE(num_after(at, "\"connections_accepted\": ", &v), "accepted_key");
 		accepted += v;
 	}
 	ASSERT_EQ(accepted, 9000, "accepted_sum");
@@ -104,8 +116,7 @@ TEST(json_keeps_every_process)
 	ASSERT_TRUE(strstr(out, "\"processes\": 10000,\n    \"processes_complete\": true") != NULL,
 		    "run_processes");
 	at = strstr(out, "\"process_totals\": {");
-	ASSERT_TRUE(at && sscanf(strstr(at, "\"connections_accepted\": "),
-				 "\"connections_accepted\": %llu", &v) == 1 && v == 9000,
+	ASSERT_TRUE(num_after(at, "\"connections_accepted\": ", &v) && v == 9000,
 		    "totals_accepted");
 	free(out);
 	agg_free(&a);
