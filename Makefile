@@ -10,7 +10,8 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (600) each
 #   make soak       an hour attached + an hour of exporter --all, RSS flat?
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
-#   make install    PREFIX=/usr/local DESTDIR= (binary, man pages, systemd unit)
+#   make install    PREFIX=/usr/local DESTDIR= (binary, man pages, systemd unit,
+#                   bash completion, dashboards, docs); make uninstall
 OUTPUT   := .output
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -81,7 +82,7 @@ ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-build test-kernels unit vmlinux install clean bench test-asan fuzz soak
+.PHONY: all deps test-deps demo test test-build test-kernels unit vmlinux install uninstall clean bench test-asan fuzz soak
 
 all: $(OUTPUT)/connscope connscope $(MAN_PAGES)
 
@@ -287,6 +288,8 @@ $(OUTPUT)/man/connscope-%.8: $(OUTPUT)/connscope dist/man/mkman.sh
 # The binary, its man pages, and the exporter's systemd unit (in the unit
 # directory of PREFIX; systemd reads /usr/local/lib/systemd/system too).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+DATADIR ?= $(PREFIX)/share/connscope
+DOCDIR  ?= $(PREFIX)/share/doc/connscope
 install: $(OUTPUT)/connscope $(MAN_PAGES)
 	install -D -m 0755 $(OUTPUT)/connscope $(DESTDIR)$(PREFIX)/sbin/connscope
 	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
@@ -295,6 +298,21 @@ install: $(OUTPUT)/connscope $(MAN_PAGES)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' dist/systemd/connscope-exporter.service.in \
 		> $(DESTDIR)$(UNITDIR)/connscope-exporter.service
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/connscope.8 $(DESTDIR)$(UNITDIR)/connscope-exporter.service
+	install -D -m 0644 dist/bash-completion/connscope \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/connscope
+	install -d $(DESTDIR)$(DATADIR)/dashboards $(DESTDIR)$(DOCDIR)
+	install -m 0644 dashboards/*.json $(DESTDIR)$(DATADIR)/dashboards/
+	install -m 0644 README.md LICENSE LICENSES/GPL-2.0 LICENSES/BSD-3-Clause docs/*.md \
+		$(DESTDIR)$(DOCDIR)/
+
+# Every file install puts in place, and the directories of connscope's own.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/connscope \
+		$(DESTDIR)$(PREFIX)/share/man/man8/connscope.8 \
+		$(patsubst %,$(DESTDIR)$(PREFIX)/share/man/man8/connscope-%.8,$(MAN_CMDS)) \
+		$(DESTDIR)$(UNITDIR)/connscope-exporter.service \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/connscope
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
 clean:
 	rm -rf $(OUTPUT) connscope

@@ -52,3 +52,35 @@ if [[ -n $level ]] && awk -v l="$level" 'BEGIN {exit !(l < 4.0)}'; then
 else
 	fail unit/systemd_analyze_security "exposure '$level' (want < 4.0): $(tail -3 "$TMP/security.txt")"
 fi
+
+# The rest of the package: bash completion, the dashboards, the docs and
+# the licenses the SPDX lines name.
+COMP=$P/share/bash-completion/completions/connscope
+assert_eq "$(stat -c %a "$COMP" 2>/dev/null)" 644 completion/installed
+for f in connscope-overview.json connscope-process.json connscope-agent.json; do
+	assert_eq "$(jq -r 'type' "$P/share/connscope/dashboards/$f" 2>/dev/null)" object "dashboards/$f"
+done
+for f in README.md LICENSE GPL-2.0 BSD-3-Clause commands.md metrics.md; do
+	[[ -s $P/share/doc/connscope/$f ]] && ok "docs/$f" || fail "docs/$f" "not in $P/share/doc/connscope"
+done
+assert_eq "$(grep -c 'GPL-2.0 OR BSD-3-Clause' "$REPO_ROOT/LICENSE")" 1 license/names_the_spdx_expression
+assert_eq "$(grep -c 'Version 2, June 1991' "$REPO_ROOT/LICENSES/GPL-2.0")" 1 license/gpl_text
+assert_eq "$(grep -c 'Redistribution and use in source and binary forms' "$REPO_ROOT/LICENSES/BSD-3-Clause")" 1 \
+	license/bsd_text
+
+# The completion, as bash runs it: commands, a command's options (from its
+# --help), --fail-on's values, the load generator after `run --`.
+complete_words() {
+	PATH=$P/sbin:$PATH bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+		_connscope; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" "$@" | sort | tr '\n' ' '
+}
+assert_eq "$(complete_words connscope r)" "run " completion/command
+assert_eq "$(complete_words connscope run --fail)" "--fail-on " completion/option_from_help
+assert_eq "$(complete_words connscope run --fail-on "")" "critical warning " completion/fail_on_values
+assert_eq "$(complete_words connscope run -- connscop | grep -c connscope)" 1 completion/command_after_dashdash
+assert_eq "$(complete_words connscope attach --per)" "--per-transition " completion/attach_option
+
+# make uninstall takes every file back out.
+make -C "$REPO_ROOT" --no-print-directory -s uninstall PREFIX="$P" >"$TMP/unmake.log" 2>&1
+assert_eq "$?" 0 make_uninstall
+assert_eq "$(find "$P" -type f | head -3 | tr '\n' ' ')" "" uninstall/no_file_left
