@@ -168,6 +168,18 @@ check_dashboard() {
 		and .pluginId == "prometheus")] | length' "$f")" 1 "$d/input_DS_PROMETHEUS"
 	assert_eq "$(jq '[.templating.list[]? | select(.name == "datasource" and .type == "datasource"
 		and .query == "prometheus")] | length' "$f")" 1 "$d/variable_datasource"
+	# A fleet's nodes do not mix: job and instance (the target labels
+	# Prometheus adds) are variables, and every selector filters on both.
+	assert_eq "$(jq '[.templating.list[]? | select(.type == "query" and .multi == true
+		and .includeAll == true and .allValue == ".*"
+		and ((.name == "job" and .definition == "label_values(connscope_process_tcp_sockets, job)")
+		or (.name == "instance" and .definition ==
+		"label_values(connscope_process_tcp_sockets{job=~\"$job\"}, instance)")))] | length' "$f")" \
+		2 "$d/variables_job_instance"
+	out=$(jq -r "$JQ_PANELS"'panels[] | .targets[]? | .expr // empty' "$f" |
+		grep -oE 'connscope_[A-Za-z0-9_]+(\{[^}]*\})?' |
+		grep -vE 'job=~"\$job",instance=~"\$instance"' | sort -u | head -3 | tr '\n' ' ')
+	assert_eq "$out" "" "$d/every_selector_on_job_and_instance"
 	for v in pid comm; do
 		assert_eq "$(jq --arg v "$v" '[.templating.list[]? | select(.name == $v and .type == "query"
 			and .multi == true and .includeAll == true
@@ -225,7 +237,7 @@ check_dashboard() {
 		}
 		if (rest != "")
 			print name " UNPARSED:" rest
-	}' | not_in "$TMP/labels")
+	}' | grep -vE '^[^ ]+ (job|instance)$' | not_in "$TMP/labels")
 	assert_eq "$out" "" "$d/selector_labels_exist"
 
 	# by (...) / without (...) and {{label}} in legends: labels connscope
@@ -239,10 +251,10 @@ check_dashboard() {
 	assert_eq "$(not_in "$TMP/label_names" <"$TMP/$d.grouping")" "" "$d/grouping_labels_exist"
 
 	# The panel queries with the variables as Grafana fills them in
-	# ($pid / $comm "All" is .*), one JSON string a line.
+	# ($pid, $comm, $job, $instance "All" is .*), one JSON string a line.
 	jq -r "$JQ_PANELS"'panels[] | .targets[]? | .expr // empty
 		| gsub("\\$__rate_interval"; "5s") | gsub("\\$__range"; "1m")
-		| gsub("\\$__interval"; "1s") | gsub("\\$\\{?(pid|comm)\\}?"; ".*") | @json' \
+		| gsub("\\$__interval"; "1s") | gsub("\\$\\{?(pid|comm|job|instance)\\}?"; ".*") | @json' \
 		"$f" >"$TMP/$d.queries"
 
 	# PromQL that parses: every query as a recording rule.
