@@ -179,6 +179,10 @@ TEST(table_is_complete)
 				    *i->needs, "every figure says what it is and needs");
 		ASSERT_TRUE(!strpbrk(i->figure, " \"\\,") && !strpbrk(i->needs, "\"\\"),
 			    "names fit Prometheus labels and JSON as they are");
+		/* Prometheus' needs="" is a token, not prose. */
+		ASSERT_TRUE(i->needs_token && !strncmp(i->needs_token, "linux-", 6) &&
+				    strlen(i->needs_token) <= 24 && !strpbrk(i->needs_token, " \"\\,"),
+			    "needs token");
 		for (int g = 0; g < f; g++)
 			ASSERT_TRUE(strcmp(kf_figure(g)->figure, i->figure), "unique names");
 	}

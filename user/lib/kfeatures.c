@@ -30,52 +30,55 @@ static const struct {
 		{ "connection_io",
 		  "bytes, requests and turns per connection and endpoint; connections held "
 		  "at start adopted at their first send",
-		  "tracepoints sock:sock_send_length and sock:sock_recv_length (Linux 6.3)" },
+		  "tracepoints sock:sock_send_length and sock:sock_recv_length (Linux 6.3)",
+		  "linux-6.3" },
 		{ KF_HOOK_SOCK_LENGTH }, 1 },
 	[KF_FIG_TW_TIMERS] = {
 		{ "time_wait_timers",
 		  "exact TIME_WAIT end (expired or ended early) from the tw timer; without it "
 		  "from state transitions and sock_diag",
 		  "tp_btf timer:timer_start, timer_cancel, timer_expire_entry (Linux 5.5) and "
-		  "tw_timer_handler in /proc/kallsyms" },
+		  "tw_timer_handler in /proc/kallsyms",
+		  "linux-5.5+kallsyms" },
 		{ KF_HOOK_TW_TIMERS, KF_HOOK_SET_STATE_BTF }, 2 },
 	[KF_FIG_CHILDREN] = {
 		{ "children", "--children: processes forked by a target followed",
-		  "tp_btf sched:sched_process_fork (Linux 5.5)" },
+		  "tp_btf sched:sched_process_fork (Linux 5.5)", "linux-5.5" },
 		{ KF_HOOK_FORK }, 1 },
 	[KF_FIG_FD_EXEC] = {
 		{ "fd_exec", "fds closed by exec (O_CLOEXEC) seen as it happens",
-		  "tp_btf sched:sched_process_exec (Linux 5.5)" },
+		  "tp_btf sched:sched_process_exec (Linux 5.5)", "linux-5.5" },
 		{ KF_HOOK_EXEC }, 1 },
 	[KF_FIG_TARGETS_JOIN] = {
 		{ "targets_join",
 		  "--comm/--cgroup: processes that fork, exec or rename into the target "
 		  "during the run join it",
 		  "tp_btf sched:sched_process_fork, sched:sched_process_exec and "
-		  "task:task_rename (Linux 5.5)" },
+		  "task:task_rename (Linux 5.5)", "linux-5.5" },
 		{ KF_HOOK_FORK, KF_HOOK_EXEC, KF_HOOK_RENAME }, 3 },
 	[KF_FIG_TARGETS_EXIT] = {
 		{ "targets_exit",
 		  "targets leave the kernel filter when they exit, so a process that reuses "
 		  "the pid is not traced",
-		  "tp_btf sched:sched_process_exit (Linux 5.5)" },
+		  "tp_btf sched:sched_process_exit (Linux 5.5)", "linux-5.5" },
 		{ KF_HOOK_EXIT, KF_HOOK_SET_STATE_BTF }, 2 },
 	[KF_FIG_FD_TRACKING] = {
 		{ "fd_tracking", "fd tracking: fdleak and the fd part of attach",
 		  "BPF helpers bpf_get_current_task_btf (Linux 5.11) and bpf_task_pt_regs "
-		  "(Linux 5.15) in tracepoint programs" },
+		  "(Linux 5.15) in tracepoint programs", "linux-5.15" },
 		{ KF_HOOK_TASK_HELPERS }, 1 },
 	[KF_FIG_QUIC_WIRE] = {
 		{ "quic_wire", "QUIC connections seen on the wire (UDP on the cgroup v2 root)",
 		  "BPF cgroup_skb and cgroup_sock programs and sk_storage maps (Linux 5.9 "
-		  "for cgroup/sock_release)" },
+		  "for cgroup/sock_release)", "linux-5.9" },
 		{ KF_HOOK_CGROUP_SOCK }, 1 },
 	[KF_FIG_QUIC_SEND_OWNER] = {
 		{ "quic_send_owner",
 		  "a UDP socket neither made during the run nor held at its start charged to "
 		  "the process sending on it",
 		  "BPF helpers bpf_get_current_pid_tgid, bpf_get_current_task and "
-		  "bpf_get_current_comm in cgroup_skb programs (after Linux 6.12)" },
+		  "bpf_get_current_comm in cgroup_skb programs (after Linux 6.12)",
+		  "linux-after-6.12" },
 		{ KF_HOOK_CGROUP_SOCK, KF_HOOK_SKB_CURRENT }, 2 },
 };
 

@@ -46,6 +46,8 @@ struct kf_figure_info {
 	const char *figure;	/* short name, as in JSON and Prometheus labels */
 	const char *what;	/* what the figure is */
 	const char *needs;	/* the kernel feature it needs, with the version */
+	const char *needs_token;	/* the same as a short label value
+					 * ("linux-6.3"): Prometheus' needs="" */
 };
 
 /* Probe results, one per hook: true when this kernel has it. */

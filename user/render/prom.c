@@ -431,7 +431,7 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 	       "1 when this kernel has what the figure needs, 0 when the figure is off");
 	for (int f = 0; f < KF_FIG_MAX; f++)
 		fprintf(out, "connscope_figure_available{figure=\"%s\",needs=\"%s\"} %d\n",
-			kf_figure(f)->figure, kf_figure(f)->needs,
+			kf_figure(f)->figure, kf_figure(f)->needs_token,
 			run->features ? run->features->on[f] : 1);
 	prom_cost(out, run->doctor ? &run->doctor->cost : NULL, a);
 	family(out, "connscope_fd_source", "gauge",
