@@ -94,4 +94,4 @@ assert_eq "$(grep -c 'QUIC on the wire is off' "$TMP/nn.err")" 1 no_net_admin/sa
 
 # Without CAP_SYS_PTRACE another user's (root's) process cannot be read
 # at all: not its network namespace, not its fds.
-expect_refused no_sys_ptrace sys_ptrace "cannot read pid [0-9]+'s namespaces and fds: .*CAP_SYS_PTRACE"
+expect_refused no_sys_ptrace sys_ptrace "cannot read the namespaces and fds of pid [0-9]+ \(tcpfix\): .*lacks CAP_SYS_PTRACE"
