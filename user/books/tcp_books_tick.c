@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The books at each interval: the row every process gets (its counters' delta
+ * and the kernel's view), the heatmaps and concurrency sampled, and the
+ * traffic of connections still open read at the end. The events' side is
+ * tcp_books.c. */
+#include <stdlib.h>
+#include <string.h>
+#include "tcp_books.h"
+#include "failbooks.h"
+#include "reuse.h"
+
+/* x - y, 0 when a counter went down: an accept charged to a listener's
+ * owner and moved to a worker after its interval was shown (apply_owner)
+ * lowers the total; the later interval shows 0, not a wrapped 2^64 - 1. */
+static uint64_t sub0(uint64_t x, uint64_t y)
+{
+	return x > y ? x - y : 0;
+}
+
+static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
+			 const struct proc_counters *y)
+{
+	d->opened = x->opened - y->opened;
+	d->accepted = sub0(x->accepted, y->accepted);
+	d->closed = x->closed - y->closed;
+	d->connect_failed = x->connect_failed - y->connect_failed;
+	d->resets = x->resets - y->resets;
+	d->resets_sent = x->resets_sent - y->resets_sent;
+	d->tw_entered = x->tw_entered - y->tw_entered;
+	d->orphaned = x->orphaned - y->orphaned;
+	d->tw_expired = x->tw_expired - y->tw_expired;
+	d->tw_killed = x->tw_killed - y->tw_killed;
+	d->tw_end_unseen = x->tw_end_unseen - y->tw_end_unseen;
+	d->tw_not_made = x->tw_not_made - y->tw_not_made;
+	d->closed_active = x->closed_active - y->closed_active;
+	d->closed_passive = x->closed_passive - y->closed_passive;
+}
+
+static const int orphan_rows[] = { CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, CS_TCP_CLOSING,
+				   CS_TCP_LAST_ACK };
+
+/* One column per interval: the populations the last reconcile found. The
+ * sample is stamped just inside the interval it closes. */
+static void sample_heatmaps(struct agg *a, struct proc_books *p, uint64_t now_ns)
+{
+	uint64_t t = now_ns > a->t0_ns ? now_ns - 1 : a->t0_ns;
+	const struct endpoint_key *k;
+	struct endpoint_stats *es;
+	char label[64];
+
+	if (!p->hm_ready) {
+		heatmap_init(&p->hm_tw, "time_wait", "TIME_WAIT sockets by endpoint", "sockets",
+			     a->t0_ns, a->bucket_ns);
+		heatmap_init(&p->hm_orphan, "orphan", "orphaned sockets by state", "sockets",
+			     a->t0_ns, a->bucket_ns);
+		for (size_t i = 0; i < sizeof(orphan_rows) / sizeof(orphan_rows[0]); i++)
+			heatmap_row(&p->hm_orphan, tcp_state_name(orphan_rows[i]));
+		p->hm_ready = true;
+	}
+	/* Endpoints beyond the map's rows share "other": sum per row first,
+	 * then set, so a second sample in one column replaces the first. */
+	uint64_t vals[HEATMAP_MAX_ROWS] = { 0 };
+
+	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);) {
+		int row;
+
+		if (!es->tw_live)
+			continue;
+		endpoint_format(label, sizeof(label), k);
+		row = heatmap_row(&p->hm_tw, label);
+		if (row >= 0)
+			vals[row] += es->tw_live;
+	}
+	for (int row = 0; row < p->hm_tw.nrows; row++)
+		heatmap_set(&p->hm_tw, row, t, vals[row]);
+	p->hm_tw.sampled = true;
+	for (size_t i = 0; i < sizeof(orphan_rows) / sizeof(orphan_rows[0]); i++)
+		heatmap_set(&p->hm_orphan, (int)i, t, p->truth.orphan_state[orphan_rows[i]]);
+	heatmap_extend(&p->hm_tw, t + 1);
+	heatmap_extend(&p->hm_orphan, t + 1);
+}
+
+/* A connection still open may have begun its close already, untold until
+ * its CLOSE record: the changes from the start of the earliest one open on
+ * an endpoint wait (a peak counted with it would be too high). A daemon
+ * applies all at once, its memory flat; the last tick applies all and the
+ * open ones stay live. One pass over the connections for every process. */
+static void concurrency_sweep(struct agg *a)
+{
+	bool all = a->daemon || a->final_tick;
+	struct proc_books *p;
+	struct conn *c;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		reuse_horizons_reset(p);
+	for (size_t i = 0; !all && hmap_next(&a->conns, &i, NULL, (void **)&c);)
+		if ((p = agg_find_proc(a, c->pid)))
+			reuse_horizon_note(p, c);
+	/* Births come late (the birth pass): none from after the last pass
+	 * began is known yet. */
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
+		reuse_sweep(p, all ? 0 : a->births_known_ns);
+}
+
+/* A birth that never comes (lost in a full ring: counted there) must not
+ * keep its cookie: those older than a few intervals go. */
+static void births_pending_prune(struct agg *a, uint64_t now_ns)
+{
+	uint64_t old[64], *when;
+	const uint64_t *cookie;
+	size_t n = 0;
+
+	for (size_t i = 0; n < 64 && hmap_next(&a->births_pending, &i, (const void **)&cookie,
+						(void **)&when);)
+		if (*when + 10 * a->bucket_ns < now_ns)
+			old[n++] = *cookie;
+	for (size_t i = 0; i < n; i++)
+		hmap_del(&a->births_pending, &old[i]);
+}
+
+void agg_tick(struct agg *a, uint64_t now_ns)
+{
+	struct proc_books *p;
+
+	concurrency_sweep(a);
+	if (a->births_pending.count)
+		births_pending_prune(a, now_ns);
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		struct interval_row *r;
+
+		if (a->daemon && p->nrows >= AGG_DAEMON_ROWS) {
+			memmove(p->rows, p->rows + 1, (p->nrows - 1) * sizeof(*p->rows));
+			p->nrows--;
+		}
+		if (p->nrows == p->rows_cap) {
+			size_t cap = p->rows_cap ? p->rows_cap * 2 : 64;
+			struct interval_row *rows = realloc(p->rows, cap * sizeof(*rows));
+
+			if (!rows)
+				continue;
+			p->rows = rows;
+			p->rows_cap = cap;
+		}
+		if (!a->daemon)
+			sample_heatmaps(a, p, now_ns);
+		reuse_tick(a, p, now_ns);
+		r = &p->rows[p->nrows++];
+		r->t_ns = now_ns > a->t0_ns ? now_ns - a->t0_ns : 0;
+		counters_sub(&r->delta, &p->total, &p->at_last_tick);
+		r->truth = p->truth;
+		p->at_last_tick = p->total;
+	}
+}
+
+uint32_t agg_tw_count(const struct agg *a, pid_t pid)
+{
+	struct tw_entry *tw;
+	uint32_t n = 0;
+
+	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
+		n += tw->pid == pid;
+	return n;
+}
+
+void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
+{
+	struct conn *c = hmap_get(&a->conns, &sk);
+	struct proc_books *p = c ? agg_find_proc(a, c->pid) : NULL;
+	struct endpoint_key k;
+	struct endpoint_stats *es;
+	uint64_t req;
+
+	if (!p || (!io->turns && !io->bytes_sent && !io->bytes_recv) || c->io_added)
+		return;
+	req = (io->turns + 1) / 2;
+	c->io_added = 1;
+	p->requests += req;
+	p->bytes_sent += io->bytes_sent;
+	p->bytes_recv += io->bytes_recv;
+	reuse_endpoint(p, c, &k);
+	es = hmap_get(&p->endpoints, &k);
+	if (es) {
+		es->requests += req;
+		es->bytes_sent += io->bytes_sent;
+		es->bytes_recv += io->bytes_recv;
+	}
+}
