@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "doctor.h"
-#include "software.h"
+#include "doctor_fixes.h"
 
 const char *const doctor_rule_ids[] = {
 	"agent_cost", "fd_limit", "port_exhaustion", "time_wait", "listen_backlog",
@@ -79,64 +79,6 @@ static void human_s(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.1f h", s / 3600);
 }
 
-/* ---- fixes in the diagnosed software's words ------------------------- */
-
-/* The kind of the traced process listening on port, SW_UNKNOWN if none. */
-static enum sw_kind server_on(const struct dr_facts *f, uint16_t port)
-{
-	for (size_t i = 0; port && i < f->nprocs; i++)
-		for (size_t k = 0; k < f->procs[i].neps; k++)
-			if (f->procs[i].eps[k].listen &&
-			    sw_label_port(f->procs[i].eps[k].label) == port)
-				return f->procs[i].software;
-	return SW_UNKNOWN;
-}
-
-/* A traced client of the listener on port that opens a connection for
- * (nearly) every request, and its endpoint; NULL if none. */
-static const struct dr_proc *client_of(const struct dr_facts *f, uint16_t port,
-				       const struct dr_endpoint **ep)
-{
-	for (size_t i = 0; port && i < f->nprocs; i++)
-		for (size_t k = 0; k < f->procs[i].neps; k++) {
-			const struct dr_endpoint *e = &f->procs[i].eps[k];
-
-			if (!e->listen && e->opened && sw_label_port(e->label) == port &&
-			    e->requests < DR_CHURN_MAX_RPC * e->opened) {
-				*ep = e;
-				return &f->procs[i];
-			}
-		}
-	return NULL;
-}
-
-/* "client (pgbench): ...; server (PostgreSQL): ...; in general: GENERIC":
- * each side's fix in its software's words where known, the generic one
- * last, so a user of any software finds the setting to change. */
-static void fix_for_pool(const struct dr_facts *f, const struct dr_proc *client,
-			 const char *label, unsigned pool, const char *generic, char *buf,
-			 size_t len)
-{
-	uint16_t port = sw_label_port(label);
-	enum sw_kind server = server_on(f, port);
-	enum sw_proto proto = server != SW_UNKNOWN ? sw_proto_of_server(server) :
-			      sw_proto_of_port(port);
-	char cli[640], srv[400];
-	size_t o = 0;
-
-	sw_client_fix(client->software, proto, pool, cli, sizeof(cli));
-	sw_server_fix(server, proto, srv, sizeof(srv));
-	buf[0] = 0;
-	if (cli[0])
-		o += snprintf(buf + o, len - o, "client (%s): %s; ", sw_name(client->software),
-			      cli);
-	if (srv[0] && o < len)
-		o += snprintf(buf + o, len - o, "server (%s): %s; ",
-			      server != SW_UNKNOWN ? sw_name(server) : "the server", srv);
-	if (o < len)
-		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
-}
-
 /* ---- churn: a pool too small ------------------------------------------- */
 
 static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
@@ -175,7 +117,7 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 				    "keep at least %u idle connection%s to %s in the client's pool "
 				    "and reuse them, and make sure the server keeps connections "
 				    "open", e->live_peak, e->live_peak == 1 ? "" : "s", e->label);
-				fix_for_pool(f, p, e->label, e->live_peak, generic, x->fix,
+				dr_fix_for_pool(f, p, e->label, e->live_peak, generic, x->fix,
 					     sizeof(x->fix));
 			}
 			dr_ev(x, "connections_opened", e->opened, "connections", DR_SRC_BPF);
@@ -221,59 +163,6 @@ static const struct dr_endpoint *port_endpoint(const struct dr_proc *p)
 		    (!best || p->eps[k].port_share_peak > best->port_share_peak))
 			best = &p->eps[k];
 	return best;
-}
-
-/* ep: the endpoint the finding names (a remote one for a client). */
-static void tw_fix(const struct dr_facts *f, const struct dr_proc *p,
-		   const struct dr_endpoint *ep, bool client, char *buf, size_t len)
-{
-	char range[64] = "", generic[640], own[400];
-	const struct dr_endpoint *cep = NULL;
-	const struct dr_proc *cp;
-	size_t o = 0;
-
-	if (f->lim_known && f->lim.port_hi)
-		snprintf(range, sizeof(range), " (now %u-%u)", f->lim.port_lo, f->lim.port_hi);
-	if (client) {
-		say(generic, sizeof(generic),
-		    "reuse connections instead of closing one per request (keep-alive and a pool "
-		    "as large as the concurrency); or let the server close first so TIME_WAIT "
-		    "stays on its side; widen net.ipv4.ip_local_port_range%s; "
-		    "net.ipv4.tcp_tw_reuse = 1 helps only outgoing connections, needs TCP "
-		    "timestamps on both ends (net.ipv4.tcp_timestamps = 1) and lets a port be "
-		    "reused 1 s after its TIME_WAIT began, so set it only on the client and only "
-		    "with timestamps on", range);
-		fix_for_pool(f, p, ep->label, ep->live_peak ? ep->live_peak : 1, generic, buf,
-			     len);
-		return;
-	}
-	say(generic, sizeof(generic),
-	    "keep connections open (keep-alive) or let the clients close first, so "
-	    "TIME_WAIT (60 s per connection) is spread over the clients instead of piling "
-	    "up here; TIME_WAIT on a server costs memory, not ports%s",
-	    f->lim_known && f->lim.max_tw_buckets ?
-	    " (bounded by net.ipv4.tcp_max_tw_buckets)" : "");
-	sw_server_fix(p->software, sw_proto_of_port(sw_label_port(ep->label)), own,
-		      sizeof(own));
-	/* A server closes first when its clients ask it to (HTTP/1.0,
-	 * Connection: close): then the fix is the client's, named first. */
-	cp = client_of(f, sw_label_port(ep->label), &cep);
-	if (cp) {
-		char cli[640];
-
-		sw_client_fix(cp->software, sw_proto_of_server(p->software),
-			      cep->live_peak ? cep->live_peak : 1, cli, sizeof(cli));
-		if (cli[0])
-			o = snprintf(buf, len, "its clients close each connection after %.1f "
-				     "requests: client (%s): %s; ",
-				     (double)cep->requests / cep->opened,
-				     sw_name(cp->software), cli);
-	}
-	if (own[0] && o < len)
-		snprintf(buf + o, len - o, "server (%s): %s; in general: %s",
-			 p->software ? sw_name(p->software) : "this server", own, generic);
-	else if (o < len)
-		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
 }
 
 /* The kernel refused to make TIME_WAIT (its table was full): the closes
@@ -405,7 +294,7 @@ static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t
 			    "first (%llu of %llu closes), most of them on %s", p->pid, p->comm,
 			    p->tw_peak, (unsigned long long)p->closed_active,
 			    (unsigned long long)(p->closed_active + p->closed_passive), tw->label);
-		tw_fix(f, p, pe && client ? pe : tw, client, x->fix, sizeof(x->fix));
+		dr_tw_fix(f, p, pe && client ? pe : tw, client, x->fix, sizeof(x->fix));
 		dr_ev(x, "time_wait_peak", p->tw_peak, "sockets", DR_SRC_SOCKDIAG);
 		dr_ev(x, "time_wait_entered", p->tw_entered, "connections", DR_SRC_BPF);
 		dr_ev(x, "closed_first_by_this_side", p->closed_active, "connections", DR_SRC_BPF);
