@@ -38,7 +38,7 @@
 #include "targets.h"
 #include "attach_sources.h"
 #include "cgroup_watch.h"
-#include "software_probe.h"
+#include "attach_books.h"
 #include "interval_ndjson.h"
 
 static volatile sig_atomic_t exiting;
@@ -46,60 +46,6 @@ static volatile sig_atomic_t exiting;
 static void on_signal(int sig)
 {
 	exiting = 1;
-}
-
-/* Processes seen only through QUIC (a client --children followed that
- * never spoke TCP) get books too, so every report lists them. */
-static void quic_join_books(struct agg *a, const struct quic_books *qb)
-{
-	const struct quic_proc *q;
-
-	for (size_t i = 0; hmap_next(&qb->procs, &i, NULL, (void **)&q);) {
-		struct proc_books *p;
-
-		if (agg_find_proc(a, q->pid))
-			continue;
-		p = agg_proc(a, q->pid);
-		if (!p)
-			return;
-		memcpy(p->comm, q->comm, sizeof(p->comm));
-		p->start_ns = q->start_ns;
-		p->exited = procfs_pid_gone(q->pid);
-	}
-}
-
-/* The run's QUIC facts for the renderers, and books for QUIC-only
- * processes: each interval (the exporter renders then) and at the end. */
-static void quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
-{
-	q->wire_on = quic_tracer_wire_on(t);
-	q->skb_on = quic_tracer_skb_on(t);
-	q->skb_after_s = q->skb_on && t->skb_since_ns > a->t0_ns ?
-			 (t->skb_since_ns - a->t0_ns) / 1e9 : 0;
-	q->skb_why = t->skb_why;
-	q->wire_error = t->wire_error;
-	q->cgroup = t->cgroup;
-	q->kernel_quic = t->kernel_quic;
-	q->seeded = t->seeded;
-	q->seed_failed = t->seed_failed;
-	q->lib_procs = t->nlib_pids;
-	q->lib_files = t->nlib;
-	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
-	quic_join_books(a, q->books);
-}
-
-/* Ends the QUIC connections of processes that are gone. */
-static void quic_reap(struct quic_books *qb, uint64_t now)
-{
-	const struct quic_proc *q;
-	pid_t gone[256];
-	size_t n = 0;
-
-	for (size_t i = 0; n < 256 && hmap_next(&qb->procs, &i, NULL, (void **)&q);)
-		if (!q->gone && procfs_pid_gone(q->pid))
-			gone[n++] = q->pid;
-	for (size_t i = 0; i < n; i++)
-		quic_books_proc_gone(qb, gone[i], now);
 }
 
 /* In-kernel QUIC sockets come on the TCP unit's ring (the same
@@ -314,41 +260,6 @@ static int attach_alive(void *ctx, uint64_t now)
 	return alive;
 }
 
-/* The worst finding's severity (enum dr_severity; 0: none), for the exit
- * status of `connscope run --fail-on`. */
-static int worst_finding(const struct agg *a, const struct run_info *run)
-{
-	struct finding *f = calloc(DR_MAX_FINDINGS, sizeof(*f));
-	int worst = 0;
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = doctor_findings(a, run, f, DR_MAX_FINDINGS, NULL, 0);
-	/* agent_cost speaks of the measurement, not of the workload: a load
-	 * test's gate is about the workload. */
-	for (size_t i = 0; i < n; i++)
-		if (f[i].severity > worst && strcmp(f[i].rule, "agent_cost"))
-			worst = f[i].severity;
-	free(f);
-	return worst;
-}
-
-/* What software each process is, read once while it is alive: the
- * doctor's fixes speak its words. A process gone before its first
- * interval is known by its comm alone (doctor_facts.c). */
-static void identify_software(struct agg *a)
-{
-	struct proc_books *p;
-
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		if (p->software_probed || p->exited)
-			continue;
-		p->software = software_of(p->pid);
-		p->software_probed = true;
-	}
-}
-
 static int attach_tick(void *ctx, uint64_t now)
 {
 	struct attach_tick *s = ctx;
@@ -380,7 +291,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		fd_session_analyze(s->fs, false);
 	}
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
-	identify_software(s->agg);
+	attach_identify_software(s->agg);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
 	agentcost_tick(s->cost, cost_connections(s->agg));
@@ -392,9 +303,9 @@ static int attach_tick(void *ctx, uint64_t now)
 		format_interval_ndjson(o->json_stream, s->agg, losses_total(&s->run->losses));
 	}
 	if (s->qb) {
-		quic_reap(s->qb, now);
+		attach_quic_reap(s->qb, now);
 		quic_books_tick(s->qb, now);
-		quic_refresh(s->qrun, s->qt, s->agg);
+		attach_quic_refresh(s->qrun, s->qt, s->agg);
 	}
 	if (s->exp) {
 		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
@@ -611,7 +522,7 @@ int attach_run(const struct attach_opts *in)
 				qt.wire_error);
 		for (size_t i = 0; i < o->npids; i++)
 			quic_tracer_add_target(&qt, o->pids[i]);
-		quic_refresh(&qrun, &qt, &agg);
+		attach_quic_refresh(&qrun, &qt, &agg);
 		run.quic = &qrun;
 	}
 	/* Attached first, snapshot second: a socket made in between is in
@@ -644,7 +555,7 @@ int attach_run(const struct attach_opts *in)
 		format_untraced_text(stderr, untraced, run.nuntraced);
 	}
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
-	identify_software(&agg);
+	attach_identify_software(&agg);
 	run.doctor = &drun;
 	/* Every program is loaded: the agent's cost counts from here (every
 	 * run reports it). BPF run-time stats are on while we hold their fd,
@@ -745,9 +656,9 @@ int attach_run(const struct attach_opts *in)
 		format_interval_ndjson(o->json_stream, &agg, losses_total(&run.losses));
 	}
 	if (quic_on) {
-		quic_reap(&qb, now_ns());
+		attach_quic_reap(&qb, now_ns());
 		quic_books_tick(&qb, now_ns());
-		quic_refresh(&qrun, &qt, &agg);
+		attach_quic_refresh(&qrun, &qt, &agg);
 	}
 	if (fs_on) {
 		fd_session_tcp_states(&fs, &snap);
@@ -818,7 +729,7 @@ int attach_run(const struct attach_opts *in)
 		format_losses_headline(stderr, &run.losses);
 	}
 	if (o->worst_severity)
-		*o->worst_severity = worst_finding(&agg, &run);
+		*o->worst_severity = attach_worst_finding(&agg, &run);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;
 cleanup:
 	agentcost_stop(&cost);

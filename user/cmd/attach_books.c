@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* What attach adds to the books beside the TCP events (attach_books.h):
+ * QUIC-only processes and their ends, each process's software, and the
+ * worst finding for `connscope run`'s exit status. */
+#include <stdlib.h>
+#include <string.h>
+#include "attach_books.h"
+#include "doctor.h"
+#include "procfs.h"
+#include "software_probe.h"
+
+/* Processes seen only through QUIC (a client --children followed that
+ * never spoke TCP) get books too, so every report lists them. */
+static void quic_join_books(struct agg *a, const struct quic_books *qb)
+{
+	const struct quic_proc *q;
+
+	for (size_t i = 0; hmap_next(&qb->procs, &i, NULL, (void **)&q);) {
+		struct proc_books *p;
+
+		if (agg_find_proc(a, q->pid))
+			continue;
+		p = agg_proc(a, q->pid);
+		if (!p)
+			return;
+		memcpy(p->comm, q->comm, sizeof(p->comm));
+		p->start_ns = q->start_ns;
+		p->exited = procfs_pid_gone(q->pid);
+	}
+}
+
+/* The run's QUIC facts for the renderers, and books for QUIC-only
+ * processes: each interval (the exporter renders then) and at the end. */
+void attach_quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
+{
+	q->wire_on = quic_tracer_wire_on(t);
+	q->skb_on = quic_tracer_skb_on(t);
+	q->skb_after_s = q->skb_on && t->skb_since_ns > a->t0_ns ?
+			 (t->skb_since_ns - a->t0_ns) / 1e9 : 0;
+	q->skb_why = t->skb_why;
+	q->wire_error = t->wire_error;
+	q->cgroup = t->cgroup;
+	q->kernel_quic = t->kernel_quic;
+	q->seeded = t->seeded;
+	q->seed_failed = t->seed_failed;
+	q->lib_procs = t->nlib_pids;
+	q->lib_files = t->nlib;
+	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
+	quic_join_books(a, q->books);
+}
+
+/* Ends the QUIC connections of processes that are gone. */
+void attach_quic_reap(struct quic_books *qb, uint64_t now)
+{
+	const struct quic_proc *q;
+	pid_t gone[256];
+	size_t n = 0;
+
+	for (size_t i = 0; n < 256 && hmap_next(&qb->procs, &i, NULL, (void **)&q);)
+		if (!q->gone && procfs_pid_gone(q->pid))
+			gone[n++] = q->pid;
+	for (size_t i = 0; i < n; i++)
+		quic_books_proc_gone(qb, gone[i], now);
+}
+
+/* The worst finding's severity (enum dr_severity; 0: none), for the exit
+ * status of `connscope run --fail-on`. */
+int attach_worst_finding(const struct agg *a, const struct run_info *run)
+{
+	struct finding *f = calloc(DR_MAX_FINDINGS, sizeof(*f));
+	int worst = 0;
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = doctor_findings(a, run, f, DR_MAX_FINDINGS, NULL, 0);
+	/* agent_cost speaks of the measurement, not of the workload: a load
+	 * test's gate is about the workload. */
+	for (size_t i = 0; i < n; i++)
+		if (f[i].severity > worst && strcmp(f[i].rule, "agent_cost"))
+			worst = f[i].severity;
+	free(f);
+	return worst;
+}
+
+/* What software each process is, read once while it is alive: the
+ * doctor's fixes speak its words. A process gone before its first
+ * interval is known by its comm alone (doctor_facts.c). */
+void attach_identify_software(struct agg *a)
+{
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (p->software_probed || p->exited)
+			continue;
+		p->software = software_of(p->pid);
+		p->software_probed = true;
+	}
+}
