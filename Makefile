@@ -12,6 +12,8 @@
 #   make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF
 #   make install    PREFIX=/usr/local DESTDIR= (binary, man pages, systemd unit,
 #                   bash completion, dashboards, docs); make uninstall
+#   make image      the container image, built by podman without a registry, as
+#                   an OCI archive: .output/connscope-image.oci.tar
 OUTPUT   := .output
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -42,6 +44,10 @@ TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strac
 TEST_PKGS  += redis-server redis-tools postgresql postgresql-contrib
 # A pre-forked server traced by its parent (41_prefork_children).
 TEST_PKGS  += apache2
+# The container image and real containers (make image, 88_image): podman
+# with runc (crun refuses this machine's hybrid cgroups).
+IMAGE_PKGS := podman
+TEST_PKGS  += $(IMAGE_PKGS) runc
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).
@@ -82,7 +88,7 @@ ASAN_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps demo test test-build test-kernels unit vmlinux install uninstall clean bench test-asan fuzz soak
+.PHONY: all deps test-deps demo image test test-build test-kernels unit vmlinux install uninstall clean bench test-asan fuzz soak
 
 all: $(OUTPUT)/connscope connscope $(MAN_PAGES)
 
@@ -229,6 +235,18 @@ demo: deps
 	$(OUTPUT)/connscope demo
 
 unit: $(UNIT_BINS)
+
+# The container image (dist/container/: FROM scratch with the binary and
+# the libraries it loads, staged from this machine; no registry), written
+# as an OCI archive; `podman load -i` it. docs/container.md says how to run it.
+IMAGE_ARCHIVE := $(OUTPUT)/connscope-image.oci.tar
+image:
+	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(IMAGE_PKGS)"
+	$(Q)$(MAKE) --no-print-directory $(IMAGE_ARCHIVE)
+
+$(IMAGE_ARCHIVE): $(OUTPUT)/connscope dist/container/Containerfile dist/container/mkimage.sh LICENSE
+	$(call msg,IMAGE,$@)
+	$(Q)dist/container/mkimage.sh $(OUTPUT)/connscope $@
 
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# shellcheck shell=bash
+# Real containers for the tests (source after lib.sh): Debian's podman
+# with no registry, as KERNEL-FACTS.md found it works on this machine kind:
+# runc and cgroupfs (crun refuses hybrid cgroups), a containers.conf whose
+# ulimits fit the machine's hard RLIMIT_NOFILE (20000; podman asks for
+# 1048576), no event log. Everything lives in a store of the test's own
+# (vfs: plain directories, no mounts to undo), removed at exit with every
+# container in it, and the cgroup directories podman made are removed.
+#
+# pm_setup DIR: the store in DIR; then `pm ARGS...` is podman on it.
+
+# What the agent needs in a container (docs/container.md says why each).
+PM_AGENT_CAPS=bpf,perfmon,sys_ptrace,dac_read_search,syslog,net_admin,setuid,setgid
+PM_AGENT_MOUNTS=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro -v /sys/fs/cgroup:/sys/fs/cgroup:ro)
+
+PM_ARGS=()
+_pm_cgroups_before=
+
+pm_setup() {
+	local dir=$1
+
+	mkdir -p "$dir" || return 1
+	cat >"$dir/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+[engine]
+events_logger = "none"
+CONF
+	export CONTAINERS_CONF=$dir/containers.conf
+	PM_ARGS=(--root "$dir/store" --runroot "$dir/run" --storage-driver vfs --tmpdir "$dir/tmp"
+		--runtime runc --cgroup-manager cgroupfs)
+	_pm_cgroups_before=$(ls -d /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent 2>/dev/null)
+	on_exit "_pm_teardown '$dir'"
+}
+
+pm() {
+	podman "${PM_ARGS[@]}" "$@"
+}
+
+_pm_teardown() {
+	local d
+
+	pm pod rm -af -t 2 >/dev/null 2>&1
+	pm rm -af -t 2 >/dev/null 2>&1
+	pm rmi -af >/dev/null 2>&1
+	rm -rf "$1"
+	# The parent cgroups podman made for its containers and their conmon
+	# (cgroupfs), if they were not there before and are empty now.
+	if [[ -z $_pm_cgroups_before ]]; then
+		for d in /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent; do
+			[[ -d $d ]] || continue
+			[[ -d $d/conmon ]] && rmdir "$d/conmon" 2>/dev/null
+			rmdir "$d" 2>/dev/null
+		done
+	fi
+	return 0
+}
