@@ -39,12 +39,20 @@ pm() {
 }
 
 _pm_teardown() {
-	local d
+	local d id pods
 
+	pods=$(pm pod ps -q --no-trunc 2>/dev/null)
 	pm pod rm -af -t 2 >/dev/null 2>&1
 	pm rm -af -t 2 >/dev/null 2>&1
 	pm rmi -af >/dev/null 2>&1
 	rm -rf "$1"
+	# A pod's own cgroup stays behind in the named systemd and the v2
+	# hierarchies (podman 4.3, cgroupfs, hybrid cgroups): empty by now.
+	for id in $pods; do
+		for d in /sys/fs/cgroup/*/libpod_parent/"$id" /sys/fs/cgroup/libpod_parent/"$id"; do
+			[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+		done
+	done
 	# The parent cgroups podman made for its containers and their conmon
 	# (cgroupfs), if they were not there before and are empty now.
 	if [[ -z $_pm_cgroups_before ]]; then
