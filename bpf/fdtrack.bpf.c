@@ -104,7 +104,7 @@ static __always_inline void count_error(long ret)
 
 	if (!count_errors || (ret != -EMFILE_ERR && ret != -ENFILE_ERR) || !is_target())
 		return;
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	tgid = agent_current_tgid();
 	c = bpf_map_lookup_elem(&fd_errors, &tgid);
 	if (!c) {
 		bpf_map_update_elem(&fd_errors, &tgid, &zero, BPF_NOEXIST);
@@ -174,7 +174,7 @@ static __always_inline void send_snapshot(struct pt_regs *regs, __u64 site, __u3
 
 static __always_inline int emit(void *ctx, __u8 type, __u8 how, int fd, int fd2, bool cloexec)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = agent_current_pid_tgid();
 	struct fd_event *e;
 
 	e = bpf_ringbuf_reserve(&fd_events, sizeof(*e), 0);

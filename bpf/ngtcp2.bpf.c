@@ -86,7 +86,7 @@ static __always_inline struct quic_lib_event *reserve(__u8 type, __u64 conn)
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
-	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->tgid = agent_current_tgid();
 	e->type = type;
 	e->conn = conn;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

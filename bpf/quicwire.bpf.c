@@ -208,7 +208,7 @@ static __always_inline struct quic_sk_owner *owner_of(struct bpf_sock *sk, __u8 
 		fresh = *seed;
 	} else if (dir == QW_DIR_EGRESS && skb_current) {
 		/* UDP sends run in the sending task. */
-		tgid = bpf_get_current_pid_tgid() >> 32;
+		tgid = agent_current_tgid();
 		if (!is_target(tgid))
 			return NULL;
 		fresh.tgid = tgid;
@@ -469,7 +469,7 @@ int qw_sock_create(struct bpf_sock *ctx)
 
 	if (ctx->protocol != IPPROTO_UDP || (ctx->family != AF_INET && ctx->family != AF_INET6))
 		return 1;
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	tgid = agent_current_tgid();
 	if (!is_target(tgid))
 		return 1;
 	o = bpf_sk_storage_get(&qw_owner, ctx, 0, BPF_SK_STORAGE_GET_F_CREATE);

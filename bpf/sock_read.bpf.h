@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "tcpstate.h"
+#include "agent.bpf.h"
 
 #ifndef AF_INET
 #define AF_INET 2
@@ -118,7 +119,7 @@ static __always_inline void owner_from_current(struct cs_owner *o, __u32 flags)
 	struct task_struct *leader = task->group_leader;	/* trusted: plain loads */
 	__u64 start = leader->start_boottime;
 
-	o->tgid = bpf_get_current_pid_tgid() >> 32;
+	o->tgid = agent_current_tgid();
 	o->flags = flags;
 	/* /proc/PID/stat field 22 is start_boottime in ticks: cut to those. */
 	o->start_ns = start - start % CS_TICK_NS;

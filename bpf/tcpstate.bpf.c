@@ -218,7 +218,7 @@ static __always_inline void owner_from_task(struct cs_owner *o, struct task_stru
 {
 	__u64 start = BPF_CORE_READ(task, group_leader, start_boottime);
 
-	o->tgid = BPF_CORE_READ(task, tgid);
+	o->tgid = agent_task_tgid(task);
 	o->flags = 0;
 	o->start_ns = start - start % CS_TICK_NS;
 	BPF_CORE_READ_STR_INTO(&o->comm, task, group_leader, comm);
@@ -234,6 +234,8 @@ static __always_inline void target_join(struct task_struct *task, const char *ne
 	__u8 one = 1;
 
 	owner_from_task(&o, task);
+	if (!o.tgid)
+		return;		/* outside the agent's pid namespace: unseen */
 	if (new_comm)
 		bpf_probe_read_kernel_str(o.comm, sizeof(o.comm), new_comm);
 	if (bpf_map_update_elem(&targets, &o.tgid, &one, BPF_NOEXIST))

@@ -12,7 +12,7 @@
 SEC("?tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = agent_task_tgid(parent), ctgid = agent_task_tgid(child);
 	__u8 one = 1;
 
 	if (ptgid == ctgid)
@@ -52,12 +52,13 @@ int BPF_PROG(handle_rename_btf, struct task_struct *task, const char *comm)
 SEC("?tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit_btf, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid;
 
 	/* do_exit() counts the thread out of signal->live first: 0 is the
 	 * last one (group_dead, which 6.1's tracepoint does not pass). */
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
+	tgid = agent_task_tgid(p);
 	if (!bpf_map_delete_elem(&targets, &tgid))
 		stat_inc(CS_STAT_TARGETS_GONE);
 	return 0;

@@ -114,7 +114,7 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 		e->tw = tw;
 		e->owner = track->owner;
 		e->tuple = track->tuple;
-		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+		e->cur_tgid = agent_current_tgid();
 		e->type = type;
 		e->oldstate = e->newstate = TCP_TIME_WAIT;
 		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));

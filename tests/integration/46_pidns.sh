@@ -34,6 +34,34 @@ inner() {
 	cs_stop
 	echo $? >"$out/rc"
 	fx_stop cli; fx_stop srv
+
+	# --comm: processes that start after the agent join it (exec), a
+	# server that forks workers (fork), each one's pid as seen here.
+	port=$("$FIXTURES/tcpfix" freeport)
+	cs_attach "$out/comm.json" "$out/comm.err" --comm tcpfix -i 0.5 -j ||
+		{ echo "attach --comm failed" >"$out/error"; return; }
+	fx_start wsrv server -p "$port" --workers 2 || { echo "workers did not start" >"$out/error"; return; }
+	fx_start wcli client -p "$port" || { echo "client did not start" >"$out/error"; return; }
+	echo "$FX_PID_wcli $FIX_LINE" >/dev/null
+	fx_cmd wcli "churn $M" >"$out/comm_churned"
+	wait_for "[ \"\$(fx_cmd wsrv stats | cut -d' ' -f1-7)\" = 'stats accepted $M closed $M open 0' ]" 30
+	fx_cmd wsrv stats >"$out/comm_stats"
+	echo "$FX_PID_wcli $FX_PID_wsrv" >"$out/comm_pids"
+	cs_stop
+	fx_stop wcli; fx_stop wsrv
+
+	# fdleak: fd events carry the namespace's pid and thread id.
+	fix_start leak "$FIXTURES/leakfix_fp"
+	fix_expect leak "ready *" 10 || { echo "leakfix did not start" >"$out/error"; return; }
+	read -r _ lpid line <<<"$FIX_LINE"
+	echo "$lpid $line" >"$out/leak_pid"
+	spawn_bg "$CONNSCOPE" fdleak -p "$lpid" -j -i 0.3 --leak-age 0 >"$out/leak.json" 2>"$out/leak.err"
+	wait_for "grep -q '^connscope: tracing' '$out/leak.err' || ! kill -0 $BG_PID 2>/dev/null" 30
+	fx_cmd leak "churn 50" >/dev/null
+	fx_cmd leak "leak 7" >"$out/leaked"
+	kill -INT "$BG_PID"; wait "$BG_PID"
+	echo $? >"$out/leak_rc"
+	fix_send leak exit
 }
 
 if [[ ${PIDNS_INNER:-} ]]; then
@@ -79,3 +107,35 @@ grep -q 'child pid namespace' "$TMP/child/p.err" ||
 grep -q 'child pid namespace' "$TMP/child/p.err" && ok child/said
 assert_eq "$(jqn '.run.pid_namespace.child' "$TMP/child/p.json")" true child/json_says_namespace
 assert_eq "$(jqn '.run.pid_namespace.child' "$TMP/host/p.json")" false host/json_says_namespace
+
+# check_more NAME DIR: the --comm and fdleak runs.
+check_more() {
+	local name=$1 d=$2 wcli wsrv lpid line J=$2/comm.json
+	read -r wcli wsrv <"$d/comm_pids"
+	# "stats accepted A closed C open O worker W1 A1 C1 W2 A2 C2"
+	read -r -a st <"$d/comm_stats"
+	assert_eq "$(cat "$d/comm_churned")" "churned $M" "$name/comm/churned"
+	assert_eq "$(jqn ".processes[] | select(.pid == $wcli) | .totals.connections_opened" "$J")" "$M" \
+		"$name/comm/client_opened"
+	assert_eq "$(jqn ".processes[] | select(.pid == ${st[8]}) | .totals.connections_accepted" "$J")" "${st[9]}" \
+		"$name/comm/worker1_accepted"
+	assert_eq "$(jqn ".processes[] | select(.pid == ${st[12]}) | .totals.connections_accepted" "$J")" "${st[13]}" \
+		"$name/comm/worker2_accepted"
+	assert_eq "$(jqn "[.processes[] | select(.pid == ${st[8]} or .pid == ${st[12]}) | .totals.connections_accepted] | add" "$J")" \
+		"$M" "$name/comm/workers_accepted_sum"
+	# From the child namespace a tcpfix outside it (another test's, on
+	# the host) is out of sight: every accept in the books is ours.
+	[[ $name == child ]] &&
+		assert_eq "$(jqn "[.processes[].totals.connections_accepted] | add" "$J")" "$M" \
+			"$name/comm/nothing_from_outside"
+	read -r lpid line <"$d/leak_pid"
+	J=$d/leak.json
+	assert_eq "$(cat "$d/leaked")" "leaked 7" "$name/fdleak/leaked"
+	assert_eq "$(cat "$d/leak_rc")" 0 "$name/fdleak/exit_status"
+	assert_eq "$(jqn ".processes[0].pid" "$J")" "$lpid" "$name/fdleak/pid_as_seen"
+	assert_eq "$(jqn ".processes[0].leak_sites[0] | [.func, .line, .old] | @tsv" "$J")" \
+		"$(printf 'leak_sockets\t%s\t7' "$line")" "$name/fdleak/leak_site"
+	assert_eq "$(jqn ".processes[0].events.created_by.socket" "$J")" 57 "$name/fdleak/socket_events"
+}
+check_more host "$TMP/host"
+check_more child "$TMP/child"

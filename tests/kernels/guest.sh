@@ -13,6 +13,23 @@ LIB_SCRIPT="95_kernels/$(uname -r)"
 TMP=$(lib_tmpdir)
 N=20
 
+# The agent in a child pid namespace (this script again, under unshare):
+# a churn there traced by -p with --children, so every unit loads with
+# its pid translation (bpf/agent.bpf.h) and the fork hooks, on this kernel.
+if [[ ${GUEST_PIDNS:-} ]]; then
+	port=$("$FIXTURES/tcpfix" freeport)
+	fx_start srv server -p "$port" && fx_start cli client -p "$port" &&
+		echo "$FX_PID_cli $FX_PID_srv" >"$GUEST_PIDNS/pids" &&
+		cs_attach "$GUEST_PIDNS/p.json" "$GUEST_PIDNS/p.err" -p "$FX_PID_cli,$FX_PID_srv" \
+			--children -i 0.5 -j && {
+		fx_cmd cli "churn $N" >"$GUEST_PIDNS/churned"
+		wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+		cs_stop
+		echo $? >"$GUEST_PIDNS/rc"
+	}
+	exit 0
+fi
+
 want_unavail=none
 for arg in $(cat /proc/cmdline); do
 	case $arg in connscope.unavailable=*) want_unavail=${arg#*=} ;; esac
@@ -130,4 +147,24 @@ if fix_expect lk "ready *" 10; then
 	fix_send lk exit
 else
 	fail fdleak/start "no ready line from leakfix_fp"
+fi
+
+# pidns: the agent in a child pid namespace, as in a container without
+# hostPID: the namespace's pids, exact counts.
+mkdir -p "$TMP/pidns"
+busybox unshare -p -f -m --mount-proc env GUEST_PIDNS="$TMP/pidns" /bin/bash "$0" >&2
+read -r ncpid nspid <"$TMP/pidns/pids" 2>/dev/null
+if [[ -s $TMP/pidns/rc ]]; then
+	J=$TMP/pidns/p.json
+	assert_eq "$(cat "$TMP/pidns/rc") $(cat "$TMP/pidns/churned")" "0 churned $N" pidns/ran
+	assert_eq "$(jqn .run.pid_namespace.child "$J")" true pidns/child_namespace
+	assert_eq "$(jqn ".processes[] | select(.pid == $ncpid) | .totals.connections_opened" "$J")" "$N" \
+		pidns/client_opened
+	assert_eq "$(jqn ".processes[] | select(.pid == $nspid) | .totals.connections_accepted" "$J")" "$N" \
+		pidns/server_accepted
+	assert_eq "$(jqn ".processes[] | select(.pid == $ncpid) | .totals.time_wait_entered" "$J")" "$N" \
+		pidns/client_time_wait_entered
+	assert_eq "$(grep 'is off for this run' "$TMP/pidns/p.err")" "" pidns/every_unit_on
+else
+	fail pidns/ran "$(tr '\n' ' ' <"$TMP/pidns/p.err" 2>/dev/null | tail -c 600)"
 fi

@@ -40,6 +40,7 @@
 #include "cgroup_watch.h"
 #include "attach_books.h"
 #include "interval_ndjson.h"
+#include "pidns.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -584,12 +585,15 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
 			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	pidns_note(stderr);
 	if (o->on_tracing)
 		o->on_tracing(o->on_tracing_ctx);
 	if (fs_on && !o->fd_sites)
 		fprintf(stderr, "  fds from /proc/PID/fd listings each interval (leak sites need "
 				"--fd-sites)\n");
 	run.hook = tracer.method;
+	run.pidns_child = pidns_agent()->child;
+	run.pidns_ino = pidns_agent()->ino;
 	run.tw_method = tracer.tw_method;
 	run.records = records_desc(&tracer);
 	run.features = kf_plan(NULL);

@@ -20,6 +20,7 @@
 #include "procfs.h"
 #include "runloop.h"
 #include "timeutil.h"
+#include "pidns.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -166,6 +167,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 		fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n",
 			o->npids, o->npids == 1 ? "" : "es");
 	}
+	pidns_note(stderr);
 	if (!o->json && o->header)
 		printf("%-8s %-7s %-12s %7s %7s %7s %8s\n", "TIME", "PID", "COMM", "FDS", "MADE",
 		       "CLOSED", "GROWTH/s");

@@ -361,6 +361,9 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	if (run->records)
 		fprintf(out, "records: %s\n", run->records);
 	format_cgroup_text(out, run->cgroup_path, &run->cgroup);
+	if (run->pidns_child)
+		fprintf(out, "pids: those of the agent's pid namespace (pid:[%u]); processes "
+			     "outside it cannot be seen from there\n", run->pidns_ino);
 	/* Connections nobody here counts: before the numbers they are missing
 	 * from. */
 	format_untraced_text(out, run->untraced, run->nuntraced);
@@ -486,6 +489,11 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_string(&j, run->comms[i]);
 	json_array_end(&j);
 	json_cgroup(&j, run->cgroup_path, &run->cgroup);
+	json_key(&j, "pid_namespace");
+	json_object_begin(&j);
+	json_kv_bool(&j, "child", run->pidns_child);
+	json_kv_uint(&j, "inode", run->pidns_ino);
+	json_object_end(&j);
 	json_kv_string(&j, "fd_mode", fd_mode(run));
 	json_kv_string(&j, "end_reason", run->end_reason);
 	json_unavailable(&j, run->features);

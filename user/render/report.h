@@ -43,6 +43,9 @@ struct run_info {
 	size_t ncomms;
 	const char *cgroup_path;	/* --cgroup, NULL: none */
 	struct cgroup_facts cgroup;	/* ... and what became of it during the run */
+	/* The pid namespace the pids are numbered in: the agent's /proc's. */
+	bool pidns_child;		/* not the host's: processes outside it unseen */
+	uint32_t pidns_ino;
 	uint64_t stats[CS_STAT_MAX];	/* BPF counters */
 	const char *end_reason;		/* "duration", "interrupted", "target exited" */
 	const struct limits_view *limits;	/* NULL: not observed */

@@ -12,6 +12,7 @@
 #include "fd_tracer.h"
 #include "kfeatures_probe.h"
 #include "fdtrack.skel.h"
+#include "pidns.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
 		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd)
@@ -29,6 +30,7 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 	if (!t->skel)
 		return -errno;
 	t->skel->rodata->filter_tgid = !all;
+	t->skel->rodata->agent_pidns_ino = pidns_bpf_ino();
 	/* A tracepoint this kernel lacks is left out before the load (it
 	 * would fail it), and named like one that failed to attach. */
 	bpf_object__for_each_program(prog, t->skel->obj) {

@@ -21,6 +21,7 @@
 #include "timeutil.h"
 #include "quicwire.skel.h"
 #include "ngtcp2.skel.h"
+#include "pidns.h"
 
 #define IPPROTO_QUIC_NUM 261
 
@@ -193,6 +194,7 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	if (!t->wire)
 		return -errno;
 	t->wire->rodata->filter_tgid = !all;
+	t->wire->rodata->agent_pidns_ino = pidns_bpf_ino();
 	t->wire->rodata->skb_current = kf_has(kf_plan(NULL), KF_HOOK_SKB_CURRENT);
 	if (targets_fd >= 0 && (err = bpf_map__reuse_fd(t->wire->maps.qw_targets, targets_fd)))
 		goto fail;
@@ -334,6 +336,7 @@ static int lib_load(struct quic_tracer *t)
 	if (!t->ng)
 		return -errno;
 	t->ng->rodata->filter_tgid = t->wire ? t->wire->rodata->filter_tgid : true;
+	t->ng->rodata->agent_pidns_ino = pidns_bpf_ino();
 	if (t->targets_fd >= 0 && (err = bpf_map__reuse_fd(t->ng->maps.ng_targets, t->targets_fd)))
 		goto fail;
 	err = ngtcp2_bpf__load(t->ng);

@@ -22,6 +22,7 @@
 #include "tcp_books.h"
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
+#include "pidns.h"
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 #define CAP_BPF_BIT 39
@@ -256,6 +257,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	}
 	skel->rodata->tw_handler_addr = tw_addr;
 	skel->rodata->filter_tgid = !o->all;
+	skel->rodata->agent_pidns_ino = pidns_bpf_ino();
 	skel->rodata->quic_kernel = o->quic_kernel;
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
