@@ -89,6 +89,21 @@ static __always_inline bool sk_is_orphan(const struct sock *sk, bool trusted)
 	return !SK_FIELD(trusted, sk, sk_socket) && (flags & (1UL << SOCK_DEAD));
 }
 
+/* A listener's child that accept() has not returned (yet): it waits in the
+ * accept queue. accept() grafts a struct socket on the child (sock_graft()
+ * in inet_accept()), and the application's close() takes it away again
+ * only with SOCK_DEAD set (sock_orphan()). A child that ends in the queue
+ * reaches CLOSE with neither: by a reset or a timeout (tcp_done() leaves it
+ * queued, not dead), or when its listener closes (inet_child_forget() runs
+ * ->disconnect(), hence CLOSE, before sock_orphan()). Meaningful on
+ * passive children only. */
+static __always_inline bool sk_unaccepted(const struct sock *sk, bool trusted)
+{
+	unsigned long flags = SK_FIELD(trusted, sk, __sk_common.skc_flags);
+
+	return !SK_FIELD(trusted, sk, sk_socket) && !(flags & (1UL << SOCK_DEAD));
+}
+
 /* The sock behind fd in the current task's file table, or NULL when fd is
  * not a socket. fdt->fd[] is indexed by a runtime value, hence probe reads. */
 static __always_inline struct sock *current_fd_sock(int fd)

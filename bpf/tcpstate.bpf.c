@@ -498,6 +498,10 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
 	    tw_handler_addr && !quic)
 		tw = tw_adopt(sk, &o, trusted, &flags);
+	/* Still the listener's: no traced accept() took it; the kernel says
+	 * whether any accept() did (an untraced one's took it out of owners). */
+	if (newstate == TCP_CLOSE && o.flags == CS_OWNER_LISTENER && sk_unaccepted(sk, trusted))
+		flags |= CS_F_NOT_ACCEPTED;
 	if (newstate == TCP_LISTEN) {
 		struct cs_listen_key k;
 

@@ -228,7 +228,12 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	 * or learn it from this record (CS_F_ACCEPTED too). */
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_END) & CS_TOLD_BIRTH)
 		st->sum |= CS_SUM_BORN;
-	if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
+	/* Accepted means accept() returned it: a child that ended in the
+	 * accept queue is counted apart. Before, every passive child was
+	 * counted accepted at its end. */
+	if ((st->sum & CS_SUM_PASSIVE) && sk_unaccepted(sk, true))
+		flags |= CS_F_NOT_ACCEPTED;
+	else if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
 	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
@@ -306,6 +311,11 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	if (!st || st->told || (st->sum & (CS_SUM_EST | CS_SUM_BORN)) != CS_SUM_EST)
 		return 0;
 	passive = st->sum & CS_SUM_PASSIVE;
+	/* Still in the accept queue: not the application's connection yet.
+	 * A later pass tells it once accept() returned it; if it ends in the
+	 * queue, its end record says so (CS_F_NOT_ACCEPTED). */
+	if (passive && sk_unaccepted(sk, true))
+		return 0;
 	e = ev_reserve(sk, NULL, CS_EV_STATE, passive ? TCP_SYN_RECV : TCP_SYN_SENT,
 		       TCP_ESTABLISHED, CS_F_SUMMARY | (passive && !accept_tp ? CS_F_ACCEPTED : 0),
 		       0, true);

@@ -42,6 +42,9 @@
 				 * times and sum (CS_SUM_*), not sent one by one */
 #define CS_F_ACCEPTED	0x10	/* count the passive connection as accepted here (no
 				 * accept() tracepoint in this mode) */
+#define CS_F_NOT_ACCEPTED 0x20	/* ->CLOSE of a listener's child that accept() never
+				 * returned: it ended in the accept queue (no struct
+				 * socket was ever grafted on it; see sk_unaccepted) */
 #define CS_F_TW_OVERFLOW 0x80	/* a clean FIN_WAIT2/CLOSING->CLOSE that made no
 				 * TIME_WAIT: no tw timer started and the namespace's
 				 * TIME_WAIT table is full (tcp_max_tw_buckets; the

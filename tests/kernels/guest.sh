@@ -36,15 +36,27 @@ for arg in $(cat /proc/cmdline); do
 done
 
 # attach: a client churns N connections to a server, the client closes
-# first, so it holds N TIME_WAIT; both sides traced.
+# first, so it holds N TIME_WAIT; both sides traced. Beside them, on a
+# port of its own, accepted means accept() returned it: a server stopped
+# (SIGSTOP) while N clients connect and reset finds only dead sockets in
+# its accept queue when it runs again, each never accepted, in either
+# record mode (6.1 per transition: the accept tracepoint sees accept()
+# hand them over; 6.12 socket storage: it does not).
 port=$("$FIXTURES/tcpfix" freeport)
 fx_start srv server -p "$port" || fail attach/start "server"
 fx_start cli client -p "$port" || fail attach/start "client"
-if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; then
+nport=$("$FIXTURES/tcpfix" freeport)
+fx_start nsrv server -p "$nport" || fail never/start "server"
+fx_start ncli client -p "$nport" || fail never/start "client"
+if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv,$FX_PID_nsrv" -i 0.5 -j; then
 	ok attach/loaded
 	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" attach/churned
 	wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
 	wait_for "[ \$(tw_on_port $port) -ge $N ]" 30
+	kill -STOP "$FX_PID_nsrv"
+	assert_eq "$(fx_cmd ncli "churn-reset $N")" "churned $N" never/churned
+	kill -CONT "$FX_PID_nsrv"
+	wait_for "[ \"\$(fx_cmd nsrv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
 	cs_stop
 	assert_eq "$?" 0 attach/exit_status
 	J=$TMP/a.json c=".processes[] | select(.pid == $FX_PID_cli)" s=".processes[] | select(.pid == $FX_PID_srv)"
@@ -56,6 +68,9 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	assert_eq "$(jqn "$s | .totals.connections_accepted" "$J")" "$N" attach/server_accepted
 	assert_eq "$(jqn "$s | .totals.connections_closed" "$J")" "$N" attach/server_closed
 	assert_eq "$(jqn "$s | .tcp.listen" "$J")" 1 attach/server_listen
+	n=".processes[] | select(.pid == $FX_PID_nsrv) | .totals"
+	assert_eq "$(jqn "$n | .connections_accepted" "$J")" 0 never/accepted
+	assert_eq "$(jqn "$n | .connections_never_accepted" "$J")" "$N" never/never_accepted
 	assert_eq "$(jqn .agent.events_lost "$J")" 0 attach/no_events_lost
 	assert_eq "$(jqn .agent.books_mismatch_last "$J")" 0 attach/books_agree_with_kernel
 	# 6.1 has the typed tracepoint and the tw timers: the best hooks load.
@@ -86,12 +101,12 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv" -i 0.5 -j; 
 	assert_eq "$(grep -c 'children is off' "$TMP/c.err")" 0 attach/children_not_off
 	# --comm loads the exec, rename and exit programs (targets_join/_exit).
 	"$CONNSCOPE" attach --comm tcpfix -d 0.3 -j >"$TMP/n.json" 2>"$TMP/n.err"
-	assert_eq "$? $(jqn '[.processes[] | select(.comm == "tcpfix")] | length' "$TMP/n.json")" "0 2" \
-		attach/comm_loads_and_finds_both
+	assert_eq "$? $(jqn '[.processes[] | select(.comm == "tcpfix")] | length' "$TMP/n.json")" "0 4" \
+		attach/comm_loads_and_finds_all
 else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi
-fx_stop cli; fx_stop srv
+fx_stop cli; fx_stop srv; fx_stop ncli; fx_stop nsrv
 
 # summary -j: the kernel's own numbers, read from /proc/net/sockstat here.
 # Another port: on loopback a new connection to the churn's port may take

@@ -200,6 +200,18 @@ static void backlog_calm(struct dr_facts *f, struct dr_proc *p, struct dr_endpoi
 	/* Overflows elsewhere in the namespace, this queue never near full. */
 	f->listeners = &calm_listener, f->nlisteners = 1, f->ns = &ns_ovf, f->nns = 1;
 }
+/* Handshakes that ended in the accept queue: a slow acceptor, even with
+ * no queue sample near full; a few among many accepts are not. */
+static void never_accepted(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	p->accepted = 500;
+	p->never_accepted = 40;
+}
+static void never_accepted_few(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	p->accepted = 5000;
+	p->never_accepted = 12;
+}
 static void orphans(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	p->orphan_peak = 70, p->orphan_now = 70, p->orphaned = 70;
@@ -271,6 +283,8 @@ static const struct rcase cases[] = {
 	{ "resets_sent", rst_sent, "resets", "critical", "resets_sent", 20 },
 	{ "backlog_full", backlog_full, "listen_backlog", "critical", "listen_overflows", 45 },
 	{ "backlog_calm_despite_ns_overflows", backlog_calm, NULL, NULL, NULL, 0 },
+	{ "never_accepted", never_accepted, "listen_backlog", "warning", "never_accepted", 40 },
+	{ "never_accepted_few", never_accepted_few, NULL, NULL, NULL, 0 },
 	{ "orphans", orphans, "orphans", "warning", "orphans_peak", 70 },
 	{ "orphans_passing_through", orphans_passing, NULL, NULL, NULL, 0 },
 	{ "agent_cost", cost, "agent_cost", "warning", "bpf_run_time_s", 0.3 },

@@ -173,6 +173,7 @@ struct dr_proc {
 	uint8_t software;	/* enum sw_kind: the fixes speak its words */
 	bool target;
 	uint64_t opened, accepted, closed, requests;
+	uint64_t never_accepted;	/* handshakes that ended in the accept queue */
 	uint64_t closed_active, closed_passive;
 	uint64_t tw_entered;
 	uint64_t tw_not_made;		/* clean closes with no TIME_WAIT: table full */
@@ -264,6 +265,11 @@ static inline bool dr_churn_costs(uint64_t opened, uint64_t requests, uint32_t l
 /* listen backlog: an accept queue seen at 80 % of its backlog; full
  * (>= backlog) with ListenOverflows rising in its namespace is critical. */
 #define DR_BACKLOG_SHARE	0.80
+/* ... or completed handshakes that ended in the accept queue before
+ * accept() took them (clients that gave up waiting): 10 and 1 % of the
+ * passive handshakes. */
+#define DR_NEVER_ACCEPTED_MIN	10
+#define DR_NEVER_ACCEPTED_SHARE	0.01
 /* orphans: 64 live orphans of one process, or 10 that stayed orphaned
  * longer than 8 s (peers that never close), or the host at 50 % of
  * net.ipv4.tcp_max_orphans (critical). */

@@ -569,12 +569,54 @@ static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *
 		dr_ev(x, "accept_queue_peak", l->queue_peak, "connections", DR_SRC_SOCKDIAG);
 		dr_ev(x, "backlog", l->backlog, "connections", DR_SRC_SOCKDIAG);
 		dr_ev(x, "samples_full", l->samples_full, "samples", DR_SRC_SOCKDIAG);
+		if (p && p->never_accepted)
+			dr_ev(x, "never_accepted", p->never_accepted, "connections", DR_SRC_BPF);
 		if (ns) {
 			dr_ev(x, "listen_overflows", ovf, "SYNs", DR_SRC_NETSTAT);
 			dr_ev(x, "listen_drops", drops, "SYNs", DR_SRC_NETSTAT);
 			dr_ev(x, "listen_overflows_peak_interval", ns->overflows_peak_interval,
 			      "SYNs", DR_SRC_NETSTAT);
 		}
+	}
+}
+
+/* A listener's clients that completed their handshake and ended (reset,
+ * timed out) in its accept queue before accept() took them: the symptom
+ * of a slow acceptor even when no queue sample caught it near full. One
+ * finding a process, unless rule_backlog already made one for it. */
+static void rule_never_accepted(const struct dr_facts *f, struct finding *out, size_t *n,
+				size_t max)
+{
+	size_t made = *n;
+
+	for (size_t i = 0; i < f->nprocs; i++) {
+		const struct dr_proc *p = &f->procs[i];
+		uint64_t passive = p->accepted + p->never_accepted;
+		struct finding *x;
+		bool said = false;
+
+		if (p->never_accepted < DR_NEVER_ACCEPTED_MIN ||
+		    p->never_accepted < DR_NEVER_ACCEPTED_SHARE * passive)
+			continue;
+		for (size_t k = 0; k < made; k++)
+			said |= out[k].pid == p->pid && !strcmp(out[k].rule, "listen_backlog");
+		if (said)
+			continue;
+		x = add(out, n, max, "listen_backlog", DR_WARNING, p, NULL);
+		if (!x)
+			return;
+		say(x->verdict, sizeof(x->verdict),
+		    "PID %d (%s) let %llu of %llu completed handshakes end in its accept queue "
+		    "before accept() took them (their clients reset or gave up waiting): it "
+		    "accepts too slowly", p->pid, p->comm, (unsigned long long)p->never_accepted,
+		    (unsigned long long)passive);
+		say(x->fix, sizeof(x->fix),
+		    "accept faster (more accepting threads or workers, e.g. nginx "
+		    "worker_processes; less work before accept()) and raise the backlog if the "
+		    "queue fills: listen(fd, N) / nginx listen ... backlog=N; clients that time "
+		    "out sooner than the server accepts see resets");
+		dr_ev(x, "never_accepted", p->never_accepted, "connections", DR_SRC_BPF);
+		dr_ev(x, "accepted", p->accepted, "connections", DR_SRC_BPF);
 	}
 }
 
@@ -692,6 +734,7 @@ size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max)
 	rule_fd_limit(f, out, &n, max);
 	rule_time_wait(f, out, &n, max);
 	rule_backlog(f, out, &n, max);
+	rule_never_accepted(f, out, &n, max);
 	rule_failures(f, out, &n, max);
 	rule_resets(f, out, &n, max);
 	rule_fd_leak(f, out, &n, max);

@@ -71,6 +71,7 @@ static void counters_add(struct proc_counters *s, const struct proc_counters *c)
 {
 	s->opened += c->opened;
 	s->accepted += c->accepted;
+	s->never_accepted += c->never_accepted;
 	s->closed += c->closed;
 	s->connect_failed += c->connect_failed;
 	s->resets += c->resets;

@@ -358,6 +358,11 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		p->total.closed++;
 		if (old == CS_TCP_SYN_SENT)
 			p->total.connect_failed++;
+		/* Its handshake completed (a child is made at the last ACK;
+		 * only a Fast Open child ends in SYN_RECV) and it ended in the
+		 * accept queue: a slow acceptor's or a full backlog's sign. */
+		if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV)
+			p->total.never_accepted++;
 		if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
 			p->total.resets++;
 		failbooks_close(p, c, old, e);
@@ -421,9 +426,13 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	struct conn *c;
 	bool is_new;
 
-	p->total.accepted++;
+	/* Already over: it ended in the accept queue, where its CLOSE was
+	 * charged to the listener and counted never accepted; accept() only
+	 * handed the application a dead socket (socket-storage mode cannot see
+	 * that accept, so both modes count it alike). */
 	if (e->newstate == CS_TCP_CLOSE)
-		return;		/* already over: its CLOSE was charged to the listener */
+		return;
+	p->total.accepted++;
 	c = conn_for(a, e, &is_new);
 	if (!c)
 		return;

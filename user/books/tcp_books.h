@@ -18,7 +18,9 @@
 /* Event counters of one process; all from the BPF events. */
 struct proc_counters {
 	uint64_t opened;	/* CLOSE->SYN_SENT: outgoing connections */
-	uint64_t accepted;	/* accept() returned a TCP socket */
+	uint64_t accepted;	/* accept() returned a TCP socket (still a connection) */
+	uint64_t never_accepted;/* handshake completed, ended in the accept queue
+				 * before accept() returned it (CS_F_NOT_ACCEPTED) */
 	uint64_t closed;	/* connections (not listeners) that reached CLOSE */
 	uint64_t connect_failed;/* SYN_SENT->CLOSE */
 	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE: resets received */

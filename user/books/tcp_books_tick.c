@@ -22,6 +22,7 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 {
 	d->opened = x->opened - y->opened;
 	d->accepted = sub0(x->accepted, y->accepted);
+	d->never_accepted = x->never_accepted - y->never_accepted;
 	d->closed = x->closed - y->closed;
 	d->connect_failed = x->connect_failed - y->connect_failed;
 	d->resets = x->resets - y->resets;

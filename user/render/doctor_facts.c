@@ -129,6 +129,7 @@ static void fill_proc(struct dr_proc *d, const struct proc_books *p, const struc
 	d->target = p->target;
 	d->opened = p->total.opened;
 	d->accepted = p->total.accepted;
+	d->never_accepted = p->total.never_accepted;
 	d->closed = p->total.closed;
 	d->requests = p->requests;
 	d->closed_active = p->total.closed_active;

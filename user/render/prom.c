@@ -245,6 +245,9 @@ static const struct {
 	  offsetof(struct proc_counters, closed) },
 	{ "connscope_process_connect_failed_total", "Connects that never established",
 	  offsetof(struct proc_counters, connect_failed) },
+	{ "connscope_process_connections_never_accepted_total", "Handshakes completed that "
+	  "ended in the accept queue before accept() returned them",
+	  offsetof(struct proc_counters, never_accepted) },
 	{ "connscope_process_resets_total", "Connections ended by a reset",
 	  offsetof(struct proc_counters, resets) },
 	{ "connscope_process_time_wait_entered_total", "Connections that entered TIME_WAIT",

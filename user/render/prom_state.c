@@ -388,8 +388,8 @@ static void view_quic(struct prom_quic *q, const struct quic_run *run, pid_t pid
  * counts the lines). */
 static size_t view_series(const struct prom_view *v)
 {
-	/* 10 connection counters, requests_total, tcp_orphans */
-	size_t n = 12 + TCP_STATE_ORDER_LEN + 3 * PROM_HIST_SERIES + 2 * (v->neps + v->ep_other);
+	/* 11 connection counters, requests_total, tcp_orphans */
+	size_t n = 13 + TCP_STATE_ORDER_LEN + 3 * PROM_HIST_SERIES + 2 * (v->neps + v->ep_other);
 
 	if (v->fd.valid)
 		n += 1 + (v->fd.max != UINT64_MAX) + FDT_MAX + v->fd.has_suspects;

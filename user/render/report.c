@@ -199,6 +199,10 @@ static void text_conns(FILE *out, const struct proc_counters *t, const struct ru
 		fprintf(out, "  %-13s connect failed %llu, resets received %llu, sent %llu\n",
 			"failures", (unsigned long long)t->connect_failed,
 			(unsigned long long)t->resets, (unsigned long long)t->resets_sent);
+	if (t->never_accepted)
+		fprintf(out, "  %-13s %llu handshakes completed, ended in the accept queue "
+			     "before accept()\n", "never accepted",
+			(unsigned long long)t->never_accepted);
 }
 
 static void text_tw(FILE *out, const struct proc_counters *t, uint64_t live,
@@ -422,6 +426,8 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 {
 	json_kv_uint(j, "connections_opened", c->opened);
 	json_kv_uint(j, "connections_accepted", c->accepted);
+	/* Handshakes completed that ended in the accept queue: not accepted. */
+	json_kv_uint(j, "connections_never_accepted", c->never_accepted);
 	json_kv_uint(j, "connections_closed", c->closed);
 	json_kv_uint(j, "connect_failed", c->connect_failed);
 	json_kv_uint(j, "resets", c->resets);	/* received */

@@ -327,6 +327,7 @@ static void group_rows(FILE *out, const struct proc_group *g, const struct run_i
 		folded.exited += g->members[i]->exited;
 		folded.total.opened += g->members[i]->total.opened;
 		folded.total.accepted += g->members[i]->total.accepted;
+		folded.total.never_accepted += g->members[i]->total.never_accepted;
 		folded.total.closed += g->members[i]->total.closed;
 		folded.total.tw_entered += g->members[i]->total.tw_entered;
 		folded.total.tw_expired += g->members[i]->total.tw_expired;
@@ -482,6 +483,9 @@ static void facts(FILE *out, const struct proc_books *p, const struct run_info *
 		fprintf(out, "<dt>failures</dt><dd>connect failed %llu, resets received %llu, "
 			     "sent %llu</dd>\n", ULL(t->connect_failed), ULL(t->resets),
 			ULL(t->resets_sent));
+	if (t->never_accepted)
+		fprintf(out, "<dt>never accepted</dt><dd>%llu handshakes completed, ended in the "
+			     "accept queue before accept()</dd>\n", ULL(t->never_accepted));
 	fprintf(out, "<dt>TIME_WAIT</dt><dd>entered %llu (%.1f/s), live %u, expired %llu, "
 		     "ended early %llu", ULL(t->tw_entered), per_s(t->tw_entered, run),
 		p->truth.state[CS_TCP_TIME_WAIT], ULL(t->tw_expired), ULL(t->tw_killed));
