@@ -48,6 +48,10 @@ TEST_PKGS  += apache2
 # with runc (crun refuses this machine's hybrid cgroups).
 IMAGE_PKGS := podman
 TEST_PKGS  += $(IMAGE_PKGS) runc
+# The DaemonSet's pod run by podman kube play (its infra container is
+# catatonit's), made from the manifest with python3-yaml (89_daemonset); the
+# schema check's npm packages run on the machine's Node.js and npm.
+TEST_PKGS  += catatonit python3-yaml
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).

@@ -122,6 +122,9 @@ scrape_configs:
   - job_name: connscope
     static_configs:
       - targets: ['127.0.0.1:$eport']
+        # As the fleet's relabelling adds it (deploy/kubernetes/prometheus.yml).
+        labels:
+          node: test-node
 YML
 	spawn_bg prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
 		--web.listen-address="127.0.0.1:$pport" >"$TMP/prom/log" 2>&1
@@ -136,6 +139,14 @@ YML
 	fi
 else
 	fail prometheus "prometheus missing (Debian: prometheus)"
+fi
+
+# The node variable's query, as Grafana runs it ("All" jobs and instances):
+# the node the target was given.
+if [[ -n $pport ]]; then
+	assert_eq "$(http_get "$pport" "/api/v1/label/node/values?match%5B%5D=$(jq -rn \
+		'"connscope_process_tcp_sockets{job=~\".*\",instance=~\".*\"}" | @uri')" |
+		jq -r '.data | join(" ")')" test-node prometheus/node_variable_values
 fi
 
 # ---- the dashboards ----
@@ -168,18 +179,31 @@ check_dashboard() {
 		and .pluginId == "prometheus")] | length' "$f")" 1 "$d/input_DS_PROMETHEUS"
 	assert_eq "$(jq '[.templating.list[]? | select(.name == "datasource" and .type == "datasource"
 		and .query == "prometheus")] | length' "$f")" 1 "$d/variable_datasource"
-	# A fleet's nodes do not mix: job and instance (the target labels
-	# Prometheus adds) are variables, and every selector filters on both.
+	# A fleet's nodes and containers do not mix: job and instance (the
+	# target labels Prometheus adds), node (added by the fleet's
+	# relabelling, deploy/kubernetes/prometheus.yml), container and pod
+	# (connscope's container and pod_uid labels of a process in a
+	# container) are variables, multi-value with an "All" of .* (which a
+	# series without the label matches too), and every selector filters on
+	# all five.
 	assert_eq "$(jq '[.templating.list[]? | select(.type == "query" and .multi == true
 		and .includeAll == true and .allValue == ".*"
 		and ((.name == "job" and .definition == "label_values(connscope_process_tcp_sockets, job)")
 		or (.name == "instance" and .definition ==
-		"label_values(connscope_process_tcp_sockets{job=~\"$job\"}, instance)")))] | length' "$f")" \
-		2 "$d/variables_job_instance"
+		"label_values(connscope_process_tcp_sockets{job=~\"$job\"}, instance)")
+		or (.name == "node" and .definition ==
+		"label_values(connscope_process_tcp_sockets{job=~\"$job\",instance=~\"$instance\"}, node)")
+		or (.name == "container" and .definition ==
+		"label_values(connscope_process_tcp_sockets{job=~\"$job\",instance=~\"$instance\",node=~\"$node\"}, container)")
+		or (.name == "pod" and .definition ==
+		"label_values(connscope_process_tcp_sockets{job=~\"$job\",instance=~\"$instance\",node=~\"$node\"}, pod_uid)")
+		))] | length' "$f")" 5 "$d/variables_job_instance_node_container_pod"
+	# Every selector: {...} after a metric name, and bare ones ({__name__=~...}).
 	out=$(jq -r "$JQ_PANELS"'panels[] | .targets[]? | .expr // empty' "$f" |
-		grep -oE 'connscope_[A-Za-z0-9_]+(\{[^}]*\})?' |
-		grep -vE 'job=~"\$job",instance=~"\$instance"' | sort -u | head -3 | tr '\n' ' ')
-	assert_eq "$out" "" "$d/every_selector_on_job_and_instance"
+		grep -oE '(connscope_[A-Za-z0-9_]+)?\{[^}]*\}|connscope_[A-Za-z0-9_]+' |
+		grep -vF 'job=~"$job",instance=~"$instance",node=~"$node",container=~"$container",pod_uid=~"$pod"' |
+		sort -u | head -3 | tr '\n' ' ')
+	assert_eq "$out" "" "$d/every_selector_on_job_instance_node_container_pod"
 	for v in pid comm; do
 		assert_eq "$(jq --arg v "$v" '[.templating.list[]? | select(.name == $v and .type == "query"
 			and .multi == true and .includeAll == true
@@ -237,7 +261,7 @@ check_dashboard() {
 		}
 		if (rest != "")
 			print name " UNPARSED:" rest
-	}' | grep -vE '^[^ ]+ (job|instance)$' | not_in "$TMP/labels")
+	}' | grep -vE '^[^ ]+ (job|instance|node|container|pod_uid)$' | not_in "$TMP/labels")
 	assert_eq "$out" "" "$d/selector_labels_exist"
 
 	# by (...) / without (...) and {{label}} in legends: labels connscope
@@ -251,10 +275,12 @@ check_dashboard() {
 	assert_eq "$(not_in "$TMP/label_names" <"$TMP/$d.grouping")" "" "$d/grouping_labels_exist"
 
 	# The panel queries with the variables as Grafana fills them in
-	# ($pid, $comm, $job, $instance "All" is .*), one JSON string a line.
+	# ($pid, $comm, $job, $instance, $container, $pod "All" is .*; $node
+	# the one node of the Prometheus below), one JSON string a line.
 	jq -r "$JQ_PANELS"'panels[] | .targets[]? | .expr // empty
 		| gsub("\\$__rate_interval"; "5s") | gsub("\\$__range"; "1m")
-		| gsub("\\$__interval"; "1s") | gsub("\\$\\{?(pid|comm|job|instance)\\}?"; ".*") | @json' \
+		| gsub("\\$__interval"; "1s") | gsub("\\$\\{?node\\}?"; "test-node")
+		| gsub("\\$\\{?(pid|comm|job|instance|container|pod)\\}?"; ".*") | @json' \
 		"$f" >"$TMP/$d.queries"
 
 	# PromQL that parses: every query as a recording rule.

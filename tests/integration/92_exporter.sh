@@ -129,7 +129,8 @@ YML
 	up=$(http_get "$pport" "/api/v1/query?query=up" | jq -r '.data.result[0].value[1]')
 	assert_eq "$up" 1 prometheus/target_up
 	# Every PromQL expression of every dashboard, with its variables set to
-	# this workload (job and instance: the scrape's own target labels),
+	# this workload (job and instance: the scrape's own target labels; node,
+	# container and pod "All": no relabelling here, no container),
 	# returns at least one series. More churn while
 	# Prometheus scrapes, so that rates are not 0; rate windows of 1m.
 	assert_eq "$(fx_cmd cli "churn 20")" "churned 20" churned_while_scraped
@@ -146,7 +147,8 @@ YML
 				sed -e "s/\\\$__rate_interval/1m/g; s/\\\$__interval/1m/g; s/\\\$__range/1m/g" \
 				    -e "s/\\\${pid[^}]*}/$pid/g; s/\\\$pid/$pid/g" \
 				    -e "s/\\\${comm[^}]*}/$comm/g; s/\\\$comm/$comm/g" \
-				    -e "s/\\\$job/connscope/g; s/\\\$instance/127.0.0.1:$eport/g" <<<"$e"
+				    -e "s/\\\$job/connscope/g; s/\\\$instance/127.0.0.1:$eport/g" \
+				    -e "s/\\\$node/.*/g; s/\\\$container/.*/g; s/\\\$pod/.*/g" <<<"$e"
 			done
 	}
 	series_of() {
