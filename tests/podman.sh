@@ -38,21 +38,39 @@ pm() {
 	podman "${PM_ARGS[@]}" "$@"
 }
 
-_pm_teardown() {
-	local d id pods
+# pm_track_pods: remember the pods there are now, so that their cgroups
+# are removed at exit even if the test took the pods down itself.
+_pm_pods=
+pm_track_pods() {
+	_pm_pods+=" $(pm pod ps -q --no-trunc 2>/dev/null | tr '\n' ' ')"
+}
 
-	pods=$(pm pod ps -q --no-trunc 2>/dev/null)
+# pm_pod_cgroups_remove ID...: a pod's own cgroup stays behind in the named
+# systemd and the v2 hierarchies once the pod is gone (podman 4.3, cgroupfs,
+# hybrid cgroups): removed here (rmdir: only if empty of processes). Prints
+# those still there.
+pm_pod_cgroups_remove() {
+	local id d
+
+	for id in "$@"; do
+		for d in /sys/fs/cgroup/*/libpod_parent/"$id" /sys/fs/cgroup/libpod_parent/"$id"; do
+			[[ -d $d ]] || continue
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+			[[ -d $d ]] && echo "$d"
+		done
+	done
+	return 0
+}
+
+_pm_teardown() {
+	local d pods
+
+	pods="$_pm_pods $(pm pod ps -q --no-trunc 2>/dev/null)"
 	pm pod rm -af -t 2 >/dev/null 2>&1
 	pm rm -af -t 2 >/dev/null 2>&1
 	pm rmi -af >/dev/null 2>&1
 	rm -rf "$1"
-	# A pod's own cgroup stays behind in the named systemd and the v2
-	# hierarchies (podman 4.3, cgroupfs, hybrid cgroups): empty by now.
-	for id in $pods; do
-		for d in /sys/fs/cgroup/*/libpod_parent/"$id" /sys/fs/cgroup/libpod_parent/"$id"; do
-			[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
-		done
-	done
+	pm_pod_cgroups_remove $pods
 	# The parent cgroups podman made for its containers and their conmon
 	# (cgroupfs), if they were not there before and are empty now.
 	if [[ -z $_pm_cgroups_before ]]; then

@@ -96,6 +96,7 @@ python3 -c 'import sys, yaml; sys.exit(0 if yaml.safe_load(open(sys.argv[1]))["s
 sed 's/^\[containers\]$/[containers]\npidns = "host"/' "$CONTAINERS_CONF" >"$TMP/podman/hostpid.conf"
 (cd "$TMP" && CONTAINERS_CONF=$TMP/podman/hostpid.conf pm kube play "$TMP/pod.yaml") >"$TMP/play.out" 2>&1 ||
 	{ fail kube_play "$(head -c 400 "$TMP/play.out")"; exit 1; }
+pm_track_pods
 on_exit "pm kube down '$TMP/pod.yaml' >/dev/null 2>&1"
 CTR=connscope-node-connscope
 if wait_for "pm logs $CTR 2>&1 | grep -q 'exporter serving http://0.0.0.0:$EP/metrics'" 30; then
@@ -206,4 +207,5 @@ assert_eq "$(http_get "$pport" /api/v1/targets | jq -r '[.data.activeTargets[] |
 # ---- clean up ----
 pm kube down "$TMP/pod.yaml" >/dev/null 2>&1
 assert_eq "$(pm ps -aq --filter "name=$CTR" | wc -l)" 0 cleanup/pod_gone
+assert_eq "$(pm_pod_cgroups_remove $_pm_pods)" "" cleanup/no_pod_cgroup
 exit 0
