@@ -242,7 +242,7 @@ unit: $(UNIT_BINS)
 
 # The container image (dist/container/: FROM scratch with the binary and
 # the libraries it loads, staged from this machine; no registry), written
-# as an OCI archive; `podman load -i` it. docs/container.md says how to run it.
+# as an OCI archive; `podman load -i` it. docs/image.md says how to run it.
 IMAGE_ARCHIVE := $(OUTPUT)/connscope-image.oci.tar
 image:
 	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(IMAGE_PKGS)"

@@ -10,7 +10,7 @@
 #
 # pm_setup DIR: the store in DIR; then `pm ARGS...` is podman on it.
 
-# What the agent needs in a container (docs/container.md says why each).
+# What the agent needs in a container (docs/image.md says why each).
 PM_AGENT_CAPS=bpf,perfmon,sys_ptrace,dac_read_search,syslog,net_admin,setuid,setgid
 PM_AGENT_MOUNTS=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro -v /sys/fs/cgroup:/sys/fs/cgroup:ro)
 

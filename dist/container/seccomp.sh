@@ -8,7 +8,7 @@
 # without this an agent given just CAP_BPF and CAP_PERFMON gets EPERM from
 # bpf() at its first map. Every other rule is kept as it is:
 #	podman run --security-opt seccomp=connscope-seccomp.json ...
-# (docs/container.md). Needs jq.
+# (docs/image.md). Needs jq.
 set -euo pipefail
 src=${1:-/usr/share/containers/seccomp.json}
 [[ -r $src ]] || { echo "seccomp.sh: $src: cannot read the default profile (give its path)" >&2; exit 1; }

@@ -3,7 +3,7 @@
 # The container image (make image, dist/container/): built from the tree
 # with podman and no registry, its labels and default command; then run for
 # real as the agent of the host (--pid=host --network host, as the
-# DaemonSet's hostPID and hostNetwork) with the privileges docs/container.md
+# DaemonSet's hostPID and hostNetwork) with the privileges docs/image.md
 # lists. Its exporter, on 0.0.0.0 as the default command has it, is scraped
 # from the host, and from a network namespace of the test's across a veth
 # pair (another machine's view). A churn between two fixtures on the
@@ -75,7 +75,7 @@ fx_start srv server -p "$port" && fx_start cli client -p "$port" || fail fixture
 H=10
 
 NAME=csimg-agent-$$
-# The privileges of docs/container.md, nothing more: no --privileged, the
+# The privileges of docs/image.md, nothing more: no --privileged, the
 # runtime's seccomp filter kept (plus bpf and perf_event_open). The default
 # command (checked above) with every process's series (on a shared
 # machine the fixtures need not be among the 20 busiest) and a free port.

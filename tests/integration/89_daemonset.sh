@@ -64,7 +64,10 @@ pm load -q -i "$REPO_ROOT/.output/connscope-image.oci.tar" >/dev/null || { fail 
 # - no `ports:` (podman 4.3: "PortMappings can only be used with Bridge or
 #   slirp4netns networking"; under hostNetwork a kubelet needs none either);
 # - securityContext.seccompProfile as podman reads it: the annotation
-#   seccomp.security.alpha.kubernetes.io/pod.
+#   seccomp.security.alpha.kubernetes.io/pod;
+# - --top-processes 4096 added: series for every process, as the first 20
+#   to show activity may be others on a shared machine (each scrape's curl
+#   is one).
 EP=$(free_port)
 python3 - "$DEPLOY/daemonset.yaml" "$TMP/pod.yaml" "$EP" "$IMG" <<'PY' || { fail pod_from_template "transform failed"; exit 1; }
 import sys, yaml
@@ -77,6 +80,7 @@ meta = {"name": "connscope-node", "namespace": ds["metadata"]["namespace"],
 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": t["spec"]}
 for c in pod["spec"]["containers"]:
     c["image"] = image
+    c["args"] += ["--top-processes", "4096"]
     c.pop("ports", None)
     sp = c.get("securityContext", {}).pop("seccompProfile", None)
     if sp:
