@@ -139,6 +139,31 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 	return st;
 }
 
+/* A listener's storage cloned into a child the kernel made before our
+ * programs attached: user space put the storage on a listener held at the
+ * start (pidfd_getfd(), between load and attach), children cloned it
+ * meanwhile, and their LISTEN->SYN_RECV ran unseen. Such a storage is
+ * still the listener's (st->sk is not this socket; a listener's own is
+ * excluded by the caller): made the child's own here, a passive child
+ * first seen now (its handshake's times unknown), like one made after
+ * attach. Before, it kept the listener's owner with no CS_SUM_PASSIVE,
+ * and its end was counted as a connection the server opened, towards an
+ * endpoint named after the client's port (a server attached mid-load: 2
+ * of 6 runs). */
+static __always_inline void sk_child_adopt(const struct sock *sk, struct cs_sk *st, int state,
+					   __u64 now)
+{
+	if (st->sk == (__u64)sk)
+		return;
+	st->owner.flags = CS_OWNER_LISTENER;
+	st->sk = (__u64)sk;
+	st->syn_ns = st->fin_ns = st->orphan_ns = 0;
+	st->est_ns = state == TCP_SYN_RECV ? 0 : now;
+	__builtin_memset(&st->io, 0, sizeof(st->io));
+	st->sum = CS_SUM_PASSIVE | CS_SUM_PROVISIONAL | (state == TCP_SYN_RECV ? 0 : CS_SUM_EST);
+	st->told = 0;
+}
+
 static __always_inline void sk_state_reset(struct cs_sk *st, const struct sock *sk, __u8 sum,
 					   __u64 now)
 {
@@ -175,6 +200,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		flags |= CS_F_NEW_OWNER;
 	}
 	now = bpf_ktime_get_ns();
+	if (oldstate != TCP_LISTEN && newstate != TCP_LISTEN && oldstate != TCP_CLOSE)
+		sk_child_adopt(sk, st, oldstate, now);
 	if (oldstate == TCP_CLOSE && (newstate == TCP_SYN_SENT || newstate == TCP_LISTEN)) {
 		/* Born again (a connect() after a failed one reuses the socket):
 		 * in this task, whose process holds it now. */
@@ -261,6 +288,8 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 		if (!st)
 			return 0;
 		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0);
+	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
+		sk_child_adopt(sk, st, sk->__sk_common.skc_state, bpf_ktime_get_ns());
 	}
 	if ((st->sum & CS_SUM_PROVISIONAL) && !owner_settle(sk, st))
 		return 0;

@@ -25,7 +25,7 @@ void reuse_listen(struct proc_books *p, uint16_t port)
 		p->listen_ports[p->nlisten++] = port;
 }
 
-static bool listens_on(const struct proc_books *p, uint16_t port)
+bool reuse_listens_on(const struct proc_books *p, uint16_t port)
 {
 	for (int i = 0; i < p->nlisten; i++)
 		if (p->listen_ports[i] == port)
@@ -35,7 +35,7 @@ static bool listens_on(const struct proc_books *p, uint16_t port)
 
 void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct endpoint_key *k)
 {
-	bool passive = c->passive || listens_on(p, c->tuple.sport);
+	bool passive = c->passive || reuse_listens_on(p, c->tuple.sport);
 
 	memset(k, 0, sizeof(*k));
 	k->family = c->tuple.family;

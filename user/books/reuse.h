@@ -27,6 +27,8 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns);
 /* A LISTEN socket of p. */
 void reuse_listen(struct proc_books *p, uint16_t port);
+/* Whether p listens on port (a connection there is one it accepted). */
+bool reuse_listens_on(const struct proc_books *p, uint16_t port);
 
 /* The endpoint a connection counts under. */
 void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct endpoint_key *k);

@@ -393,7 +393,10 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 				tw->pid = p->pid;
 				tw->entered_ns = e->ts_ns;
 				tw->tw = e->tw;
-				endpoint_of(&tw->ep, &e->tuple, c->passive);
+				/* A connection held at the start is not
+				 * known passive: its port says it. */
+				endpoint_of(&tw->ep, &e->tuple,
+					    c->passive || reuse_listens_on(p, e->tuple.sport));
 				es = hmap_upsert(&p->endpoints, &tw->ep, NULL);
 				if (es)
 					es->tw_entered++;
