@@ -23,6 +23,10 @@
 /* Set by user space between open and load. */
 const volatile bool filter_tgid = true;		/* false: every process */
 const volatile __u64 tw_handler_addr = 0;	/* tw_timer_handler, from /proc/kallsyms */
+/* TIME_WAIT sockets followed in the kernel (tw_owners): by the timer
+ * tracepoints (tw_handler_addr) or by fentry on the TIME_WAIT functions.
+ * Off: the CLOSE record begins a TIME_WAIT, the census ends it. */
+const volatile bool tw_follow = false;
 /* In-kernel QUIC (the out-of-tree IPPROTO_QUIC module) changes its
  * sockets' states through the same tracepoint, with TCP's numbering; set
  * when user space found the module. */
@@ -379,6 +383,18 @@ static __always_inline __u64 tw_adopt(const struct sock *sk, const struct cs_own
 	return 0;
 }
 
+/* Census mode (no TIME_WAIT hook): a clean close into TIME_WAIT needs
+ * nothing here but this. inet_twsk_alloc refuses once the namespace holds
+ * tcp_max_tw_buckets, and a made one can fill the table to exactly that,
+ * so a full table read after the alloc cannot tell which happened: the
+ * record says so and the next dumps decide (tw_table_full is loose by one
+ * the same way, which only leaves more to them). */
+static __always_inline void tw_census_flags(const struct sock *sk, bool trusted, __u8 *flags)
+{
+	if (!SK_FIELD(trusted, sk, sk_err) && tw_table_full(sk))
+		*flags |= CS_F_TW_MAYBE;
+}
+
 static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
 {
 	if (bpf_map_update_elem(&owners, &key, o, BPF_ANY))
@@ -496,8 +512,12 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 	}
 
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
-	    tw_handler_addr && !quic)
-		tw = tw_adopt(sk, &o, trusted, &flags);
+	    !quic) {
+		if (tw_follow)
+			tw = tw_adopt(sk, &o, trusted, &flags);
+		else
+			tw_census_flags(sk, trusted, &flags);
+	}
 	/* Still the listener's: no traced accept() took it; the kernel says
 	 * whether any accept() did (an untraced one's took it out of owners). */
 	if (newstate == TCP_CLOSE && o.flags == CS_OWNER_LISTENER && sk_unaccepted(sk, trusted))

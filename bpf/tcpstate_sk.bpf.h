@@ -249,8 +249,12 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		sk_read_tuple(sk, &t, true);
 		listen_key_drop(&t, st->owner.tgid);
 	}
-	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && tw_handler_addr && !quic)
-		tw = tw_adopt(sk, &st->owner, true, &flags);
+	if ((oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) && !quic) {
+		if (tw_follow)
+			tw = tw_adopt(sk, &st->owner, true, &flags);
+		else
+			tw_census_flags(sk, true, &flags);
+	}
 	/* Whether the books heard of its birth (a seed, or the birth pass),
 	 * or learn it from this record (CS_F_ACCEPTED too). */
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_END) & CS_TOLD_BIRTH)

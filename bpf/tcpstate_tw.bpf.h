@@ -152,4 +152,105 @@ int BPF_PROG(handle_timer_expire_btf, struct timer_list *timer, unsigned long ba
 	return tw_timer_event(timer, CS_EV_TW_EXPIRE);
 }
 
+/* The TIME_WAIT functions themselves, where the kernel allows fentry
+ * (Debian's 6.1 and 6.12; not a kernel that refuses fentry, as 6.18 here
+ * does): each runs once per TIME_WAIT event, not for every timer of the
+ * host. The begin hands over the tw socket before the full one's
+ * FIN_WAIT2/CLOSING->CLOSE, on the same CPU, as timer_start did. */
+static __always_inline int tw_began(struct inet_timewait_sock *tw)
+{
+	struct tw_started *last;
+	struct tw_track *track;
+	struct cs_tuple t;
+	__u32 zero = 0;
+
+	tw_read_tuple(&tw->__tw_common, &t);
+	/* A freed tw's memory holding another connection: not its owner. */
+	track = bpf_map_lookup_elem(&tw_owners, &(__u64){ (__u64)tw });
+	if (track && !tuple_eq(&track->tuple, &t))
+		bpf_map_delete_elem(&tw_owners, &(__u64){ (__u64)tw });
+	last = bpf_map_lookup_elem(&tw_last, &zero);
+	if (last) {
+		last->tw = (__u64)tw;
+		last->tuple = t;
+	}
+	return 0;
+}
+
+/* Up to 6.7: inet_twsk_hashdance(tw, sk, hashinfo), after the timer is
+ * scheduled (inet_twsk_schedule). */
+SEC("?fentry/inet_twsk_hashdance")
+int BPF_PROG(handle_tw_begin_fentry, struct inet_timewait_sock *tw)
+{
+	return tw_began(tw);
+}
+
+/* Later kernels (6.12 and 6.18 have it, 6.1 not): the hash and the timer
+ * in one, inet_twsk_hashdance_schedule(tw, sk, hashinfo, timeo). The user
+ * side loads whichever this kernel's BTF names. */
+SEC("?fentry/inet_twsk_hashdance_schedule")
+int BPF_PROG(handle_tw_begin_sched_fentry, struct inet_timewait_sock *tw)
+{
+	return tw_began(tw);
+}
+
+/* The tw socket whose timer is running on this CPU: tw_timer_handler
+ * calls inet_twsk_kill at once, and every other inet_twsk_kill is an
+ * early end (inet_twsk_deschedule_put: a takeover, an RST, ss -K, a
+ * namespace's purge). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tw_expiring SEC(".maps");
+
+SEC("?fentry/tw_timer_handler")
+int BPF_PROG(handle_tw_expire_fentry, struct timer_list *timer)
+{
+	__u32 zero = 0;
+	__u64 *tw = bpf_map_lookup_elem(&tw_expiring, &zero);
+
+	if (tw)
+		*tw = tw_of_timer(timer);
+	return 0;
+}
+
+SEC("?fentry/inet_twsk_kill")
+int BPF_PROG(handle_tw_kill_fentry, struct inet_timewait_sock *tw)
+{
+	__u64 key = (__u64)tw, *expiring;
+	struct tw_track *track;
+	struct cs_event *e;
+	__u32 zero = 0;
+	__u8 type = CS_EV_TW_KILL;
+
+	expiring = bpf_map_lookup_elem(&tw_expiring, &zero);
+	if (expiring && *expiring == key) {
+		*expiring = 0;
+		type = CS_EV_TW_EXPIRE;
+	}
+	track = bpf_map_lookup_elem(&tw_owners, &key);
+	if (!track)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+	} else {
+		__builtin_memset(e, 0, sizeof(*e));
+		e->ts_ns = bpf_ktime_get_ns();
+		e->sk = key;
+		e->tw = key;
+		e->owner = track->owner;
+		e->tuple = track->tuple;
+		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
+		e->type = type;
+		e->oldstate = e->newstate = TCP_TIME_WAIT;
+		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+		stat_inc(CS_STAT_EVENTS);
+	}
+	bpf_map_delete_elem(&tw_owners, &key);
+	return 0;
+}
+
 #endif

@@ -22,6 +22,8 @@
 #define CS_EV_TW_EXPIRE	4	/* ... and ran: the TIME_WAIT socket expired after its 60 s */
 #define CS_EV_ADOPT	5	/* a seeded socket met at its first send/recv: now known by sk */
 #define CS_EV_PROC	6	/* a process became a target (--comm, --cgroup): owner says who */
+#define CS_EV_TW_KILL	8	/* a traced TIME_WAIT socket ended early (inet_twsk_kill
+				 * not from its timer: takeover, RST, ss -K) */
 #define CS_EV_OWNER	7	/* an accepted socket's owner, learned at its first send,
 				 * receive or close in a task (socket-storage mode): owner
 				 * is the new one, tgid 0 when that process is not traced */
@@ -45,6 +47,10 @@
 #define CS_F_NOT_ACCEPTED 0x20	/* ->CLOSE of a listener's child that accept() never
 				 * returned: it ended in the accept queue (no struct
 				 * socket was ever grafted on it; see sk_unaccepted) */
+#define CS_F_TW_MAYBE	0x40	/* no TIME_WAIT hook (census mode): a clean
+				 * FIN_WAIT2/CLOSING->CLOSE while the namespace's
+				 * TIME_WAIT table was full; whether the kernel made
+				 * one is for the dumps to say */
 #define CS_F_TW_OVERFLOW 0x80	/* a clean FIN_WAIT2/CLOSING->CLOSE that made no
 				 * TIME_WAIT: no tw timer started and the namespace's
 				 * TIME_WAIT table is full (tcp_max_tw_buckets; the

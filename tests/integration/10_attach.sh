@@ -54,7 +54,7 @@ client_server_case v6 -6
 # The fallback hook counts the same.
 client_server_case classic_tp "" --classic-tracepoint
 assert_eq "$(jq -r .run.hook "$TMP/classic_tp.json")" "tracepoint/sock/inet_sock_set_state" classic_tp/hook_reported
-assert_eq "$(jq -r .run.time_wait_method "$TMP/classic_tp.json")" "state transitions + sock_diag" classic_tp/time_wait_method_said
+assert_eq "$(jq -r .run.time_wait_method "$TMP/classic_tp.json")" "state transitions + sock_diag census" classic_tp/time_wait_method_said
 assert_eq "$(jq -r .run.hook "$TMP/v4.json")" "tp_btf/inet_sock_set_state" v4/hook_reported
 
 # Server closes first: the server holds TIME_WAIT and is charged for it.

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# TIME_WAIT followed by its own timer: natural expiry after 60 s and early
-# ends (ss -K) are told apart and charged to the process that held it.
+# TIME_WAIT ends told apart and charged to the process that held it:
+# natural expiry after 60 s, and early ends (ss -K). Three agents watch
+# the same clients at once, so the 60 s are waited once: the default
+# (socket storage) and --per-transition, which see a TIME_WAIT's end in
+# the census each interval (gone before its 60 s: ended early; at or
+# after: expired), and --tw-timers, which follows its timer as it runs.
 # Bounded by the kernel's fixed 60 s TIME_WAIT (TCP_TIMEWAIT_LEN).
 set -u
 source "$TESTS_DIR/lib.sh"
@@ -16,8 +20,14 @@ fx_start srvb server -p "$pb" || fail start server_b
 fx_start cli client -p "$pa" || fail start client
 fx_start clib client -p "$pb" || fail start client_b
 
-cs_attach "$TMP/tw.json" "$TMP/tw.err" -p "$FX_PID_cli,$FX_PID_clib" -j -i 1 ||
-	fail attach "$(cat "$TMP/tw.err")"
+modes=(sk pt timers)
+declare -A args=([sk]="" [pt]=--per-transition [timers]=--tw-timers) agent
+for m in "${modes[@]}"; do
+	# shellcheck disable=SC2086 # one flag or none
+	cs_attach "$TMP/tw_$m.json" "$TMP/tw_$m.err" -p "$FX_PID_cli,$FX_PID_clib" -j -i 1 \
+		${args[$m]} || fail "$m/attach" "$(cat "$TMP/tw_$m.err")"
+	agent[$m]=$CS_PID
+done
 assert_eq "$(fx_cmd cli "churn 5")" "churned 5" churn_a
 assert_eq "$(fx_cmd clib "churn 10")" "churned 10" churn_b
 wait_for "[ \$(tw_on_port $pa) -eq 5 ] && [ \$(tw_on_port $pb) -eq 10 ]" 20
@@ -26,19 +36,27 @@ ss -K -tan state time-wait "( dport = :$pb )" >/dev/null
 wait_for "[ \$(tw_on_port $pb) -eq 0 ]" 10
 # Natural end: the 60 s timer.
 wait_for "[ \$(tw_on_port $pa) -eq 0 ]" 80
-cs_stop
 a=".processes[] | select(.pid == $FX_PID_cli)" b=".processes[] | select(.pid == $FX_PID_clib)"
-J=$TMP/tw.json
-assert_eq "$(jq -r '.run.time_wait_method | startswith("tw timer")' "$J")" true method_is_timer
-assert_eq "$(jq -r "$a | .totals.time_wait_entered" "$J")" 5 a_entered
-assert_eq "$(jq -r "$a | .totals.time_wait_expired" "$J")" 5 a_expired
-assert_eq "$(jq -r "$a | .totals.time_wait_ended_early" "$J")" 0 a_not_early
-assert_eq "$(jq -r "$b | .totals.time_wait_entered" "$J")" 10 b_entered
-assert_eq "$(jq -r "$b | .totals.time_wait_ended_early" "$J")" 10 b_killed_early
-assert_eq "$(jq -r "$b | .totals.time_wait_expired" "$J")" 0 b_not_expired
-assert_eq "$(jq -r "[($a), ($b) | .time_wait] | add" "$J")" 0 none_left
-assert_eq "$(jq -r '.agent.time_wait_end_unseen' "$J")" 0 every_end_seen
-# entered = expired + ended early + end unseen + live, for every process.
-assert_eq "$(tw_unbalanced "$J")" "" tw_books_balance
-assert_eq "$(jq -r '.agent.time_wait_timer_unmatched' "$J")" 0 every_entry_matched
+for m in "${modes[@]}"; do
+	CS_PID=${agent[$m]}
+	cs_stop
+	J=$TMP/tw_$m.json
+	if [ "$m" = timers ]; then
+		assert_eq "$(jq -r '.run.time_wait_method | startswith("tw timer")' "$J")" true "$m/method_is_timer"
+	else
+		assert_eq "$(jq -r '.run.time_wait_method' "$J")" "state transitions + sock_diag census" \
+			"$m/method_is_census"
+	fi
+	assert_eq "$(jq -r "$a | .totals.time_wait_entered" "$J")" 5 "$m/a_entered"
+	assert_eq "$(jq -r "$a | .totals.time_wait_expired" "$J")" 5 "$m/a_expired"
+	assert_eq "$(jq -r "$a | .totals.time_wait_ended_early" "$J")" 0 "$m/a_not_early"
+	assert_eq "$(jq -r "$b | .totals.time_wait_entered" "$J")" 10 "$m/b_entered"
+	assert_eq "$(jq -r "$b | .totals.time_wait_ended_early" "$J")" 10 "$m/b_killed_early"
+	assert_eq "$(jq -r "$b | .totals.time_wait_expired" "$J")" 0 "$m/b_not_expired"
+	assert_eq "$(jq -r "[($a), ($b) | .time_wait] | add" "$J")" 0 "$m/none_left"
+	assert_eq "$(jq -r '.agent.time_wait_end_unseen' "$J")" 0 "$m/every_end_seen"
+	# entered = expired + ended early + end unseen + live, for every process.
+	assert_eq "$(tw_unbalanced "$J")" "" "$m/tw_books_balance"
+	assert_eq "$(jq -r '.agent.time_wait_timer_unmatched' "$J")" 0 "$m/every_entry_matched"
+done
 fx_stop cli; fx_stop clib; fx_stop srva; fx_stop srvb

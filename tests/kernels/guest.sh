@@ -83,7 +83,15 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv,$FX_PID_nsrv
 	esac
 	assert_eq "$(jqn --arg w "$want_records" '.run.records | startswith($w)' "$J")" true \
 		attach/records_mode
-	assert_eq "$(jqn '.run.time_wait_method | startswith("tw timer")' "$J")" true attach/tw_timers_used
+	# The TIME_WAIT functions (fentry) where the kernel allows it, never
+	# the host-wide timer tracepoints unless asked (--tw-timers); 6.1 has
+	# inet_twsk_hashdance, later kernels inet_twsk_hashdance_schedule.
+	case $(uname -r) in
+	6.1.*) want_tw="fentry (inet_twsk_hashdance,tw_timer_handler,inet_twsk_kill)" ;;
+	*) want_tw="fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)" ;;
+	esac
+	assert_eq "$(jqn '.run.time_wait_method' "$J")" "$want_tw" attach/tw_by_fentry
+	assert_eq "$(tw_unbalanced "$J")" "" attach/tw_books_balance
 	got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$J")
 	assert_eq "$got" "$want_unavail" attach/unavailable_named
 	assert_eq "$(jqn '[.run.unavailable[] | select((.needs | length) < 8)] | length' "$J")" 0 \
@@ -130,6 +138,56 @@ assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established
 assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen" "$TMP/s.json")" 1 \
 	summary/server_listen
 fx_stop cli2; fx_stop srv2
+
+# TIME_WAIT taken over: a server that closes first and a client that
+# reconnects from one port. The kernel ends each TIME_WAIT but the last
+# early (inet_twsk_deschedule_put -> inet_twsk_kill), and the server's
+# books say so from the kernel's TIME_WAIT functions.
+port3=$("$FIXTURES/tcpfix" freeport)
+fx_start tks server -p "$port3" --close-first && fx_start tkc client -p "$port3" ||
+	fail takeover/start fixtures
+if cs_attach "$TMP/t.json" "$TMP/t.err" -p "$FX_PID_tks,$FX_PID_tkc" -i 0.5 -j; then
+	assert_eq "$(fx_cmd tkc "churn-passive-port 10")" "churned 10" takeover/churned
+	wait_for "[ \"\$(fx_cmd tks stats)\" = 'stats accepted 10 closed 10 open 0' ]" 30
+	cs_stop
+	assert_eq "$?" 0 takeover/exit_status
+	S=".processes[] | select(.pid == $FX_PID_tks)"
+	assert_eq "$(jqn "$S | [.totals.time_wait_entered, .totals.time_wait_ended_early, .totals.time_wait_expired, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" "$TMP/t.json")" \
+		"$(printf '10\t9\t0\t0\t1')" takeover/server_ended_early
+	assert_eq "$(tw_unbalanced "$TMP/t.json")" "" takeover/tw_books_balance
+	assert_eq "$(jqn '.run.time_wait_method | startswith("fentry")' "$TMP/t.json")" true \
+		takeover/tw_by_fentry
+else
+	fail takeover/loaded "$(tr '\n' ' ' <"$TMP/t.err" | tail -c 600)"
+fi
+fx_stop tkc; fx_stop tks
+
+# TIME_WAIT running out, fast: an orphaned FIN_WAIT2 whose peer never
+# closes is parked as a tw socket for tcp_fin_timeout (1 s here; the guest
+# is the test's own machine, the value is put back), then its timer runs
+# out (tw_timer_handler -> inet_twsk_kill): K expired, none early.
+K=5 port4=$("$FIXTURES/tcpfix" freeport) fin_was=$(cat /proc/sys/net/ipv4/tcp_fin_timeout)
+echo 1 >/proc/sys/net/ipv4/tcp_fin_timeout
+fix_start osrv "$FIXTURES/orphanfix" server -p "$port4"
+fix_expect osrv "listening *" 10 || fail expiry/server_start "no listening line"
+fix_start ocli "$FIXTURES/orphanfix" client -p "$port4" -n "$K"
+fix_expect ocli "ready *" 10 || fail expiry/client_start "no ready line"
+parked() { ss -Htan state fin-wait-2 "( dport = :$port4 )" | wc -l; }
+if cs_attach "$TMP/e.json" "$TMP/e.err" -p "$ocli_PID" -i 0.3 -j; then
+	fix_send ocli go
+	fix_expect ocli "closed *" 30; assert_eq "$FIX_LINE" "closed $K" expiry/closed
+	wait_for '[ "$(parked)" -eq 0 ]' 20 || fail expiry/ran_out "$(parked) still parked"
+	cs_stop
+	assert_eq "$?" 0 expiry/exit_status
+	E=".processes[] | select(.pid == $ocli_PID)"
+	assert_eq "$(jqn "$E | [.totals.time_wait_entered, .totals.time_wait_expired, .totals.time_wait_ended_early, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" "$TMP/e.json")" \
+		"$(printf '%s\t%s\t0\t0\t0' "$K" "$K")" expiry/expired_not_early
+	assert_eq "$(tw_unbalanced "$TMP/e.json")" "" expiry/tw_books_balance
+else
+	fail expiry/loaded "$(tr '\n' ' ' <"$TMP/e.err" | tail -c 600)"
+fi
+echo "$fin_was" >/proc/sys/net/ipv4/tcp_fin_timeout
+fix_eof ocli; fix_eof osrv
 
 # fdleak: K sockets leaked from a known function among churned fds.
 K=7

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include "unit.h"
 #include "tcp_books.h"
+#include "inode_owners.h"
 
 #define CLIENT 100
 #define SERVER 200
@@ -125,6 +126,132 @@ TEST(time_wait_replaced_without_a_cancel_is_end_unseen)
 	ASSERT_EQ(p->total.tw_end_unseen, 1, "older_end_unseen");
 	ASSERT_EQ(a.tw_gone_unknown, 1, "agent_end_unseen");
 	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+#define SEC 1000000000ULL
+
+/* The kernel's dump as the census reads it: TIME_WAIT at t, expires_ms
+ * left on its timer. */
+static struct sd_sock tw_sock(struct cs_tuple t, uint32_t expires_ms)
+{
+	struct sd_sock s = { .family = AF_INET, .state = CS_TCP_TIME_WAIT, .timer = 3,
+			     .sport = t.sport, .dport = t.dport, .expires_ms = expires_ms };
+
+	memcpy(s.saddr, t.saddr, 4);
+	memcpy(s.daddr, t.daddr, 4);
+	return s;
+}
+
+static void client_close(struct agg *a, uint64_t sk, struct cs_tuple t, uint64_t ts,
+			 uint8_t flags)
+{
+	struct cs_event e = ev(CS_EV_STATE, sk, CLIENT, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+
+	e.ts_ns = ts;
+	e.flags = flags;
+	agg_event(a, &e);
+}
+
+static void census(struct agg *a, uint64_t at, const struct sd_sock *socks, size_t n)
+{
+	struct inode_map owners;
+
+	inode_map_init(&owners);
+	a->snapshot_ns = at;
+	agg_reconcile(a, socks, n, &owners);
+	inode_map_free(&owners);
+}
+
+/* No tw hook (census mode): a TIME_WAIT gone from the dumps before its
+ * 60 s ended early, one gone after them expired, one that began and
+ * ended between two dumps ended early (none runs out sooner), and the
+ * deadline follows the kernel's idiag_expires (a timer re-armed by the
+ * peer's FIN again lives past 60 s from its start). Before, every one
+ * was an end unseen. */
+TEST(census_tells_expired_from_ended_early_by_age)
+{
+	struct cs_tuple a1 = tup(40001, 8080), a2 = tup(40002, 8080), a3 = tup(40003, 8080);
+	struct cs_tuple a4 = tup(40004, 8080);
+	struct sd_sock both[3] = { tw_sock(a1, 59000), tw_sock(a2, 59000), tw_sock(a4, 59000) };
+	struct sd_sock rearmed = tw_sock(a4, 60000);
+	const struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	client_close(&a, 2, a2, 1 * SEC, 0);
+	client_close(&a, 4, a4, 1 * SEC, 0);
+	census(&a, 2 * SEC, both, 3);
+	client_close(&a, 3, a3, 3 * SEC, 0);	/* gone before the next dump */
+	both[1].expires_ms = both[2].expires_ms = 57000;
+	census(&a, 4 * SEC, both + 1, 2);	/* a1 killed (ss -K) at ~3 s */
+	both[1].expires_ms = both[2].expires_ms = 56000;
+	census(&a, 5 * SEC, both + 1, 2);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.tw_killed, 2, "a1_and_a3_ended_early");
+	ASSERT_EQ(p->total.tw_expired, 0, "none_expired_yet");
+	both[1].expires_ms = 2000;
+	both[2] = rearmed;
+	census(&a, 59 * SEC, both + 1, 2);	/* a4's timer re-armed at 59 s */
+	census(&a, 61 * SEC, &rearmed, 1);	/* a2 ran out at 61 s */
+	census(&a, 62 * SEC, &rearmed, 1);
+	ASSERT_EQ(p->total.tw_expired, 1, "a2_expired");
+	census(&a, 100 * SEC, NULL, 0);		/* a4 gone at 100 s: before 119 s */
+	census(&a, 101 * SEC, NULL, 0);
+	ASSERT_EQ(p->total.tw_killed, 3, "a4_ended_before_its_rearmed_deadline");
+	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
+	ASSERT_EQ(p->total.tw_entered, 4, "entered");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* Census mode, the namespace's table full at the close (CS_F_TW_MAYBE):
+ * not entered until a dump shows it; never shown, not made (the kernel's
+ * TcpExtTCPTimeWaitOverflow); the run's last dump decides alone; a
+ * takeover shows the kernel made it. */
+TEST(census_decides_time_wait_in_doubt)
+{
+	struct cs_tuple made = tup(40001, 8080), refused = tup(40002, 8080);
+	struct cs_tuple last = tup(40003, 8080), taken = tup(40004, 8080);
+	struct sd_sock dump = tw_sock(made, 59000);
+	const struct proc_books *p;
+	struct cs_event e;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	agg_proc(&a, SERVER)->target = true;
+	client_close(&a, 1, made, 1 * SEC, CS_F_TW_MAYBE);
+	client_close(&a, 2, refused, 1 * SEC, CS_F_TW_MAYBE);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.tw_entered, 0, "in_doubt_not_entered");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "in_doubt_not_live");
+	census(&a, 2 * SEC, &dump, 1);
+	ASSERT_EQ(p->total.tw_entered, 1, "shown_made");
+	census(&a, 3 * SEC, &dump, 1);
+	ASSERT_EQ(p->total.tw_not_made, 1, "never_shown_not_made");
+	client_close(&a, 3, last, 4 * SEC, CS_F_TW_MAYBE);
+	/* A client reconnecting from the port of a server's TIME_WAIT in
+	 * doubt: the kernel had made it. */
+	e = ev(CS_EV_STATE, 4, SERVER, taken, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.ts_ns = 4 * SEC, e.flags = CS_F_TW_MAYBE;
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 5, SERVER, taken, CS_TCP_LISTEN, CS_TCP_SYN_RECV);
+	e.ts_ns = 5 * SEC;
+	agg_event(&a, &e);
+	ASSERT_EQ(agg_find_proc(&a, SERVER)->total.tw_entered, 1, "taken_over_was_made");
+	ASSERT_EQ(agg_find_proc(&a, SERVER)->total.tw_killed, 1, "taken_over_ended_early");
+	a.final_reconcile = true;
+	census(&a, 6 * SEC, &dump, 1);
+	ASSERT_EQ(p->total.tw_not_made, 2, "last_dump_decides");
+	ASSERT_EQ(p->total.tw_entered, 1, "entered");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "made_one_live");
+	ASSERT_TRUE(balanced(&a, CLIENT), "client_balanced");
+	ASSERT_TRUE(balanced(&a, SERVER), "server_balanced");
 	agg_free(&a);
 }
 

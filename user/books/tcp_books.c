@@ -95,6 +95,58 @@ void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
 	agg_tw_forget(a, t);
 }
 
+void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
+{
+	struct proc_books *holder = agg_find_proc(a, tw->pid);
+	struct endpoint_stats *es;
+
+	tw->maybe = 0;
+	if (!holder)
+		return;
+	holder->total.tw_entered++;
+	es = hmap_upsert(&holder->endpoints, &tw->ep, NULL);
+	if (es)
+		es->tw_entered++;
+}
+
+void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct proc_books *holder;
+
+	if (!tw)
+		return;
+	holder = agg_find_proc(a, tw->pid);
+	if (tw->maybe) {
+		/* A takeover shows the kernel made it; anything else (no
+		 * dump had it, a new connection at its tuple) that it made
+		 * none: the namespace's table was full. */
+		if (early) {
+			agg_tw_confirm(a, tw);
+		} else {
+			if (holder)
+				holder->total.tw_not_made++;
+			agg_tw_forget(a, t);
+			return;
+		}
+	}
+	if (!a->tw_census) {
+		agg_tw_ended(a, t, early || tw->cancelled);
+		return;
+	}
+	/* Census: no TIME_WAIT runs out before its deadline, so one gone
+	 * earlier was ended (a takeover, an RST, ss -K); gone at or after
+	 * it, it expired (or was ended in the interval before the dump
+	 * that saw it gone: the census' resolution). */
+	if (when_ns + AGG_TW_DEADLINE_SLACK_NS >= tw->deadline_ns) {
+		if (holder)
+			holder->total.tw_expired++;
+		agg_tw_forget(a, t);
+		return;
+	}
+	agg_tw_ended(a, t, true);
+}
+
 void agg_drop_proc(struct agg *a, const struct proc_key *key)
 {
 	struct proc_key k = *key;	/* key may point into the table */
@@ -314,7 +366,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		 * makes a child at a TIME_WAIT's tuple no other way. A proxy
 		 * reusing its ephemeral ports does this to a server that
 		 * closes first. */
-		agg_tw_ended(a, &e->tuple, true);
+		agg_tw_gone(a, &e->tuple, e->ts_ns, true);
 	}
 	if (new == CS_TCP_LISTEN)
 		reuse_listen(p, e->tuple.sport);
@@ -336,7 +388,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		c->tuple = e->tuple;
 		if (hmap_get(&a->tw, &e->tuple)) {
 			a->tw_reused++;
-			agg_tw_ended(a, &e->tuple, true);
+			agg_tw_gone(a, &e->tuple, c->syn_ns ? c->syn_ns : e->ts_ns, true);
 		}
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
@@ -384,21 +436,32 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			 * early; without one, how is unknown. Before, it was
 			 * forgotten without a count (20 reconnects from one
 			 * port: 19 TIME_WAIT ends counted nowhere). */
-			tw = hmap_get(&a->tw, &e->tuple);
-			if (tw)
-				agg_tw_ended(a, &e->tuple, tw->cancelled);
+			bool maybe = e->flags & CS_F_TW_MAYBE;
+
+			if (hmap_get(&a->tw, &e->tuple))
+				agg_tw_gone(a, &e->tuple,
+					    c->syn_ns && c->syn_ns < e->ts_ns ? c->syn_ns : e->ts_ns,
+					    false);
 			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
-			p->total.tw_entered++;
+			/* In doubt (census mode, the table full at its close):
+			 * counted once a dump shows it, or not made. */
+			if (!maybe)
+				p->total.tw_entered++;
 			if (tw) {
 				tw->pid = p->pid;
 				tw->entered_ns = e->ts_ns;
+				tw->deadline_ns = e->ts_ns + AGG_TW_LEN_NS;
+				tw->gone_ns = 0;
+				tw->missed = 0;
+				tw->cancelled = 0;
+				tw->maybe = maybe;
 				tw->tw = e->tw;
 				/* A connection held at the start is not
 				 * known passive: its port says it. */
 				endpoint_of(&tw->ep, &e->tuple,
 					    c->passive || reuse_listens_on(p, e->tuple.sport));
 				es = hmap_upsert(&p->endpoints, &tw->ep, NULL);
-				if (es)
+				if (es && !maybe)
 					es->tw_entered++;
 				if (e->tw) {
 					struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
@@ -587,7 +650,8 @@ static void apply_owner(struct agg *a, const struct cs_event *e)
 	conn_set_owner(a, c, to);
 }
 
-/* The tw socket's own timer: cancel, then expire_entry when it ran out. */
+/* The tw socket's own timer: cancel, then expire_entry when it ran out;
+ * or the TIME_WAIT functions (fentry): expired, or killed early. */
 static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct cs_tuple *t = hmap_get(&a->tw_by_ptr, &e->tw);
@@ -597,6 +661,10 @@ static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_
 		return;
 	if (e->type == CS_EV_TW_CANCEL) {
 		tw->cancelled = 1;
+		return;
+	}
+	if (e->type == CS_EV_TW_KILL) {
+		agg_tw_ended(a, t, true);
 		return;
 	}
 	p->total.tw_expired++;
@@ -638,7 +706,8 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		apply_summary(a, p, e);
 	else if (e->type == CS_EV_STATE)
 		apply_state(a, p, e);
-	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE)
+	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE ||
+		 e->type == CS_EV_TW_KILL)
 		apply_tw_timer(a, p, e);
 	else if (e->type == CS_EV_ADOPT) {
 		bool is_new;

@@ -192,6 +192,14 @@ struct agg {
 	uint32_t dumped_ns[AGG_MAX_DUMPED_NS];
 	size_t ndumped;
 	bool dumped_known;	/* agg_set_dumped said which (none: all) */
+	bool tw_census;		/* TIME_WAIT ends told by the dumps alone (no tw
+				 * hook): gone at an age of TCP_TIMEWAIT_LEN or more
+				 * is expired, younger ended early */
+	bool final_reconcile;	/* set before the run's last reconcile: a TIME_WAIT
+				 * whose making is still in doubt is judged on one
+				 * dump */
+	uint64_t tw_absent_once;	/* TIME_WAIT the last dump lacked for the first
+					 * time: the next dump says if they are gone */
 	bool final_tick;	/* set before the last agg_tick: every queued live
 				 * change is applied, open connections stay live */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
@@ -227,8 +235,15 @@ struct tw_entry {
 	pid_t pid;
 	uint8_t cancelled;	/* timer cancelled: expiry or early end follows */
 	uint8_t missed;		/* reconciles in a row whose dump lacked it */
-	uint8_t pad[2];
+	uint8_t maybe;		/* census mode, table full at its close (CS_F_TW_MAYBE):
+				 * made or not is for the dumps to say; not yet
+				 * counted entered */
+	uint8_t pad;
 	uint64_t entered_ns;
+	uint64_t gone_ns;	/* the first dump that lacked it began then (0: none) */
+	uint64_t deadline_ns;	/* census mode: when its timer runs out (entered + 60 s,
+				 * then the last dump's idiag_expires: a re-armed
+				 * timer, an orphaned FIN_WAIT2's tcp_fin_timeout) */
 	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
 	struct endpoint_key ep;
 };
@@ -286,11 +301,28 @@ void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n);
  * lost event) and is judged by the dumps again. */
 #define AGG_TW_TIMER_BOUND_NS (65ULL * 1000000000ULL)
 
+/* TCP_TIMEWAIT_LEN (include/net/tcp.h: 60 * HZ): the length of every
+ * TIME_WAIT on Linux. tcp_fin_timeout does not shorten it (it is the
+ * orphaned FIN_WAIT2's time, tcp_fin_time()), and the timer fires no
+ * earlier (timer wheel: late by up to an eighth, never early). */
+#define AGG_TW_LEN_NS (60ULL * 1000000000ULL)
+/* The timer runs out in whole jiffies and a dump reads idiag_expires in
+ * ms after its start: a TIME_WAIT gone this close to its deadline ran out. */
+#define AGG_TW_DEADLINE_SLACK_NS (10ULL * 1000000ULL)
+
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
 void agg_tw_forget(struct agg *a, const struct cs_tuple *t);
 /* A TIME_WAIT known to have ended: counted to its holder (ended early, or
  * end unseen when early is false), then forgotten. */
 void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early);
+/* A TIME_WAIT known gone by when_ns (a dump that lacked it began then, or
+ * a new connection took its tuple). With the tw hooks: ended early when
+ * early (a takeover) or its timer was cancelled, else end unseen. In
+ * census mode (a->tw_census) by its age at when_ns: expired at
+ * TCP_TIMEWAIT_LEN or more, ended early before. */
+void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early);
+/* A TIME_WAIT in doubt (maybe) shown made: counted entered now. */
+void agg_tw_confirm(struct agg *a, struct tw_entry *tw);
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);

@@ -160,7 +160,7 @@ uint32_t agg_tw_count(const struct agg *a, pid_t pid)
 	uint32_t n = 0;
 
 	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);)
-		n += tw->pid == pid;
+		n += tw->pid == pid && !tw->maybe;
 	return n;
 }
 

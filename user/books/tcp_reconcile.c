@@ -89,6 +89,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 				p->truth.state[CS_TCP_TIME_WAIT]++;
 				hmap_upsert(&tw_seen, &t, NULL);
+				/* Its timer as the kernel has it now: re-armed by
+				 * a FIN again, or an orphaned FIN_WAIT2's shorter
+				 * tcp_fin_timeout (timer 3 in FIN_WAIT2). */
+				if (a->snapshot_ns)
+					tw->deadline_ns = a->snapshot_ns +
+							  (uint64_t)s->expires_ms * 1000000ULL;
 				if (es && ++es->tw_live > es->tw_live_peak)
 					es->tw_live_peak = es->tw_live;
 			} else {
@@ -116,11 +122,15 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		const struct cs_tuple *key;
 		size_t ndead = 0;
 
+		a->tw_absent_once = 0;
 		struct tw_entry *tw;
 
 		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
 			if (hmap_get(&tw_seen, key)) {
 				tw->missed = 0;
+				tw->gone_ns = 0;
+				if (tw->maybe)
+					agg_tw_confirm(a, tw);
 				continue;
 			}
 			/* Not in a namespace the dump read: not an end. Its
@@ -147,16 +157,28 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			}
 			/* A cancel is no end either: a re-armed timer (the
 			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled too. */
-			if (++tw->missed < 2)
+			if (!tw->missed)
+				tw->gone_ns = a->snapshot_ns;
+			/* The run's last dump is the last word on one whose
+			 * making is in doubt. */
+			if (++tw->missed < 2 && !(tw->maybe && a->final_reconcile)) {
+				a->tw_absent_once++;
 				continue;
+			}
 			/* A cancelled timer with no expiry after it: ended early.
-			 * Without timer events we cannot tell how it ended. */
+			 * In census mode, by its age when the first dump lacked
+			 * it. In a namespace no dump reads, how is not known. */
+			if (!ns_dumped(a, key->netns))
+				tw->gone_ns = 0;
 			dead[ndead++] = *key;
 		}
 		for (size_t i = 0; i < ndead; i++) {
 			struct tw_entry *gone = hmap_get(&a->tw, &dead[i]);
 
-			agg_tw_ended(a, &dead[i], gone && gone->cancelled);
+			if (gone && a->tw_census && !gone->gone_ns && !gone->maybe)
+				agg_tw_ended(a, &dead[i], false);
+			else if (gone)
+				agg_tw_gone(a, &dead[i], gone->gone_ns, false);
 		}
 		free(dead);
 	}
@@ -167,7 +189,7 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		struct tw_entry *tw;
 
 		for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);) {
-			uint32_t *held = hmap_upsert(&tw_held, &tw->pid, NULL);
+			uint32_t *held = tw->maybe ? NULL : hmap_upsert(&tw_held, &tw->pid, NULL);
 
 			if (held)
 				(*held)++;

@@ -463,6 +463,7 @@ int attach_run(const struct attach_opts *in)
 	}
 	if (tracer_open(&tracer, &topts, handle_event, &agg))
 		goto cleanup;
+	agg.tw_census = !tracer.tw_events;
 	for (size_t i = 0; i < o->npids; i++) {
 		err = tracer_add_target(&tracer, o->pids[i]);
 		if (err) {
@@ -648,7 +649,14 @@ int attach_run(const struct attach_opts *in)
 	ring_buffer__consume(tracer.rb);
 	if (fs_on)
 		fd_session_tick(&fs, true);
+	agg.final_reconcile = true;
 	if (attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
+		goto cleanup;
+	/* A TIME_WAIT the last dump lacked once is gone only if a second
+	 * lacks it too (a dump can skip entries): that second look now, or
+	 * one that ended in the last interval would stay live in the report. */
+	if (agg.tw_absent_once &&
+	    attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost, cost_connections(&agg));

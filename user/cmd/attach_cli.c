@@ -69,7 +69,8 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		"      --btf FILE         kernel BTF when /sys/kernel/btf/vmlinux is missing\n" \
 		"      --ringbuf-size B   ring buffer bytes, power of two (default 8388608)\n" \
 		"      --max-sockets N    sockets tracked in the kernel (default 65536)\n" \
-		"      --max-time-wait N  TIME_WAIT sockets tracked in the kernel (default:\n" \
+		"      --max-time-wait N  TIME_WAIT sockets tracked in the kernel where fentry\n" \
+		"                         or --tw-timers follow them (default:\n" \
 		"                         net.ipv4.tcp_max_tw_buckets, 1024 to 1048576)\n" \
 		"      --report FILE      also write a self-contained HTML report\n" \
 		"      --prom FILE        also write the end state as Prometheus metrics\n" \
@@ -89,6 +90,11 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		"      --cost-every N     measure the BPF programs' run time in one interval of\n" \
 		"                         every N (default 10; 1: all; 0: never): the kernel's\n" \
 		"                         run-time stats slow every BPF program while on\n" \
+		"      --tw-timers        TIME_WAIT ends from the timer tracepoints as they\n" \
+		"                         happen (they run for every kernel timer of the\n" \
+		"                         host: ~1.3 us a connection); by default a TIME_WAIT\n" \
+		"                         gone from the interval's census ended early below\n" \
+		"                         its 60 s and expired at it\n" \
 		"      --per-transition   a ring record for each state change and owners by\n" \
 		"                         socket address, as on kernels before 6.3 (the\n" \
 		"                         default keeps them on the socket and sends a record\n" \
@@ -177,6 +183,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "classic-tracepoint", no_argument, NULL, 'T' },
 		{ "per-transition", no_argument, NULL, 'X' },
+		{ "tw-timers", no_argument, NULL, 'Y' },
 		{ "no-color", no_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-fd", no_argument, NULL, 'F' },
@@ -228,6 +235,9 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 			break;
 		case 'X':
 			o.tracer.no_sk_storage = true;
+			break;
+		case 'Y':
+			o.tracer.tw_timers = true;
 			break;
 		case 'N':
 			o.no_color = true;

@@ -35,8 +35,8 @@ static const struct {
 		{ KF_HOOK_SOCK_LENGTH }, 1 },
 	[KF_FIG_TW_TIMERS] = {
 		{ "time_wait_timers",
-		  "exact TIME_WAIT end (expired or ended early) from the tw timer; without it "
-		  "from state transitions and sock_diag",
+		  "--tw-timers: each TIME_WAIT end (expired or ended early) at its time, "
+		  "from the tw timer; without it from the census each interval (sock_diag)",
 		  "tp_btf timer:timer_start, timer_cancel, timer_expire_entry (Linux 5.5) and "
 		  "tw_timer_handler in /proc/kallsyms",
 		  "linux-5.5+kallsyms" },

@@ -19,6 +19,8 @@ enum kf_hook {
 	KF_HOOK_SET_STATE_BTF,	/* tp_btf sock:inet_sock_set_state */
 	KF_HOOK_SOCK_LENGTH,	/* sock:sock_send_length + sock:sock_recv_length */
 	KF_HOOK_TW_TIMERS,	/* tp_btf timer_start/cancel/expire_entry + tw_timer_handler */
+	KF_HOOK_TW_FENTRY,	/* fentry on inet_twsk_kill, tw_timer_handler and
+				 * inet_twsk_hashdance(_schedule) */
 	KF_HOOK_FORK,		/* tp_btf sched:sched_process_fork */
 	KF_HOOK_EXEC,		/* tp_btf sched:sched_process_exec */
 	KF_HOOK_RENAME,		/* tp_btf task:task_rename */

@@ -102,6 +102,27 @@ static bool skb_current_helpers(void)
 	       probe_says_yes(prog_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, comm, 6));
 }
 
+/* fentry on the TIME_WAIT functions: all in this kernel's BTF, and a
+ * tracing program lets itself load there (6.18 here refuses every fentry
+ * with EPERM; Debian's 6.1 and 6.12 allow it). */
+static bool tw_fentry(const struct btf *btf)
+{
+	const struct bpf_insn insns[] = { MOV_IMM(0, 0), EXIT() };
+	int kill = btf__find_by_name_kind(btf, "inet_twsk_kill", BTF_KIND_FUNC), fd;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = kill);
+
+	if (kill <= 0 || btf__find_by_name_kind(btf, "tw_timer_handler", BTF_KIND_FUNC) <= 0 ||
+	    (btf__find_by_name_kind(btf, "inet_twsk_hashdance", BTF_KIND_FUNC) <= 0 &&
+	     btf__find_by_name_kind(btf, "inet_twsk_hashdance_schedule", BTF_KIND_FUNC) <= 0))
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 {
 	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
@@ -114,6 +135,9 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 		return err;
 	}
 	kf_probe_btf(btf, p);
+	/* The kernel's own BTF only: a --btf file is for a kernel without it,
+	 * where fentry cannot attach. */
+	p->have[KF_HOOK_TW_FENTRY] = !btf_path && tw_fentry(btf);
 	btf__free(btf);
 	if (p->have[KF_HOOK_TW_TIMERS] && !kallsyms_has("tw_timer_handler"))
 		p->have[KF_HOOK_TW_TIMERS] = false;

@@ -198,6 +198,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	const struct kf_plan *kf = kf_plan(o->btf_path);
 	bool io = kf_has(kf, KF_HOOK_SOCK_LENGTH);
 	uint64_t tw_addr;
+	bool tw_fn, tw_sched;
 	int err;
 
 	if (!skel)
@@ -229,12 +230,25 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_recv_btf, use_btf && io);
 	bpf_program__set_autoload(skel->progs.handle_send_tp, !use_btf && io);
 	bpf_program__set_autoload(skel->progs.handle_recv_tp, !use_btf && io);
-	/* The tw timer tracepoints are tp_btf only; without them TIME_WAIT is
-	 * seen from state transitions and sock_diag. */
-	tw_addr = use_btf && kf_has(kf, KF_HOOK_TW_TIMERS) ? kallsyms_addr("tw_timer_handler") : 0;
+	/* The tw timer tracepoints (tp_btf only) run for every timer of the
+	 * host: only on request (--tw-timers). Without them a TIME_WAIT
+	 * begins at its CLOSE record and ends in the census (the dump each
+	 * interval), by its age. */
+	tw_addr = o->tw_timers && use_btf && kf_has(kf, KF_HOOK_TW_TIMERS) ?
+		  kallsyms_addr("tw_timer_handler") : 0;
 	bpf_program__set_autoload(skel->progs.handle_timer_start_btf, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_cancel_btf, tw_addr != 0);
 	bpf_program__set_autoload(skel->progs.handle_timer_expire_btf, tw_addr != 0);
+	/* Where fentry works, the TIME_WAIT functions themselves: they run
+	 * once per TIME_WAIT begin and end, nothing else of the host's. */
+	tw_fn = !tw_addr && use_btf && kf_has(kf, KF_HOOK_TW_FENTRY);
+	tw_sched = tw_fn && libbpf_find_vmlinux_btf_id("inet_twsk_hashdance_schedule",
+						       BPF_TRACE_FENTRY) > 0;
+	bpf_program__set_autoload(skel->progs.handle_tw_begin_fentry, tw_fn && !tw_sched);
+	bpf_program__set_autoload(skel->progs.handle_tw_begin_sched_fentry, tw_sched);
+	bpf_program__set_autoload(skel->progs.handle_tw_expire_fentry, tw_fn);
+	bpf_program__set_autoload(skel->progs.handle_tw_kill_fentry, tw_fn);
+	skel->rodata->tw_follow = tw_addr || tw_fn;
 	/* Socket storage where both the state and the send/receive hooks are
 	 * tp_btf (Linux 6.3+): owners on the sockets, a record a socket at its
 	 * end (and one at the birth pass for those that outlive an interval),
@@ -270,7 +284,10 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		 * same budget (what does not fit is counted: tcp_seeds). */
 		bpf_map__set_max_entries(skel->maps.seeds, o->max_sockets);
 	}
-	bpf_map__set_max_entries(skel->maps.tw_owners, tw_map_size(o));
+	/* Only the timer programs keep TIME_WAIT in the kernel: elsewhere the
+	 * least the kernel lets a map be (200,000 preallocated entries were
+	 * ~27 MiB of kernel memory for nothing). */
+	bpf_map__set_max_entries(skel->maps.tw_owners, tw_addr || tw_fn ? tw_map_size(o) : 1);
 	err = tcpstate_bpf__load(skel);
 	for (size_t i = 0; !err && i < o->ncomms; i++) {
 		char key[CS_COMM_LEN] = {};
@@ -297,8 +314,11 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	}
 	t->skel = skel;
 	t->method = use_btf ? "tp_btf/inet_sock_set_state" : "tracepoint/sock/inet_sock_set_state";
+	t->tw_events = tw_addr || tw_fn;
 	t->tw_method = tw_addr ? "tw timer (tp_btf/timer_start,timer_cancel,timer_expire_entry)"
-			       : "state transitions + sock_diag";
+		       : tw_sched ? "fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)"
+		       : tw_fn ? "fentry (inet_twsk_hashdance,tw_timer_handler,inet_twsk_kill)"
+		       : "state transitions + sock_diag census";
 	return 0;
 }
 

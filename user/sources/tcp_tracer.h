@@ -21,6 +21,9 @@ struct tracer_opts {
 	bool verbose;		/* libbpf's own messages */
 	bool classic_tp;	/* skip tp_btf: the classic tracepoint only */
 	bool quic_kernel;	/* also IPPROTO_QUIC sockets (CS_F_QUIC events) */
+	bool tw_timers;		/* --tw-timers: TIME_WAIT ends from the timer
+				 * tracepoints (every kernel timer of the host)
+				 * where the kernel has no TIME_WAIT hook */
 	bool no_sk_storage;	/* --per-transition: owners by address and a record a
 				 * transition even where socket storage works */
 	/* Targets beyond a pid list (CS_EV_PROC when one joins). */
@@ -42,6 +45,7 @@ struct tracer {
 	struct ring_buffer *rb;
 	const char *method;	/* the set_state hook in use */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
+	bool tw_events;		/* TIME_WAIT ends come as events (else: the census) */
 	bool follow_children;
 	bool sk_mode;		/* socket-storage mode (tcpstate_sk.bpf.h) */
 	struct bpf_link *birth_link;	/* sk_mode: the birth pass (birth_pass) */
