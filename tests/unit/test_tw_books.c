@@ -255,4 +255,34 @@ TEST(census_decides_time_wait_in_doubt)
 	agg_free(&a);
 }
 
+/* Census mode, a namespace no dump reads any more (its traced processes
+ * gone): its TIME_WAIT is not ended by being absent; past its deadline
+ * and a margin it ended, how not known (end unseen). */
+TEST(census_keeps_time_wait_of_an_unread_namespace_until_its_deadline)
+{
+	struct cs_tuple t = tup(40001, 8080);
+	uint32_t other = 4026531999u;
+	const struct proc_books *p;
+	struct agg a;
+
+	t.netns = 4026532000u;
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, t, 1 * SEC, 0);
+	p = agg_find_proc(&a, CLIENT);
+	for (uint64_t at = 2; at <= 64; at += 31) {
+		agg_set_dumped(&a, &other, 1);
+		census(&a, at * SEC, NULL, 0);
+	}
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "kept_while_unread");
+	agg_set_dumped(&a, &other, 1);
+	census(&a, 67 * SEC, NULL, 0);
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "gone_past_its_deadline");
+	ASSERT_EQ(p->total.tw_end_unseen, 1, "end_unseen");
+	ASSERT_EQ(p->total.tw_killed + p->total.tw_expired, 0, "not_classified");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
 UNIT_MAIN()

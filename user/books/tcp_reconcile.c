@@ -143,6 +143,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				tw->missed = 1;
 				continue;
 			}
+			/* The census, where no dump reads its namespace: alive
+			 * until its deadline and a margin; past it, ended unseen. */
+			if (!ns_dumped(a, key->netns) && !tw->tw && a->tw_census &&
+			    a->snapshot_ns < tw->deadline_ns + (AGG_TW_TIMER_BOUND_NS - AGG_TW_LEN_NS)) {
+				tw->missed = 1;
+				continue;
+			}
 			/* A sock_diag dump taken while sockets come and go can
 			 * skip entries of the buckets it walks (it resumes by
 			 * position): one absence of a TIME_WAIT whose timer

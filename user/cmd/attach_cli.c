@@ -92,9 +92,10 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		"                         run-time stats slow every BPF program while on\n" \
 		"      --tw-timers        TIME_WAIT ends from the timer tracepoints as they\n" \
 		"                         happen (they run for every kernel timer of the\n" \
-		"                         host: ~1.3 us a connection); by default a TIME_WAIT\n" \
-		"                         gone from the interval's census ended early below\n" \
-		"                         its 60 s and expired at it\n" \
+		"                         host: ~1.8 us a connection); by default from fentry\n" \
+		"                         where the kernel allows it, else from each\n" \
+		"                         interval's census: gone before its 60 s, ended\n" \
+		"                         early; at or after, expired\n" \
 		"      --per-transition   a ring record for each state change and owners by\n" \
 		"                         socket address, as on kernels before 6.3 (the\n" \
 		"                         default keeps them on the socket and sends a record\n" \
@@ -300,7 +301,8 @@ static void exporter_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope exporter -p PID[,PID...]|--comm NAME|--cgroup PATH|--all\n"
 		"                          [--listen ADDR:PORT] [-i SECONDS] [--top-processes N]\n"
-		"                          [--max-series N] [--children] [--no-fd] [--fd-sites] [-v]\n"
+		"                          [--max-series N] [--children] [--no-fd] [--fd-sites]\n"
+		"                          [--tw-timers] [-v]\n"
 		"  keep tracing the processes and serve their metrics for Prometheus\n"
 		"  -p, --pid PIDS         processes to trace (repeatable, comma-separated)\n"
 		"      --comm NAME        every process of that name, now and later\n"
@@ -322,6 +324,10 @@ static void exporter_usage(FILE *out)
 		"                         leak-suspect gauges (slows every syscall on the machine)\n"
 		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
 		"                         every N (default 10; 1: all; 0: never)\n"
+		"      --tw-timers        TIME_WAIT ends from the timer tracepoints as they\n"
+		"                         happen (they run for every kernel timer of the\n"
+		"                         host); by default from fentry where the kernel\n"
+		"                         allows it, else from each interval's census\n"
 		"  -v, --verbose          libbpf's messages\n"
 		"examples:\n"
 		"  connscope exporter -p $(pgrep -d, nginx)\n"
@@ -346,6 +352,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "cost-every", required_argument, NULL, 'K' },
+		{ "tw-timers", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		EXPORTER_LONGOPTS,
 		{},
@@ -367,6 +374,9 @@ int cmd_exporter(int argc, char **argv)
 		case 'h':
 			exporter_usage(stdout);
 			return 0;
+		case 'Y':
+			o.tracer.tw_timers = true;
+			break;
 		default:
 			r = exporter_opt(c, optarg, &o);
 			if (!r)

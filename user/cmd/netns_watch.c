@@ -54,12 +54,26 @@ void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, 
 		s->lost = true;
 		s->held = tw_in(a, s->netns);
 		s->done = !s->held;
-		fprintf(stderr, "connscope: network namespace net:[%u] is no longer read after "
-				"%.1f s: no traced process is left in it; its %zu TIME_WAIT "
-				"socket%s in the books end%s by %s timer%s, its other sockets "
-				"are not counted any more\n", s->netns, (now_ns() - a->t0_ns) / 1e9,
-			s->held, s->held == 1 ? "" : "s", s->held == 1 ? "s" : "",
-			s->held == 1 ? "its" : "their", s->held == 1 ? "" : "s");
+		/* Without a TIME_WAIT hook nothing tells their ends but a dump,
+		 * and none reads the namespace now: past their deadline they
+		 * ended, how is not known. */
+		if (a->tw_census)
+			fprintf(stderr, "connscope: network namespace net:[%u] is no longer read "
+					"after %.1f s: no traced process is left in it; its %zu "
+					"TIME_WAIT socket%s in the books count%s as end unseen once "
+					"%s 60 s %s past (no dump can read %s), its other sockets "
+					"are not counted any more\n", s->netns,
+				(now_ns() - a->t0_ns) / 1e9, s->held, s->held == 1 ? "" : "s",
+				s->held == 1 ? "s" : "", s->held == 1 ? "its" : "their",
+				s->held == 1 ? "is" : "are", s->held == 1 ? "it" : "them");
+		else
+			fprintf(stderr, "connscope: network namespace net:[%u] is no longer read "
+					"after %.1f s: no traced process is left in it; its %zu "
+					"TIME_WAIT socket%s in the books end%s by %s timer%s, its "
+					"other sockets are not counted any more\n", s->netns,
+				(now_ns() - a->t0_ns) / 1e9, s->held, s->held == 1 ? "" : "s",
+				s->held == 1 ? "s" : "", s->held == 1 ? "its" : "their",
+				s->held == 1 ? "" : "s");
 	}
 }
 
