@@ -83,6 +83,39 @@ assert_eq "$(ss -Htan state time-wait "( sport = :$eport and dport = :$lport )" 
 	keepalive/no_time_wait_on_the_exporter_port
 assert_eq "$(ss -Htan state time-wait "( sport = :$lport and dport = :$eport )" | wc -l)" 1 \
 	keepalive/the_scraper_closed_first
+# A scraper at Prometheus' usual 15 s interval keeps its connection: the
+# exporter still holds it idle after 16 s and answers on it (at 10 s
+# idle it closed it, so every scrape made a new one and left a TIME_WAIT
+# on the exporter's port).
+python3 - "$eport" >"$TMP/idle.txt" 2>&1 <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+def scrape():
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(65536)
+        if not chunk:
+            return "closed"
+        head += chunk
+    hdr, _, body = head.partition(b"\r\n\r\n")
+    length = [int(l.split(b":")[1]) for l in hdr.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+    while length and len(body) < length[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            return "closed"
+        body += chunk
+    return hdr.split(b"\r\n")[0].decode()
+print("first", scrape())
+time.sleep(16)
+try:
+    print("second", scrape())
+except OSError as e:
+    print("second", e)
+s.close()
+PY
+assert_eq "$(awk '$1 == "second" { $1 = ""; print substr($0, 2) }' "$TMP/idle.txt")" "HTTP/1.1 200 OK" \
+	keepalive/idle_16s_kept
 assert_eq "$(http_status "$eport" /nope)" 404 other_paths_404
 assert_eq "$(grep -c "^connscope_process_endpoint_time_wait_sockets{pid=\"$FX_PID_cli\",comm=\"tcpfix\",endpoint=\"127.0.0.1:$port\"} $N\$" "$TMP/scrape.prom")" 1 metrics/time_wait_by_endpoint
 # Not GET: 405.
