@@ -15,7 +15,6 @@ PM_AGENT_CAPS=bpf,perfmon,sys_ptrace,dac_read_search,syslog,net_admin,setuid,set
 PM_AGENT_MOUNTS=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro -v /sys/fs/cgroup:/sys/fs/cgroup:ro)
 
 PM_ARGS=()
-_pm_cgroups_before=
 
 pm_setup() {
 	local dir=$1
@@ -30,7 +29,6 @@ CONF
 	export CONTAINERS_CONF=$dir/containers.conf
 	PM_ARGS=(--root "$dir/store" --runroot "$dir/run" --storage-driver vfs --tmpdir "$dir/tmp"
 		--runtime runc --cgroup-manager cgroupfs)
-	_pm_cgroups_before=$(ls -d /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent 2>/dev/null)
 	on_exit "_pm_teardown '$dir'"
 }
 
@@ -63,7 +61,7 @@ pm_pod_cgroups_remove() {
 }
 
 _pm_teardown() {
-	local d pods
+	local d pods i
 
 	pods="$_pm_pods $(pm pod ps -q --no-trunc 2>/dev/null)"
 	pm pod rm -af -t 2 >/dev/null 2>&1
@@ -71,14 +69,17 @@ _pm_teardown() {
 	pm rmi -af >/dev/null 2>&1
 	rm -rf "$1"
 	pm_pod_cgroups_remove $pods
-	# The parent cgroups podman made for its containers and their conmon
-	# (cgroupfs), if they were not there before and are empty now.
-	if [[ -z $_pm_cgroups_before ]]; then
+	# The parent cgroups podman makes for its containers and their conmon
+	# (cgroupfs), once empty: a conmon may still be on its way out, so for
+	# up to 2 s. rmdir leaves one in use (another podman's) alone.
+	for ((i = 0; i < 100; i++)); do
 		for d in /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent; do
 			[[ -d $d ]] || continue
 			[[ -d $d/conmon ]] && rmdir "$d/conmon" 2>/dev/null
 			rmdir "$d" 2>/dev/null
 		done
-	fi
+		compgen -G '/sys/fs/cgroup/*/libpod_parent/conmon' >/dev/null || break
+		sleep 0.02
+	done
 	return 0
 }
