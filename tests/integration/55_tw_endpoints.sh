@@ -60,7 +60,7 @@ wait_for "[ \$(tw_on_port $ps_) -ge 5 ]" 20
 cs_stop
 S=".processes[] | select(.pid == $FX_PID_ss)"
 assert_eq "$(jqn "$S | .time_wait_endpoints[0] | [.endpoint, .side, .entered, .live] | @tsv" "$TMP/srv.json")" \
-	"$(printf 'listen :%s\tlisten\t5\t5' "$ps_")" server_endpoint_is_listen_port
+	"$(printf 'listen 127.0.0.1:%s\tlisten\t5\t5' "$ps_")" server_endpoint_is_listen_port
 assert_eq "$(jqn "$S | .totals.closed_by_this_side" "$TMP/srv.json")" 5 server_closed_first
 assert_eq "$(tw_unbalanced "$TMP/srv.json")" "" server/tw_books_balance
 fx_stop cs; fx_stop ss

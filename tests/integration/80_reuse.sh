@@ -76,7 +76,7 @@ pool_case() {
 	SEL_C="(.processes[] | select(.pid == $CPID))"
 	SEL_S="(.processes[] | select(.pid == $SPID))"
 	EP_C="($SEL_C | .reuse.endpoints[] | select(.endpoint == \"127.0.0.1:$PORT\"))"
-	EP_S="($SEL_S | .reuse.endpoints[] | select(.endpoint == \"listen :$PORT\"))"
+	EP_S="($SEL_S | .reuse.endpoints[] | select(.endpoint == \"listen 127.0.0.1:$PORT\"))"
 	[[ $x == "$C" ]] || fail "$name/fixture_closed_all" "closed $x of $C"
 	return 0
 }
@@ -355,7 +355,7 @@ ab_asserts() {
 	assert_eq "$(jqn "$w | .reuse | [.connections_accepted, .connections_closed, .connections_opened] | @tsv" "$J")" \
 		"$(printf '%s\t%s\t0' "$ACCEPTED" "$ACCEPTED")" "$name/accepted_eq_nginx"
 	assert_eq "$(jqn "$w | .reuse.requests" "$J")" "$REQUESTS" "$name/requests_eq_nginx"
-	assert_eq "$(jqn "$w | .reuse.endpoints[] | select(.endpoint == \"listen :$NPORT\") | [.side, .accepted, .requests] | @tsv" "$J")" \
+	assert_eq "$(jqn "$w | .reuse.endpoints[] | select(.endpoint == \"listen 127.0.0.1:$NPORT\") | [.side, .accepted, .requests] | @tsv" "$J")" \
 		"$(printf 'listen\t%s\t%s' "$ACCEPTED" "$REQUESTS")" "$name/listen_endpoint"
 	assert_true "$w | .reuse.reuse_ratio - ([0, 1 - $ACCEPTED / $REQUESTS] | max) | fabs < 5e-7" "$J" "$name/reuse_ratio"
 	# Connection by connection, as nginx counted its requests.

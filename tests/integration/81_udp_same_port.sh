@@ -33,7 +33,7 @@ one_case() {
 	cs_stop
 	assert_eq "$?" 0 "$name/exit_status"
 	sel="(.processes[] | select(.pid == $pid))"
-	ep="($sel | .reuse.endpoints[] | select(.endpoint == \"listen :$port\"))"
+	ep="($sel | .reuse.endpoints[] | select(.endpoint == \"listen 127.0.0.1:$port\"))"
 	assert_eq "$(jqn "$sel | .reuse | [.connections_accepted, .connections_opened, .requests] | @tsv" "$J")" \
 		"$(printf '%s\t%s\t%s' "$tcp" "$tcp" "$((2 * tcp))")" "$name/process_counts"
 	assert_eq "$(jqn "[$ep] | map(.accepted, .requests) | @tsv" "$J")" \

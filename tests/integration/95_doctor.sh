@@ -171,7 +171,7 @@ if new_netns "$NS"; then
 		f=$(F time_wait "$TSPID")
 		assert_eq "$(jqn "$f | length" "$J")" 1 tw_server/finding_names_server
 		assert_eq "$(jqn "$f[0] | [.severity, .endpoint, $(EV time_wait_entered), $(EV closed_first_by_this_side)] | @tsv" "$J")" \
-			"$(printf 'warning\tlisten :%s\t1500\t1500' "$TPORT")" tw_server/evidence_exact
+			"$(printf 'warning\tlisten 127.0.0.1:%s\t1500\t1500' "$TPORT")" tw_server/evidence_exact
 		assert_eq "$(jqn "[.findings[] | select((.rule == \"time_wait\" or .rule == \"port_exhaustion\") and .pid == $TCPID)] | length" "$J")" \
 			0 tw_server/client_not_blamed
 	fi
@@ -204,7 +204,7 @@ if new_netns "$NS"; then
 		wait_for "[ \$(ns_overflows) -gt 0 ]" 10
 		dr_stop
 		assert_eq "$(jqn '.findings[0] | [.rule, .severity, .pid, .endpoint] | @tsv' "$J")" \
-			"$(printf 'listen_backlog\tcritical\t%s\tlisten :%s' "$BPID" "$BPORT")" backlog/first_finding
+			"$(printf 'listen_backlog\tcritical\t%s\tlisten 127.0.0.1:%s' "$BPID" "$BPORT")" backlog/first_finding
 		assert_eq "$(jqn ".findings[0] | [$(EV backlog), $(EV accept_queue_peak)] | @tsv" "$J")" \
 			"$(printf '4\t5')" backlog/evidence_queue_exact
 		assert_eq "$(jqn ".findings[0] | $(EV listen_overflows) > 0" "$J")" true backlog/overflows_counted
@@ -277,7 +277,7 @@ if df_case reset "reset 20" '@(reset|error) *'; then
 	read -r _ n port <<<"$DREPLY"
 	J=$TMP/reset.json
 	assert_eq "$n" 20 reset/fixture_read_20_resets
-	f="[.findings[] | select(.rule == \"resets\" and .endpoint == \"listen :$port\")][0]"
+	f="[.findings[] | select(.rule == \"resets\" and .endpoint == \"listen 127.0.0.1:$port\")][0]"
 	assert_eq "$(jqn "$f | [.severity, .pid, $(EV resets_sent), $(EV resets_received)] | @tsv" "$J")" \
 		"$(printf 'critical\t%s\t20\t0' "$DPID")" reset/sent_by_server_side
 	f="[.findings[] | select(.rule == \"resets\" and .endpoint == \"127.0.0.1:$port\")][0]"

@@ -73,7 +73,7 @@ assert_eq "$(jqn "$CL | .endpoints[] | select(.endpoint == \"127.0.0.1:$PORT\") 
 	"$(printf '602\t8')" endpoint_connections
 assert_eq "$(jqn "$CL | .metrics.time_wait_entered | [.before, .after] | @tsv" "$J")" \
 	"$(printf '602\t8')" client_time_wait_entered
-assert_eq "$(jqn "$SV | .endpoints[] | select(.endpoint == \"listen :$PORT\") | .metrics.connections | [.before, .after] | @tsv" "$J")" \
+assert_eq "$(jqn "$SV | .endpoints[] | select(.endpoint == \"listen 127.0.0.1:$PORT\") | .metrics.connections | [.before, .after] | @tsv" "$J")" \
 	"$(printf '602\t8')" server_endpoint_connections
 
 # ---- text ----

@@ -127,7 +127,7 @@ static void tw_narrow_range(struct dr_facts *f, struct dr_proc *p, struct dr_end
 }
 static void tw_server(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
-	strcpy(e->label, "listen :8080");
+	strcpy(e->label, "listen 127.0.0.1:8080");
 	e->listen = true;
 	p->tw_peak = 1200, p->tw_entered = 1200, p->closed_active = 1200;
 	e->tw_entered = 1200, e->accepted = 1200, e->requests = 1200;
@@ -179,7 +179,7 @@ static void timeouts(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *
 }
 static void rst_sent(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
-	strcpy(e->label, "listen :8080");
+	strcpy(e->label, "listen 127.0.0.1:8080");
 	e->listen = true, e->accepted = 20, e->resets_sent = 20;
 }
 /* ---- backlog, orphans, cost ---- */

@@ -358,7 +358,7 @@ TEST(top_endpoints_and_other)
 		p->total.closed += eps[i].opened;
 		p->requests += eps[i].requests;
 	}
-	/* An accepting side: listen :9090, 5 accepted, nothing closed yet. */
+	/* An accepting side: listen *:9090 (a wildcard listener), 5 accepted, nothing closed yet. */
 	memset(&k, 0, sizeof(k));
 	k.family = AF_INET;
 	k.side = EP_LISTEN;
@@ -391,7 +391,7 @@ TEST(top_endpoints_and_other)
 	row = row_of(tab, "10.0.0.3:443", &rend);
 	ASSERT_TRUE(!strncmp(row, "<tr class=\"churn\">", 18), "churn_marked");
 	*rend = '\n';
-	/* other: listen :9090, 10.0.0.2, 10.0.0.4 summed as the JSON sums them. */
+	/* other: listen *:9090, 10.0.0.2, 10.0.0.4 summed as the JSON sums them. */
 	row = row_of(tab, "other (3 endpoints)", &rend);
 	ASSERT_TRUE(strstr(row, "<td class=\"l\">") != NULL, "other_not_mono");
 	ASSERT_STREQ(dk(row, "opened", b, sizeof(b)), "5", "other_opened");
@@ -410,7 +410,7 @@ TEST(top_endpoints_and_other)
 	run.tw.top = 10;
 	out = render(&a, &run);
 	tab = cut(out, "<table class=\"ep reuse\" id=\"reuse-ep-7\">", "</table>", &tend);
-	row = row_of(tab, "listen :9090", &rend);
+	row = row_of(tab, "listen *:9090", &rend);
 	ASSERT_STREQ(dk(row, "requests_per_conn", b, sizeof(b)), "10.0", "listen_per_conn");
 	ASSERT_TRUE(!strstr(row, "lifetime_ms_p50"), "no_lifetime");
 	ASSERT_TRUE(strstr(row, "<td>&ndash;</td><td>&ndash;</td></tr>") != NULL, "dashes");

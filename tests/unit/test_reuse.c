@@ -53,8 +53,8 @@ static struct endpoint_stats *ep(struct proc_books *p, int side, uint16_t port)
 {
 	struct endpoint_key k = { .family = AF_INET, .side = side, .port = port };
 
-	if (side == EP_REMOTE)
-		k.addr[0] = 127, k.addr[3] = 1;
+	/* A remote's address, or the listener's bound one (tup()'s 127.0.0.1). */
+	k.addr[0] = 127, k.addr[3] = 1;
 	return hmap_get(&p->endpoints, &k);
 }
 
@@ -170,3 +170,45 @@ TEST(open_connections_count_their_requests_at_the_end)
 }
 
 UNIT_MAIN()
+
+/* A listening endpoint names its listener's bound address: a child of a
+ * wildcard listener is counted under the wildcard (it carries the address
+ * it was reached at), one of a listener bound to its address under that
+ * address; printed as ss does, with * for IPv4's wildcard. */
+TEST(listen_endpoint_names_the_bound_address)
+{
+	struct endpoint_key k = { .family = AF_INET, .side = EP_LISTEN, .port = 8080 };
+	struct cs_tuple any = tup(8081, 0);
+	struct agg a;
+	struct proc_books *srv;
+	char buf[80];
+
+	endpoint_format(buf, sizeof(buf), &k);
+	ASSERT_STREQ(buf, "listen *:8080", "v4_any");
+	k.addr[0] = 127, k.addr[3] = 1;
+	endpoint_format(buf, sizeof(buf), &k);
+	ASSERT_STREQ(buf, "listen 127.0.0.1:8080", "v4");
+	memset(k.addr, 0, sizeof(k.addr));
+	k.family = AF_INET6;
+	endpoint_format(buf, sizeof(buf), &k);
+	ASSERT_STREQ(buf, "listen [::]:8080", "v6_any");
+	k.addr[15] = 1;
+	endpoint_format(buf, sizeof(buf), &k);
+	ASSERT_STREQ(buf, "listen [::1]:8080", "v6");
+	endpoint_listen_address(buf, sizeof(buf), &k);
+	ASSERT_STREQ(buf, "::1", "v6_address");
+
+	agg_init(&a, 0);
+	memset(any.saddr, 0, sizeof(any.saddr));
+	ev(&a, CS_EV_STATE, 10, SERVER, any, CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	ev(&a, CS_EV_STATE, 20, SERVER, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8081, 40000), CS_TCP_LISTEN, CS_TCP_SYN_RECV, 2, 0);
+	ev(&a, CS_EV_STATE, 21, SERVER, tup(8080, 40001), CS_TCP_LISTEN, CS_TCP_SYN_RECV, 2, 0);
+	srv = agg_find_proc(&a, SERVER);
+	k = (struct endpoint_key){ .family = AF_INET, .side = EP_LISTEN, .port = 8081 };
+	ASSERT_TRUE(hmap_get(&srv->endpoints, &k) != NULL, "wildcard_child_under_wildcard");
+	k.port = 8080;
+	k.addr[0] = 127, k.addr[3] = 1;
+	ASSERT_TRUE(hmap_get(&srv->endpoints, &k) != NULL, "bound_child_under_its_address");
+	agg_free(&a);
+}

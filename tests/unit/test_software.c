@@ -56,7 +56,9 @@ TEST(label_port)
 {
 	ASSERT_EQ(sw_label_port("127.0.0.1:5432"), 5432, "v4");
 	ASSERT_EQ(sw_label_port("[::1]:6379"), 6379, "v6");
-	ASSERT_EQ(sw_label_port("listen :80"), 80, "listen");
+	ASSERT_EQ(sw_label_port("listen 127.0.0.1:80"), 80, "listen");
+	ASSERT_EQ(sw_label_port("listen [::1]:80"), 80, "listen_v6");
+	ASSERT_EQ(sw_label_port("listen *:80"), 80, "listen_any");
 	ASSERT_EQ(sw_label_port("other"), 0, "none");
 	ASSERT_EQ(sw_label_port("x:99999"), 0, "out_of_range");
 }
@@ -94,7 +96,7 @@ static const char *churn_fix(enum sw_kind client, uint16_t port, enum sw_kind se
 	p[1].neps = 1;
 	p[1].eps[0].listen = true;
 	p[1].eps[0].accepted = 602, p[1].eps[0].requests = 800;
-	snprintf(p[1].eps[0].label, sizeof(p[1].eps[0].label), "listen :%u", port);
+	snprintf(p[1].eps[0].label, sizeof(p[1].eps[0].label), "listen 127.0.0.1:%u", port);
 	n = doctor_rules(&f, out, 8);
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(out[i].rule, "churn") && out[i].pid == 100)

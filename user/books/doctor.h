@@ -82,6 +82,7 @@ struct listen_sample {
 	pid_t pid;
 	uint8_t family;
 	uint16_t port;
+	uint8_t addr[16];	/* bound address; all zero: the wildcard */
 	uint32_t backlog;
 	uint32_t queue_now, queue_peak;
 	uint32_t samples, samples_full;	/* intervals seen; at its backlog */

@@ -4,18 +4,20 @@
 #include "tcp_state_names.h"
 
 static struct listen_sample *listener(struct doctor_run *d, pid_t pid, uint8_t family,
-				      uint16_t port)
+				      uint16_t port, const uint8_t *addr)
 {
 	for (size_t i = 0; i < d->nlisteners; i++) {
 		struct listen_sample *l = &d->listeners[i];
 
-		if (l->pid == pid && l->family == family && l->port == port)
+		if (l->pid == pid && l->family == family && l->port == port &&
+		    !memcmp(l->addr, addr, sizeof(l->addr)))
 			return l;
 	}
 	if (d->nlisteners == DR_MAX_LISTENERS)
 		return NULL;
 	d->listeners[d->nlisteners] = (struct listen_sample){ .pid = pid, .family = family,
 							      .port = port };
+	memcpy(d->listeners[d->nlisteners].addr, addr, sizeof(d->listeners[0].addr));
 	return &d->listeners[d->nlisteners++];
 }
 
@@ -30,7 +32,7 @@ void doctor_observe_listeners(struct doctor_run *d, const struct sd_sock *socks,
 		if (s->state != CS_TCP_LISTEN || !s->inode)
 			continue;
 		o = inode_map_get(owners, s->inode);
-		if (!o || !(l = listener(d, o->pid, s->family, s->sport)))
+		if (!o || !(l = listener(d, o->pid, s->family, s->sport, s->saddr)))
 			continue;
 		/* On a LISTEN socket sock_diag gives the accept queue as
 		 * idiag_rqueue (sk_ack_backlog) and the backlog as idiag_wqueue

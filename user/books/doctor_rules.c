@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "doctor.h"
+#include "tcp_books.h"
 #include "doctor_fixes.h"
 
 const char *const doctor_rule_ids[] = {
@@ -543,12 +544,15 @@ static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *
 		const struct dr_proc *p = proc_of(f, l->pid);
 		uint64_t ovf = ns ? ns->overflows_last - ns->overflows_first : 0;
 		uint64_t drops = ns ? ns->drops_last - ns->drops_first : 0;
+		struct endpoint_key k = { .family = l->family, .side = EP_LISTEN,
+					  .port = l->port };
 		struct finding *x;
-		char ep[32];
+		char ep[64];
 
 		if (!l->backlog || l->queue_peak < DR_BACKLOG_SHARE * l->backlog)
 			continue;
-		snprintf(ep, sizeof(ep), "listen :%u", l->port);
+		memcpy(k.addr, l->addr, sizeof(k.addr));
+		endpoint_format(ep, sizeof(ep), &k);
 		x = add(out, n, max, "listen_backlog",
 			l->queue_peak >= l->backlog && ovf ? DR_CRITICAL : DR_WARNING, p, ep);
 		if (!x)
@@ -556,10 +560,10 @@ static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *
 		if (!p)
 			x->pid = l->pid;
 		say(x->verdict, sizeof(x->verdict),
-		    "PID %d (%s) accepts too slowly on :%u: its accept queue reached %u of its "
+		    "PID %d (%s) accepts too slowly on %s: its accept queue reached %u of its "
 		    "backlog of %u (full in %u of %u samples) and its network namespace counted "
 		    "%llu ListenOverflows and %llu ListenDrops in the window", l->pid,
-		    p ? p->comm : "?", l->port, l->queue_peak, l->backlog, l->samples_full,
+		    p ? p->comm : "?", ep + strlen("listen "), l->queue_peak, l->backlog, l->samples_full,
 		    l->samples, (unsigned long long)ovf, (unsigned long long)drops);
 		say(x->fix, sizeof(x->fix),
 		    "accept faster (more accepting threads or workers, e.g. nginx "

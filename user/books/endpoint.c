@@ -31,12 +31,38 @@ int tuple_format(char *buf, size_t len, const struct cs_tuple *t, bool remote)
 	return snprintf(buf, len, "%s:%u", ip, port);
 }
 
+static bool addr_any(const uint8_t *addr)
+{
+	for (int i = 0; i < 16; i++)
+		if (addr[i])
+			return false;
+	return true;
+}
+
+int endpoint_listen_address(char *buf, size_t len, const struct endpoint_key *k)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (addr_any(k->addr))
+		return snprintf(buf, len, "%s", k->family == AF_INET6 ? "::" : "*");
+	if (!inet_ntop(k->family == AF_INET6 ? AF_INET6 : AF_INET, k->addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	return snprintf(buf, len, "%s", ip);
+}
+
 int endpoint_format(char *buf, size_t len, const struct endpoint_key *k)
 {
 	struct cs_tuple t = { .family = k->family, .dport = k->port, .sport = k->port };
+	char ip[INET6_ADDRSTRLEN + 2];
 
-	if (k->side == EP_LISTEN)
-		return snprintf(buf, len, "listen :%u", k->port);
+	/* The listener's bound address: two listeners on one port (127.0.0.1
+	 * and [::1], or an address and the wildcard) are told apart. */
+	if (k->side == EP_LISTEN) {
+		endpoint_listen_address(ip, sizeof(ip), k);
+		if (k->family == AF_INET6)
+			return snprintf(buf, len, "listen [%s]:%u", ip, k->port);
+		return snprintf(buf, len, "listen %s:%u", ip, k->port);
+	}
 	memcpy(t.daddr, k->addr, 16);
 	return tuple_format(buf, len, &t, true);
 }

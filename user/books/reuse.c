@@ -43,6 +43,8 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
 	k->port = passive ? c->tuple.sport : c->tuple.dport;
 	if (!passive)
 		memcpy(k->addr, c->tuple.daddr, 16);
+	else if (!c->listen_any)
+		memcpy(k->addr, c->tuple.saddr, 16);	/* its listener's bound address */
 }
 
 /* live changes by delta at the time of the transition being applied:

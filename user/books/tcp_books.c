@@ -22,6 +22,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
 	hmap_init(&a->births_pending, sizeof(uint64_t), sizeof(uint64_t));
+	hmap_init(&a->listen_addrs, sizeof(struct listen_addr_key), sizeof(uint8_t));
 	a->t0_ns = t0_ns;
 	a->bucket_ns = 1000000000ULL;
 }
@@ -50,6 +51,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->tw);
 	hmap_free(&a->tw_by_ptr);
 	hmap_free(&a->births_pending);
+	hmap_free(&a->listen_addrs);
 }
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
@@ -236,7 +238,8 @@ struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns)
 	return agg_find_proc(a, pid);
 }
 
-static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive)
+static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive,
+			bool listen_any)
 {
 	memset(k, 0, sizeof(*k));
 	k->family = t->family;
@@ -244,6 +247,8 @@ static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool p
 	k->port = passive ? t->sport : t->dport;
 	if (!passive)
 		memcpy(k->addr, t->daddr, 16);
+	else if (!listen_any)
+		memcpy(k->addr, t->saddr, 16);
 }
 
 static int log2_ms_bucket(uint64_t ns)
@@ -266,6 +271,43 @@ static void live_move(struct proc_books *p, int from, int to)
 		p->live[to]++;
 }
 
+/* Bounded: a daemon sees listeners come and go for as long as it runs. */
+#define AGG_MAX_LISTEN_ADDRS 65536
+
+static void listen_addr_key(struct listen_addr_key *k, const struct cs_tuple *t, bool any)
+{
+	memset(k, 0, sizeof(*k));
+	k->netns = t->netns;
+	k->family = t->family;
+	k->port = t->sport;
+	if (!any)
+		memcpy(k->addr, t->saddr, 16);
+}
+
+static void listen_addr_note(struct agg *a, const struct cs_tuple *t)
+{
+	struct listen_addr_key k;
+
+	if (a->listen_addrs.count >= AGG_MAX_LISTEN_ADDRS)
+		return;
+	listen_addr_key(&k, t, false);
+	hmap_upsert(&a->listen_addrs, &k, NULL);
+}
+
+/* A child's listener is bound to the wildcard address: no listener seen at
+ * the child's own address and port, one seen at the wildcard. A listener
+ * never seen (not a target's): the address the child was reached at. */
+static bool listen_any_for(const struct agg *a, const struct cs_tuple *t)
+{
+	struct listen_addr_key k;
+
+	listen_addr_key(&k, t, false);
+	if (hmap_get(&a->listen_addrs, &k))
+		return false;
+	listen_addr_key(&k, t, true);
+	return hmap_get(&a->listen_addrs, &k) != NULL;
+}
+
 void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 {
 	struct proc_books *p = agg_proc(a, pid);
@@ -284,8 +326,13 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 	c->state = s->state;
 	c->seeded = 1;
 	c->since_ns = a->t0_ns;
-	if (s->state == CS_TCP_LISTEN)
+	/* sock_diag dumps the listeners first: their children's come after. */
+	if (s->state == CS_TCP_LISTEN) {
 		reuse_listen(p, s->sport);
+		listen_addr_note(a, &t);
+	} else {
+		c->listen_any = listen_any_for(a, &t);
+	}
 	live_move(p, 0, s->state);
 	reuse_conn_seed(a, p, c);
 	p->seeded++;
@@ -359,6 +406,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		conn_set_owner(a, c, p);
 	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV) {
 		c->passive = 1;
+		c->listen_any = listen_any_for(a, &e->tuple);
 		if (is_new)
 			reuse_conn_begin(a, p, c);
 		/* A SYN to the 4-tuple of a TIME_WAIT of ours took it over
@@ -368,8 +416,10 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		 * closes first. */
 		agg_tw_gone(a, &e->tuple, e->ts_ns, true);
 	}
-	if (new == CS_TCP_LISTEN)
+	if (new == CS_TCP_LISTEN) {
 		reuse_listen(p, e->tuple.sport);
+		listen_addr_note(a, &e->tuple);
+	}
 	/* A new sock has no live state of its own yet: a listener's child
 	 * reports LISTEN as its old state. */
 	live_move(p, is_new ? 0 : c->state, new);
@@ -459,7 +509,8 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 				/* A connection held at the start is not
 				 * known passive: its port says it. */
 				endpoint_of(&tw->ep, &e->tuple,
-					    c->passive || reuse_listens_on(p, e->tuple.sport));
+					    c->passive || reuse_listens_on(p, e->tuple.sport),
+					    c->listen_any);
 				es = hmap_upsert(&p->endpoints, &tw->ep, NULL);
 				if (es && !maybe)
 					es->tw_entered++;
@@ -504,6 +555,7 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 		return;
 	c->passive = 1;
 	if (is_new) {
+		c->listen_any = listen_any_for(a, &e->tuple);
 		c->state = e->newstate;
 		live_move(p, 0, c->state);
 		reuse_conn_begin(a, p, c);

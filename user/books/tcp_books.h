@@ -158,6 +158,8 @@ struct agg {
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
+	struct hmap listen_addrs;	/* struct listen_addr_key -> u8: the listeners seen
+					 * (events, seeds), for their children's endpoints */
 	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
 					 * birth record not yet come (birth_came_late) */
 	uint64_t births_late;	/* birth records that came after their socket's end */
@@ -224,7 +226,8 @@ struct conn {
 	uint8_t reuse_open;	/* counted live at its endpoint (reuse.c) */
 	uint8_t accepted;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
 	uint8_t io_added;	/* its live traffic was added at the end (agg_add_live_io) */
-	uint8_t pad2;
+	uint8_t listen_any;	/* passive: its listener is bound to the wildcard
+				 * address (else to the address it was reached at) */
 	uint64_t since_ns;
 	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
@@ -331,8 +334,19 @@ uint32_t agg_tw_count(const struct agg *a, pid_t pid);
  * its requests count too. */
 void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io);
 
-/* "127.0.0.1:8080" or "listen :8080" */
+/* A listener seen at its bound address (namespace, family, port). */
+struct listen_addr_key {
+	uint32_t netns;
+	uint16_t family, port;
+	uint8_t addr[16];
+};
+
+/* "127.0.0.1:8080", or a listening endpoint: "listen 127.0.0.1:8080",
+ * "listen [::1]:8080", "listen *:8080" (IPv4 wildcard), "listen [::]:8080"
+ * (IPv6 wildcard, dual-stack or not) */
 int endpoint_format(char *buf, size_t len, const struct endpoint_key *k);
+/* The address alone of a listening endpoint: "127.0.0.1", "::1", "*", "::". */
+int endpoint_listen_address(char *buf, size_t len, const struct endpoint_key *k);
 
 /* tuple helpers shared with the loader's seeding */
 void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "doctor.h"
+#include "tcp_books.h"
 #include "report.h"
 #include "report_findings.h"
 #include "report_html_internal.h"
@@ -152,7 +153,14 @@ void json_findings_section(struct json *j, const struct agg *a, const struct run
 
 			json_object_begin(j);
 			json_kv_int(j, "pid", l->pid);
+			struct endpoint_key k = { .family = l->family, .side = EP_LISTEN,
+						  .port = l->port };
+			char addr[48];
+
+			memcpy(k.addr, l->addr, sizeof(k.addr));
+			endpoint_listen_address(addr, sizeof(addr), &k);
 			json_kv_uint(j, "port", l->port);
+			json_kv_string(j, "address", addr);
 			json_kv_uint(j, "backlog", l->backlog);
 			json_kv_uint(j, "accept_queue_now", l->queue_now);
 			json_kv_uint(j, "accept_queue_peak", l->queue_peak);

@@ -74,14 +74,20 @@ static void json_hist(struct json *j, const char *key, const uint64_t *h)
 	json_array_end(j);
 }
 
-static void json_endpoint(struct json *j, const char *label, const char *side,
+static void json_endpoint(struct json *j, const char *label, const struct endpoint_key *k,
 			  const struct endpoint_stats *es, double mean)
 {
 	uint64_t c = es->opened + es->accepted;
+	char addr[48];
 
 	json_object_begin(j);
 	json_kv_string(j, "endpoint", label);
-	json_kv_string(j, "side", side);
+	json_kv_string(j, "side", !k ? "other" : k->side == EP_LISTEN ? "listen" : "remote");
+	/* A listener's bound address: "*" / "::" for the wildcard. */
+	if (k && k->side == EP_LISTEN) {
+		endpoint_listen_address(addr, sizeof(addr), k);
+		json_kv_string(j, "listen_address", addr);
+	}
 	json_kv_uint(j, "opened", es->opened);
 	json_kv_uint(j, "accepted", es->accepted);
 	json_kv_uint(j, "closed", es->closed);
@@ -130,7 +136,7 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 
 		if ((int)i < top) {
 			endpoint_format(label, sizeof(label), &eps[i].key);
-			json_endpoint(j, label, eps[i].key.side == EP_LISTEN ? "listen" : "remote", es,
+			json_endpoint(j, label, &eps[i].key, es,
 				      mean_live(p, es));
 			continue;
 		}
@@ -138,7 +144,7 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 		other_mean += mean_live(p, es);
 	}
 	if (eps && (int)n > top)
-		json_endpoint(j, "other", "other", &other, other_mean);
+		json_endpoint(j, "other", NULL, &other, other_mean);
 	free(eps);
 	json_array_end(j);
 	json_hist(j, "handshake_us_log2", p->handshake_us_hist);

@@ -248,6 +248,12 @@ void json_tw(struct json *j, const struct proc_books *p, int top)
 			endpoint_format(label, sizeof(label), &rows[i].key);
 			json_kv_string(j, "endpoint", label);
 			json_kv_string(j, "side", rows[i].key.side == EP_LISTEN ? "listen" : "remote");
+			if (rows[i].key.side == EP_LISTEN) {
+				char addr[48];
+
+				endpoint_listen_address(addr, sizeof(addr), &rows[i].key);
+				json_kv_string(j, "listen_address", addr);
+			}
 			e = rows[i].st.tw_entered;
 			l = rows[i].st.tw_live;
 		} else {
