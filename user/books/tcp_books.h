@@ -102,6 +102,11 @@ struct proc_books {
 	bool joined_said;	/* attach told the user (stderr) */
 	uint8_t software;	/* enum sw_kind (software.h), from /proc while alive */
 	bool software_probed;
+	/* Its container (its name, else the short id) and Kubernetes pod UID,
+	 * from its cgroup while alive; "" for neither. */
+	char container[128];
+	char pod_uid[40];
+	bool container_probed;
 	struct proc_counters total;
 	struct proc_counters at_last_tick;
 	/* Live sockets by state from the events (+ the start-up seed). */

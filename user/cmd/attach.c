@@ -214,6 +214,9 @@ static void cgroup_follow(void *ctx)
 /* What the run does once the --cgroup directory is removed. */
 static const char *cgroup_gone_note(const struct attach_opts *o)
 {
+	if (o->sel.container[0] && !o->exporter)
+		return o->doctor ? " (doctor waits for the container to start again)"
+				 : " (attach waits for the container to start again)";
 	if (o->exporter)
 		return " (the exporter keeps serving what it counted)";
 	if (o->sel.ncomms)
@@ -253,8 +256,10 @@ static int attach_alive(void *ctx, uint64_t now)
 	 * lasts. Nothing comes through a removed one: without --comm, attach
 	 * then ends with its last target (the exporter keeps serving). */
 	if (targets_any(&s->o->sel)) {
+		/* A container (--container) comes back at its path when it
+		 * restarts: the window decides, as with --comm. */
 		if (cgroup_watch_check(&s->cgw) != CGROUP_GONE || s->o->sel.ncomms ||
-		    s->o->exporter)
+		    s->o->sel.container[0] || s->o->exporter)
 			return RUN_FOREVER;
 		return attach_targets_alive(s->agg);
 	}
@@ -293,6 +298,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	}
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	attach_identify_software(s->agg);
+	attach_identify_containers(s->agg);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
 	agentcost_tick(s->cost, cost_connections(s->agg));
@@ -558,6 +564,7 @@ int attach_run(const struct attach_opts *in)
 	}
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	attach_identify_software(&agg);
+	attach_identify_containers(&agg);
 	run.doctor = &drun;
 	/* Every program is loaded: the agent's cost counts from here (every
 	 * run reports it). BPF run-time stats are on while we hold their fd,
@@ -582,7 +589,11 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
 	for (size_t i = 0; i < o->sel.ncomms; i++)
 		fprintf(stderr, "%s--comm %s", i || o->npids ? ", " : "", o->sel.comms[i]);
-	if (o->sel.cgroup_path)
+	if (o->sel.container[0])
+		fprintf(stderr, "%s--container %s (id %.12s), cgroup %s",
+			o->npids || o->sel.ncomms ? ", " : "", o->sel.container,
+			o->sel.container_id, o->sel.cgroup_path);
+	else if (o->sel.cgroup_path)
 		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
 			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
@@ -713,6 +724,10 @@ int attach_run(const struct attach_opts *in)
 	run.comms = (const char (*)[16])o->sel.comms;
 	run.ncomms = o->sel.ncomms;
 	run.cgroup_path = o->sel.cgroup_path;
+	if (o->sel.container[0]) {
+		run.container = o->sel.container;
+		run.container_id = o->sel.container_id;
+	}
 	refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
 	if (exp)
 		;	/* the exporter's output was /metrics */

@@ -8,6 +8,7 @@
 #include "doctor.h"
 #include "procfs.h"
 #include "software_probe.h"
+#include "containers.h"
 
 /* Processes seen only through QUIC (a client --children followed that
  * never spoke TCP) get books too, so every report lists them. */
@@ -95,5 +96,23 @@ void attach_identify_software(struct agg *a)
 			continue;
 		p->software = software_of(p->pid);
 		p->software_probed = true;
+	}
+}
+
+/* Which container each process is in (its cgroup, the runtime's name for
+ * it), once while it is alive: the container and pod_uid labels. */
+void attach_identify_containers(struct agg *a)
+{
+	struct container_ref ref;
+	struct proc_books *p;
+
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		if (p->container_probed || p->exited)
+			continue;
+		p->container_probed = true;
+		if (!container_of_pid(p->pid, &ref))
+			continue;
+		container_label(&ref, p->container, sizeof(p->container));
+		snprintf(p->pod_uid, sizeof(p->pod_uid), "%s", ref.c.pod_uid);
 	}
 }

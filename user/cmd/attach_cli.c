@@ -60,7 +60,10 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		"      --cgroup PATH      every process in that cgroup v2 directory or below,\n" \
 		"                         now and later (a container, a systemd unit); one\n" \
 		"                         removed and made again at PATH (a restart) is\n" \
-		"                         followed when attach finds the new one there\n"
+		"                         followed when attach finds the new one there\n" \
+		"      --container NAME   every process of that container (a name or id of\n" \
+		"                         podman or docker, an id of containerd or CRI-O),\n" \
+		"                         followed across restarts; label container\n"
 #define ATTACH_OPTIONS \
 		"  -i, --interval S       live table and reconcile interval (default 1)\n" \
 		"  -j, --json             final report as one JSON document, no live table\n" \
@@ -196,6 +199,7 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		{ "warn-pct", required_argument, NULL, 'W' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "container", required_argument, NULL, 'G' },
 		{ "cost-every", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -309,6 +313,9 @@ static void exporter_usage(FILE *out)
 		"      --cgroup PATH      every process in that cgroup v2 directory, now and\n"
 		"                         later; removed and made again at PATH (a restart):\n"
 		"                         the new one is followed\n"
+		"      --container NAME   every process of that container (a name or id of\n"
+		"                         podman or docker, an id of containerd or CRI-O);\n"
+		"                         series carry container and, under Kubernetes, pod_uid\n"
 		"      --all              every process (fds from /proc, top processes only)\n"
 		"      --top-processes N  with --all: processes with series of their own, the\n"
 		"                         rest are pid=\"other\" (default 20)\n"
@@ -351,6 +358,7 @@ int cmd_exporter(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "container", required_argument, NULL, 'G' },
 		{ "cost-every", required_argument, NULL, 'K' },
 		{ "tw-timers", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "procfs.h"
 #include "targets.h"
+#include "containers.h"
 
 int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids)
 {
@@ -115,6 +116,20 @@ int targets_opt(int c, const char *arg, struct target_sel *sel, bool *verbose)
 		return targets_parse_comm(sel, arg) ? -1 : 1;
 	case 'g':
 		return targets_parse_cgroup(sel, arg) ? -1 : 1;
+	case 'G': {
+		struct container_ref ref;
+
+		if (sel->container[0]) {
+			fprintf(stderr, "connscope: --container: one container at a time (its "
+					"processes are one cgroup)\n");
+			return -1;
+		}
+		if (container_resolve(arg, &ref) || targets_parse_cgroup(sel, ref.cgroup))
+			return -1;
+		container_label(&ref, sel->container, sizeof(sel->container));
+		snprintf(sel->container_id, sizeof(sel->container_id), "%s", ref.c.id);
+		return 1;
+	}
 	case 'v':
 		*verbose = true;
 		return 1;

@@ -232,6 +232,7 @@ static void fdleak_usage(FILE *out)
 		"      --cgroup PATH    every process in that cgroup v2 directory (each interval;\n"
 		"                       one removed and made again at PATH, a restart, is\n"
 		"                       followed)\n"
+		"      --container NAME every process of that container (name or id)\n"
 		"  -d, --duration S     stop after S seconds (default: until Ctrl-C)\n"
 		"  -i, --interval S     /proc listing interval (default 1)\n"
 		"      --leak-age S     an fd open longer than this is a suspect (default 10)\n"
@@ -266,6 +267,7 @@ int cmd_fdleak(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "container", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};

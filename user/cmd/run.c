@@ -43,6 +43,7 @@ static void run_usage(FILE *out)
 		"  -p, --pid PIDS       the server side (repeatable, comma-separated)\n"
 		"      --comm NAME      every process of that name (checked each interval)\n"
 		"      --cgroup PATH    every process in that cgroup v2 directory\n"
+		"      --container NAME every process of that container (name or id)\n"
 		"      --children       follow the targets' children too\n"
 		"      --fail-on LEVEL  warning or critical: exit 4 (a warning) or 5 (a\n"
 		"                       critical finding) when one at or above LEVEL fired\n"
@@ -191,6 +192,7 @@ int cmd_run(int argc, char **argv)
 		{ "children", no_argument, NULL, 'C' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "container", required_argument, NULL, 'G' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "prom", required_argument, NULL, 'm' },
 		{ "per-transition", no_argument, NULL, 'X' },

@@ -136,10 +136,22 @@ void format_prom_summary(FILE *out, const struct summary *sum)
 /* The labels of a view: pid="other",comm="other" for the aggregate. */
 static void view_labels(FILE *out, const struct prom_view *v)
 {
-	if (v->pid)
-		proc_labels(out, v->pid, v->comm);
-	else
+	if (!v->pid) {
 		fputs("{pid=\"other\",comm=\"other\"", out);
+		return;
+	}
+	proc_labels(out, v->pid, v->comm);
+	/* Only where known: an empty label is no label to Prometheus. */
+	if (v->container[0]) {
+		fputs(",container=\"", out);
+		label_value(out, v->container);
+		fputc('"', out);
+	}
+	if (v->pod_uid[0]) {
+		fputs(",pod_uid=\"", out);
+		label_value(out, v->pod_uid);
+		fputc('"', out);
+	}
 }
 
 static void view_sample(FILE *out, const char *name, const struct prom_view *v,

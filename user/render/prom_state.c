@@ -207,6 +207,8 @@ static void view_of_proc(struct prom_view *v, const struct proc_books *p)
 	memset(v, 0, sizeof(*v));
 	v->pid = p->pid;
 	memcpy(v->comm, p->comm, sizeof(v->comm) - 1);
+	memcpy(v->container, p->container, sizeof(v->container));
+	memcpy(v->pod_uid, p->pod_uid, sizeof(v->pod_uid));
 	v->total = p->total;
 	v->requests = p->requests;
 	memcpy(v->state, p->truth.state, sizeof(v->state));

@@ -82,6 +82,8 @@ struct prom_quic {
 struct prom_view {
 	pid_t pid;		/* 0: the "other" aggregate */
 	char comm[16];
+	char container[128];	/* "": none (no label) */
+	char pod_uid[40];
 	struct proc_counters total;
 	uint64_t requests;
 	uint32_t state[CS_TCP_MAX_STATES];

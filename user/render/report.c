@@ -364,6 +364,9 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
 	if (run->records)
 		fprintf(out, "records: %s\n", run->records);
+	if (run->container)
+		fprintf(out, "container: %s (id %.12s)\n", run->container,
+			run->container_id ? run->container_id : "");
 	format_cgroup_text(out, run->cgroup_path, &run->cgroup);
 	if (run->pidns_child)
 		fprintf(out, "pids: those of the agent's pid namespace (pid:[%u]); processes "
@@ -495,6 +498,16 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_string(&j, run->comms[i]);
 	json_array_end(&j);
 	json_cgroup(&j, run->cgroup_path, &run->cgroup);
+	/* --container: the one asked for; null: none. */
+	json_key(&j, "container");
+	if (run->container) {
+		json_object_begin(&j);
+		json_kv_string(&j, "name", run->container);
+		json_kv_string(&j, "id", run->container_id ? run->container_id : "");
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
 	json_key(&j, "pid_namespace");
 	json_object_begin(&j);
 	json_kv_bool(&j, "child", run->pidns_child);
@@ -535,6 +548,17 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 		json_object_begin(&j);
 		json_kv_int(&j, "pid", p->pid);
 		json_kv_string(&j, "comm", p->comm);
+		/* Its container's name (else short id) and pod UID; null: none. */
+		json_key(&j, "container");
+		if (p->container[0])
+			json_string(&j, p->container);
+		else
+			json_null(&j);
+		json_key(&j, "pod_uid");
+		if (p->pod_uid[0])
+			json_string(&j, p->pod_uid);
+		else
+			json_null(&j);
 		json_kv_bool(&j, "target", p->target);
 		json_kv_bool(&j, "exited", p->exited);
 		/* With the pid, the process: /proc/PID/stat field 22's unit. */

@@ -43,6 +43,8 @@ struct run_info {
 	size_t ncomms;
 	const char *cgroup_path;	/* --cgroup, NULL: none */
 	struct cgroup_facts cgroup;	/* ... and what became of it during the run */
+	const char *container;		/* --container: its label, NULL: none */
+	const char *container_id;
 	/* The pid namespace the pids are numbered in: the agent's /proc's. */
 	bool pidns_child;		/* not the host's: processes outside it unseen */
 	uint32_t pidns_ino;

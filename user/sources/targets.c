@@ -43,7 +43,7 @@ int targets_parse_comm(struct target_sel *t, const char *arg)
 }
 
 /* The cgroup v2 mount point, from /proc/self/mountinfo ("" if none). */
-static void cgroup2_mount(char *buf, size_t len)
+void targets_cgroup2_mount(char *buf, size_t len)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -80,12 +80,14 @@ int targets_parse_cgroup(struct target_sel *t, const char *arg)
 {
 	char mnt[PATH_MAX], path[PATH_MAX];
 
-	cgroup2_mount(mnt, sizeof(mnt));
+	targets_cgroup2_mount(mnt, sizeof(mnt));
 	/* A directory under the mount, or a path as /proc/PID/cgroup shows
 	 * it (relative to the mount). */
 	snprintf(path, sizeof(path), "%s", arg);
-	if (!is_cgroup2_dir(path) && mnt[0])
-		snprintf(path, sizeof(path), "%s/%s", mnt, arg[0] == '/' ? arg + 1 : arg);
+	if (!is_cgroup2_dir(path) && mnt[0] &&
+	    snprintf(path, sizeof(path), "%s/%s", mnt, arg[0] == '/' ? arg + 1 : arg) >=
+		    (int)sizeof(path))
+		path[0] = '\0';	/* too long for a path: not a directory */
 	if (!arg[0] || !is_cgroup2_dir(path)) {
 		fprintf(stderr, "connscope: --cgroup '%s': not a cgroup v2 directory: give a "
 				"directory under the cgroup2 mount%s%s (e.g. %s/system.slice/"

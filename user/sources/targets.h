@@ -16,6 +16,10 @@ struct target_sel {
 	size_t ncomms;
 	char *cgroup_path;	/* the cgroup v2 directory, NULL: none */
 	int cgroup_fd;		/* open on it while cgroup_path is set */
+	/* --container: the cgroup above is its; its label (name, else short
+	 * id) and full id, "" without --container. */
+	char container[128];
+	char container_id[65];
 };
 
 /* --comm NAME (repeatable): 0, or -1 after saying why. */
@@ -24,6 +28,8 @@ int targets_parse_comm(struct target_sel *t, const char *arg);
  * mount as /proc/PID/cgroup shows it. 0, or -1 after saying why. */
 int targets_parse_cgroup(struct target_sel *t, const char *arg);
 void targets_free(struct target_sel *t);
+/* The cgroup v2 mount point, from /proc/self/mountinfo ("" if none). */
+void targets_cgroup2_mount(char *buf, size_t len);
 /* The --cgroup directory was removed (rmdir: the container or unit is
  * gone). Asked of the directory held open, so a rename is no removal. */
 bool targets_cgroup_removed(const struct target_sel *t);
