@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* accept() seen from its syscall exit: which process took a listener's
+ * child. Attached in the per-transition mode only (accept_tp); the
+ * socket-storage mode learns it from the child's first task instead.
+ * Included by tcpstate.bpf.c after its maps and helpers; moved out of it
+ * unchanged. */
+#ifndef CONNSCOPE_TCPSTATE_ACCEPT_BPF_H
+#define CONNSCOPE_TCPSTATE_ACCEPT_BPF_H
+
+/* syscalls:sys_exit_accept{,4}: the layout of the syscall exit records. */
+struct syscall_exit_ctx {
+	__u64 common;
+	int syscall_nr;
+	long ret;
+};
+
+/* Accepted by a process we do not trace: a child still charged to its
+ * listener's owner (a worker sharing a traced parent's listener) leaves
+ * the books (CS_EV_OWNER, tgid 0, as the socket-storage mode says it) and
+ * the owners map, so its close is not charged to a process that never held
+ * it (59_identity workers_one_untraced: every close of the untraced
+ * worker's was the parent's before). */
+static __always_inline int accept_untraced(long fd)
+{
+	struct sock *sk = current_fd_sock(fd);
+	struct cs_owner *found;
+	struct cs_tuple t;
+	__u64 key;
+	int state;
+
+	if (!sk)
+		return 0;
+	key = (__u64)sk;
+	found = bpf_map_lookup_elem(&owners, &key);
+	if (!found || found->flags != CS_OWNER_LISTENER)
+		return 0;
+	bpf_map_delete_elem(&owners, &key);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	sk_read_tuple(sk, &t, false);
+	return emit(sk, NULL, &t, CS_EV_OWNER, state, state, CS_F_NEW_OWNER, 0, false);
+}
+
+static __always_inline int handle_accept(long ret)
+{
+	struct cs_owner o = {};
+	struct cs_tuple t;
+	struct sock *sk;
+	__u64 key;
+	int state;
+
+	if (ret < 0)
+		return 0;
+	if (!current_is_target())
+		return accept_untraced(ret);
+	sk = current_fd_sock(ret);
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
+		stat_inc(CS_STAT_ACCEPT_MISS);
+		return 0;
+	}
+	owner_from_current(&o, CS_OWNER_ACCEPT);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	key = (__u64)sk;
+	/* A peer may have reset it already; a CLOSEd sock has no life left. */
+	if (state != TCP_CLOSE) {
+		owner_put(key, &o);
+		/* A reset between the read above and the put: its CLOSE found
+		 * no owner to drop, so drop ours, or the next socket at this
+		 * address would inherit it. */
+		if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE)
+			bpf_map_delete_elem(&owners, &key);
+	}
+	sk_read_tuple(sk, &t, false);
+	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER, 0, false);
+}
+
+SEC("?tracepoint/syscalls/sys_exit_accept4")
+int handle_accept4_exit(struct syscall_exit_ctx *ctx)
+{
+	return handle_accept(ctx->ret);
+}
+
+SEC("?tracepoint/syscalls/sys_exit_accept")
+int handle_accept_exit(struct syscall_exit_ctx *ctx)
+{
+	return handle_accept(ctx->ret);
+}
+
+#endif
