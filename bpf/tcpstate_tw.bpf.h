@@ -89,10 +89,32 @@ int BPF_PROG(handle_timer_start_btf, struct timer_list *timer, unsigned long exp
 	return tw_timer_started(timer);
 }
 
+/* The end of a followed TIME_WAIT (a timer's expiry or early cancel, or
+ * inet_twsk_kill): one record naming its owner and tuple; lost counted. */
+static __always_inline void tw_end_record(__u64 tw, const struct tw_track *track, __u8 type)
+{
+	struct cs_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	e->sk = tw;
+	e->tw = tw;
+	e->owner = track->owner;
+	e->tuple = track->tuple;
+	e->cur_tgid = agent_current_tgid();
+	e->type = type;
+	e->oldstate = e->newstate = TCP_TIME_WAIT;
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+	stat_inc(CS_STAT_EVENTS);
+}
+
 static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 {
 	struct tw_track *track;
-	struct cs_event *e;
 	__u64 tw;
 
 	tw = tw_of_timer(timer);
@@ -104,22 +126,7 @@ static __always_inline int tw_timer_event(struct timer_list *timer, __u8 type)
 	 * (the TIME_WAIT killed, or its timer re-armed) is sent. */
 	if (type == CS_EV_TW_CANCEL && timer->expires <= bpf_jiffies64())
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(CS_STAT_RB_LOST);
-	} else {
-		__builtin_memset(e, 0, sizeof(*e));
-		e->ts_ns = bpf_ktime_get_ns();
-		e->sk = tw;
-		e->tw = tw;
-		e->owner = track->owner;
-		e->tuple = track->tuple;
-		e->cur_tgid = agent_current_tgid();
-		e->type = type;
-		e->oldstate = e->newstate = TCP_TIME_WAIT;
-		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
-		stat_inc(CS_STAT_EVENTS);
-	}
+	tw_end_record(tw, track, type);
 	if (type == CS_EV_TW_CANCEL) {
 		__u32 zero = 0;
 		struct tw_rearm *rearm = bpf_map_lookup_elem(&tw_rearm, &zero);
@@ -221,7 +228,6 @@ int BPF_PROG(handle_tw_kill_fentry, struct inet_timewait_sock *tw)
 {
 	__u64 key = (__u64)tw, *expiring;
 	struct tw_track *track;
-	struct cs_event *e;
 	__u32 zero = 0;
 	__u8 type = CS_EV_TW_KILL;
 
@@ -233,22 +239,7 @@ int BPF_PROG(handle_tw_kill_fentry, struct inet_timewait_sock *tw)
 	track = bpf_map_lookup_elem(&tw_owners, &key);
 	if (!track)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(CS_STAT_RB_LOST);
-	} else {
-		__builtin_memset(e, 0, sizeof(*e));
-		e->ts_ns = bpf_ktime_get_ns();
-		e->sk = key;
-		e->tw = key;
-		e->owner = track->owner;
-		e->tuple = track->tuple;
-		e->cur_tgid = bpf_get_current_pid_tgid() >> 32;
-		e->type = type;
-		e->oldstate = e->newstate = TCP_TIME_WAIT;
-		bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
-		stat_inc(CS_STAT_EVENTS);
-	}
+	tw_end_record(key, track, type);
 	bpf_map_delete_elem(&tw_owners, &key);
 	return 0;
 }
