@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "pidns.h"
 #include "procfs.h"
 #include "targets.h"
 #include "containers.h"
@@ -223,8 +224,20 @@ int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16])
 		struct proc_ident id;
 
 		if (procfs_read_ident(pids[i], &id) || procfs_pid_gone(pids[i])) {
-			fprintf(stderr, "connscope: no such process: %d (find the pid with "
-					"`pgrep NAME`)\n", pids[i]);
+			const struct pidns_info *ns = pidns_agent();
+
+			/* In a child pid namespace a host pid is not wrong but
+			 * out of sight: say that, and how to see it. */
+			if (ns->child)
+				fprintf(stderr, "connscope: no process %d in this pid namespace "
+						"(pid:[%u], a container's own): processes outside it "
+						"cannot be seen from here; give its pid as this "
+						"namespace's /proc shows it, or run the agent in the "
+						"host's pid namespace (podman/docker --pid=host, "
+						"Kubernetes hostPID: true)\n", pids[i], ns->ino);
+			else
+				fprintf(stderr, "connscope: no such process: %d (find the pid with "
+						"`pgrep NAME`)\n", pids[i]);
 			return 1;
 		}
 		/* Nothing to trace in a kernel thread: no fds, no sockets of
