@@ -5,33 +5,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "unit.h"
-#include "tcp_books.h"
+#include "agg_events.h"
 #include "procfs.h"
 #include "report_cost.h"
-
-#define CLIENT 100
-#define SERVER 200
-
-static struct cs_tuple tup(uint16_t sport, uint16_t dport)
-{
-	struct cs_tuple t = { .family = AF_INET, .sport = sport, .dport = dport };
-
-	t.saddr[0] = t.daddr[0] = 127;
-	t.saddr[3] = t.daddr[3] = 1;
-	return t;
-}
-
-static struct cs_event ev(uint8_t type, uint64_t sk, pid_t owner, uint32_t oflags,
-			  struct cs_tuple t, int old, int new)
-{
-	struct cs_event e = { .type = type, .sk = sk, .tuple = t, .oldstate = old,
-			      .newstate = new, .ts_ns = 1000 };
-
-	e.owner.tgid = owner;
-	e.owner.flags = oflags;
-	strcpy(e.owner.comm, owner == CLIENT ? "client" : "server");
-	return e;
-}
 
 /* A client connection from connect() to TIME_WAIT, with the events of
  * the kernel: local port 0 until ESTABLISHED. */
@@ -811,55 +787,3 @@ TEST(summary_end_alone_and_late_birth)
 }
 
 UNIT_MAIN()
-
-/* Accepted means accept() returned it. A child reset in the accept queue
- * is never accepted in both record modes: the socket-storage end record
- * (CS_F_NOT_ACCEPTED, no CS_F_ACCEPTED), and the per-transition CLOSE
- * followed by an accept() that hands over the dead socket. */
-TEST(child_reset_in_the_queue_is_never_accepted)
-{
-	struct agg a;
-	struct cs_event e;
-	struct proc_books *srv;
-
-	agg_init(&a, 0);
-	/* Socket storage: its one record, at its end. */
-	e = ev(CS_EV_STATE, 0x3000, SERVER, CS_OWNER_LISTENER, tup(8080, 41000),
-	       CS_TCP_ESTABLISHED, CS_TCP_CLOSE);
-	e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER | CS_F_NOT_ACCEPTED;
-	e.sk_err = ECONNRESET;
-	e.syn_ns = 900;
-	e.est_ns = 950;
-	e.sum = CS_SUM_EST | CS_SUM_PASSIVE | CS_SUM_PROVISIONAL;
-	agg_event(&a, &e);
-	/* Per transition: the same child's life, then accept() takes it dead. */
-	e = ev(CS_EV_STATE, 0x3040, SERVER, CS_OWNER_LISTENER, tup(8080, 41001), CS_TCP_LISTEN,
-	       CS_TCP_SYN_RECV);
-	agg_event(&a, &e);
-	e = ev(CS_EV_STATE, 0x3040, SERVER, CS_OWNER_LISTENER, tup(8080, 41001), CS_TCP_SYN_RECV,
-	       CS_TCP_ESTABLISHED);
-	agg_event(&a, &e);
-	e = ev(CS_EV_STATE, 0x3040, SERVER, CS_OWNER_LISTENER, tup(8080, 41001), CS_TCP_ESTABLISHED,
-	       CS_TCP_CLOSE);
-	e.flags = CS_F_NOT_ACCEPTED;
-	e.sk_err = ECONNRESET;
-	agg_event(&a, &e);
-	e = ev(CS_EV_ACCEPT, 0x3040, SERVER, CS_OWNER_ACCEPT, tup(8080, 41001), CS_TCP_CLOSE,
-	       CS_TCP_CLOSE);
-	agg_event(&a, &e);
-	/* A Fast Open child that died in SYN_RECV completed no handshake. */
-	e = ev(CS_EV_STATE, 0x3080, SERVER, CS_OWNER_LISTENER, tup(8080, 41002), CS_TCP_LISTEN,
-	       CS_TCP_SYN_RECV);
-	agg_event(&a, &e);
-	e = ev(CS_EV_STATE, 0x3080, SERVER, CS_OWNER_LISTENER, tup(8080, 41002), CS_TCP_SYN_RECV,
-	       CS_TCP_CLOSE);
-	e.flags = CS_F_NOT_ACCEPTED;
-	agg_event(&a, &e);
-	srv = agg_find_proc(&a, SERVER);
-	ASSERT_EQ(srv->total.accepted, 0, "accepted");
-	ASSERT_EQ(srv->total.never_accepted, 2, "never_accepted");
-	ASSERT_EQ(srv->total.closed, 3, "closed");
-	ASSERT_EQ(srv->total.resets, 2, "resets");
-	ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 0, "none_live");
-	agg_free(&a);
-}

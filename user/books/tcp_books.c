@@ -22,6 +22,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
 	hmap_init(&a->births_pending, sizeof(uint64_t), sizeof(uint64_t));
+	hmap_init(&a->accepting, sizeof(uint64_t), sizeof(uint64_t));
 	hmap_init(&a->listen_addrs, sizeof(struct listen_addr_key), sizeof(uint8_t));
 	a->t0_ns = t0_ns;
 	a->bucket_ns = 1000000000ULL;
@@ -51,6 +52,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->tw);
 	hmap_free(&a->tw_by_ptr);
 	hmap_free(&a->births_pending);
+	hmap_free(&a->accepting);
 	hmap_free(&a->listen_addrs);
 }
 
@@ -404,6 +406,11 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		return;
 	if (!is_new)
 		conn_set_owner(a, c, p);
+	/* A new socket at this address: an earlier one's close while
+	 * accept() held it is no longer this address's to claim. */
+	if (a->accepting.count && ((old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV) ||
+				   (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT)))
+		hmap_del(&a->accepting, &e->sk);
 	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV) {
 		c->passive = 1;
 		c->listen_any = listen_any_for(a, &e->tuple);
@@ -465,6 +472,15 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		 * accept queue: a slow acceptor's or a full backlog's sign. */
 		if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV)
 			p->total.never_accepted++;
+		/* Still its listener's, yet out of the queue: accept() has
+		 * it and will hand it over dead (apply_accept). */
+		if (e->owner.flags == CS_OWNER_LISTENER &&
+		    !(e->flags & (CS_F_NOT_ACCEPTED | CS_F_SUMMARY))) {
+			uint64_t *when = hmap_upsert(&a->accepting, &e->sk, NULL);
+
+			if (when)
+				*when = e->ts_ns;
+		}
 		if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
 			p->total.resets++;
 		failbooks_close(p, c, old, e);
@@ -543,12 +559,21 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	struct conn *c;
 	bool is_new;
 
-	/* Already over: it ended in the accept queue, where its CLOSE was
-	 * charged to the listener and counted never accepted; accept() only
-	 * handed the application a dead socket (socket-storage mode cannot see
-	 * that accept, so both modes count it alike). */
-	if (e->newstate == CS_TCP_CLOSE)
+	/* Already over. Ended in the accept queue: its CLOSE was charged to
+	 * the listener and counted never accepted; accept() only handed the
+	 * application a dead socket (socket-storage mode cannot see that
+	 * accept, so both modes count it alike). Or reset after accept() took
+	 * it off the queue (inet_accept() grafts it under the sock's lock, a
+	 * reset waits for release_sock()): accepted, its close already
+	 * counted. */
+	if (e->newstate == CS_TCP_CLOSE) {
+		if (hmap_del(&a->accepting, &e->sk))
+			p->total.accepted++;
 		return;
+	}
+	/* Reset between accept()'s look and its exit: counted here. */
+	if (a->accepting.count)
+		hmap_del(&a->accepting, &e->sk);
 	p->total.accepted++;
 	c = conn_for(a, e, &is_new);
 	if (!c)

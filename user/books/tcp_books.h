@@ -168,6 +168,9 @@ struct agg {
 	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
 					 * birth record not yet come (birth_came_late) */
 	uint64_t births_late;	/* birth records that came after their socket's end */
+	struct hmap accepting;	/* u64 sk -> u64 ts: a listener's child that closed
+				 * while accept() held it, its accept record not yet
+				 * come (per-transition mode; apply_accept) */
 	uint64_t birth_pass_failed;	/* birth passes that missed a namespace */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */

@@ -103,20 +103,20 @@ static void concurrency_sweep(struct agg *a)
 		reuse_sweep(p, all ? 0 : a->births_known_ns);
 }
 
-/* A birth that never comes (lost in a full ring: counted there) must not
- * keep its cookie: those older than a few intervals go. */
-static void births_pending_prune(struct agg *a, uint64_t now_ns)
+/* Keys older than a few intervals leave a map of u64 -> u64 ts: a birth
+ * that never comes (lost in a full ring: counted there), a closed child
+ * whose accept() is not traced. */
+static void stale_prune(struct hmap *m, uint64_t older_than_ns)
 {
 	uint64_t old[64], *when;
-	const uint64_t *cookie;
+	const uint64_t *key;
 	size_t n = 0;
 
-	for (size_t i = 0; n < 64 && hmap_next(&a->births_pending, &i, (const void **)&cookie,
-						(void **)&when);)
-		if (*when + 10 * a->bucket_ns < now_ns)
-			old[n++] = *cookie;
+	for (size_t i = 0; n < 64 && hmap_next(m, &i, (const void **)&key, (void **)&when);)
+		if (*when < older_than_ns)
+			old[n++] = *key;
 	for (size_t i = 0; i < n; i++)
-		hmap_del(&a->births_pending, &old[i]);
+		hmap_del(m, &old[i]);
 }
 
 void agg_tick(struct agg *a, uint64_t now_ns)
@@ -124,8 +124,12 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 	struct proc_books *p;
 
 	concurrency_sweep(a);
-	if (a->births_pending.count)
-		births_pending_prune(a, now_ns);
+	if (now_ns > 10 * a->bucket_ns) {
+		if (a->births_pending.count)
+			stale_prune(&a->births_pending, now_ns - 10 * a->bucket_ns);
+		if (a->accepting.count)
+			stale_prune(&a->accepting, now_ns - 10 * a->bucket_ns);
+	}
 
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;
