@@ -264,6 +264,124 @@ TEST(unknown_dcid_is_unmatched_not_a_connection)
 	quic_books_free(&b);
 }
 
+/* quic-go (Caddy) answers on a new connection ID once the handshake is
+ * done: the server's first short header goes to a CID the client issued
+ * in a 1-RTT NEW_CONNECTION_ID frame, never seen in a long header. On
+ * the 4-tuple of a known connection it is that connection's, not an
+ * unmatched flow (every connection added 1 to unmatched_short before). */
+static const uint8_t NEWCID[18] = { 0x4e, 0x4e, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9 };
+
+static struct quic_wire_event ev_path(uint32_t tgid, uint8_t type, uint8_t dir, uint64_t ts,
+				      uint16_t rport)
+{
+	struct quic_wire_event e = ev(tgid, type, dir, ts, 9, 4433);
+
+	e.rport = rport;
+	return e;
+}
+
+/* A server-side handshake from client port rport with client CID ccid. */
+static void server_handshake(struct quic_books *b, uint64_t t, uint16_t rport,
+			     const uint8_t *ccid)
+{
+	struct quic_wire_event e;
+
+	e = ev_path(PID_S, QW_EV_LONG, QW_DIR_INGRESS, t, rport);
+	pkt(&e, QUIC_PT_INITIAL, ODCID, 8, ccid, 8);
+	quic_books_wire(b, &e);
+	e = ev_path(PID_S, QW_EV_LONG, QW_DIR_EGRESS, t + 1 * MS, rport);
+	pkt(&e, QUIC_PT_INITIAL, ccid, 8, SCID, 4);
+	pkt(&e, QUIC_PT_HANDSHAKE, ccid, 8, SCID, 4);
+	quic_books_wire(b, &e);
+	e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, t + 2 * MS, rport);
+	pkt(&e, QUIC_PT_1RTT, SCID, 4, NULL, 0);
+	quic_books_wire(b, &e);
+}
+
+TEST(new_cid_on_a_known_4tuple_is_that_connection)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	server_handshake(&b, 1 * MS, 50001, CCID);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].handshakes_completed, 1, "completed");
+	/* The server moves to a CID the client issued after the handshake. */
+	e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_EGRESS, 5 * MS, 50001);
+	pkt(&e, QUIC_PT_1RTT, NEWCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->unmatched_short, 0, "new_cid_matched_by_4tuple");
+	ASSERT_EQ(p->src[0].connections, 1, "still_one_connection");
+	ASSERT_EQ(p->src[0].migrations, 0, "no_migration");
+	/* The new CID is the connection's from now on: a rebinding of it
+	 * (the same DCID on a new 4-tuple) is that connection's migration. */
+	e = ev_path(PID_S, QW_EV_PATH_CHANGE, QW_DIR_INGRESS, 6 * MS, 50009);
+	pkt(&e, QUIC_PT_1RTT, NEWCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].migrations, 1, "new_cid_rebinding_counted");
+	/* The same unknown CID from a 4-tuple no connection used: unmatched. */
+	e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, 7 * MS, 50002);
+	pkt(&e, QUIC_PT_1RTT, RCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->unmatched_short, 1, "unknown_4tuple_unmatched");
+	quic_books_free(&b);
+}
+
+/* Twenty connections from twenty client ports, each moving to a new CID:
+ * every one is matched to its own connection (Caddy's case: 20 unmatched
+ * before). */
+TEST(new_cids_of_many_connections_matched_each_to_its_own)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+	uint8_t ccid[8] = { 0xcc }, ncid[18] = { 0x4e };
+
+	quic_books_init(&b, 0, 1000 * MS);
+	for (int i = 0; i < 20; i++) {
+		ccid[7] = (uint8_t)i;
+		server_handshake(&b, (uint64_t)(10 * i + 1) * MS, (uint16_t)(51000 + i), ccid);
+	}
+	for (int i = 0; i < 20; i++) {
+		ncid[17] = (uint8_t)i;
+		e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_EGRESS, 300 * MS, (uint16_t)(51000 + i));
+		pkt(&e, QUIC_PT_1RTT, ncid, 18, NULL, 0);
+		quic_books_wire(&b, &e);
+	}
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].connections, 20, "connections");
+	ASSERT_EQ(p->src[0].handshakes_completed, 20, "completed");
+	ASSERT_EQ(p->unmatched_short, 0, "none_unmatched");
+	quic_books_free(&b);
+}
+
+/* Two live connections on one 4-tuple (a client multiplexing on one
+ * socket): a new CID there cannot be told apart, so it stays unmatched
+ * rather than be charged to either. */
+TEST(new_cid_on_a_shared_4tuple_stays_unmatched)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	const struct quic_proc *p;
+	uint8_t other[8] = { 0xab, 1, 2, 3, 4, 5, 6, 7 };
+
+	quic_books_init(&b, 0, 1000 * MS);
+	server_handshake(&b, 1 * MS, 50001, CCID);
+	server_handshake(&b, 5 * MS, 50001, other);
+	e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_EGRESS, 9 * MS, 50001);
+	pkt(&e, QUIC_PT_1RTT, NEWCID, 18, NULL, 0);
+	quic_books_wire(&b, &e);
+	p = quic_books_proc(&b, PID_S);
+	ASSERT_EQ(p->src[0].connections, 2, "connections");
+	ASSERT_EQ(p->unmatched_short, 1, "ambiguous_unmatched");
+	quic_books_free(&b);
+}
+
 static struct quic_lib_event lev(uint8_t type, uint64_t conn, uint64_t ts, uint8_t role)
 {
 	struct quic_lib_event e;
