@@ -314,6 +314,7 @@ TEST(new_cid_on_a_known_4tuple_is_that_connection)
 	quic_books_wire(&b, &e);
 	p = quic_books_proc(&b, PID_S);
 	ASSERT_EQ(p->unmatched_short, 0, "new_cid_matched_by_4tuple");
+	ASSERT_EQ(p->short_by_path, 1, "counted_as_a_cid_change");
 	ASSERT_EQ(p->src[0].connections, 1, "still_one_connection");
 	ASSERT_EQ(p->src[0].migrations, 0, "no_migration");
 	/* The new CID is the connection's from now on: a rebinding of it
@@ -357,6 +358,7 @@ TEST(new_cids_of_many_connections_matched_each_to_its_own)
 	ASSERT_EQ(p->src[0].connections, 20, "connections");
 	ASSERT_EQ(p->src[0].handshakes_completed, 20, "completed");
 	ASSERT_EQ(p->unmatched_short, 0, "none_unmatched");
+	ASSERT_EQ(p->short_by_path, 20, "twenty_cid_changes");
 	quic_books_free(&b);
 }
 
@@ -379,6 +381,7 @@ TEST(new_cid_on_a_shared_4tuple_stays_unmatched)
 	p = quic_books_proc(&b, PID_S);
 	ASSERT_EQ(p->src[0].connections, 2, "connections");
 	ASSERT_EQ(p->unmatched_short, 1, "ambiguous_unmatched");
+	ASSERT_EQ(p->short_by_path, 0, "not_charged_to_either");
 	quic_books_free(&b);
 }
 

@@ -9,7 +9,12 @@
  * is complete at the client's first 1-RTT (short header) packet: before
  * the handshake is confirmed a client has no 1-RTT keys to send with
  * (RFC 9001 4.1.1). The DCID of a short header names the connection; the
- * same DCID on a new 4-tuple is a NAT rebinding. The wire shows no end of
+ * same DCID on a new 4-tuple is a NAT rebinding. A short header to a DCID
+ * never seen in a long header, on the 4-tuple of a known connection, is
+ * that connection after a connection ID change (RFC 9000 5.1.1: IDs
+ * issued in NEW_CONNECTION_ID frames, encrypted; quic-go moves to one
+ * right after the handshake, so each of its connections was counted an
+ * unmatched flow before). The wire shows no end of
  * a connection (CONNECTION_CLOSE is encrypted): a connection ends with the
  * socket that carried it, and a handshake that does not complete within
  * QUIC_HS_TIMEOUT_NS failed.
@@ -26,14 +31,32 @@
 
 #define MS 1000000ULL
 
+/* A 4-tuple as the wire events give it (the owner's side first): a hash
+ * key, so built zeroed. */
+struct qpath {
+	uint16_t family, lport, rport, pad;
+	uint8_t laddr[16], raddr[16];
+};
+
+/* The connection a 4-tuple carries. shared: two live connections were
+ * seen on it, so a new CID there cannot be told apart. */
+struct qpathv {
+	struct qcid ccid;
+	bool shared;
+};
+
+#define QW_CIDS 6
+
 struct qwconn {
 	uint8_t role;			/* QN_ROLE_*: this process's side */
-	bool completed, failed, closed, retried, vn;
+	bool completed, failed, closed, retried, vn, has_path;
 	uint8_t ncids;
 	uint64_t first_ns, last_ns;
 	uint64_t cookie;		/* the socket it last went through */
 	struct qcid ccid;		/* the key */
-	struct qcid cids[4];		/* indexed in cid_ix: ccid, odcid, server CIDs */
+	/* indexed in cid_ix: ccid, odcid, server CIDs, CIDs moved to */
+	struct qcid cids[QW_CIDS];
+	struct qpath path;		/* the 4-tuple it was last seen on */
 };
 
 struct qattempt {
@@ -95,6 +118,7 @@ static void proc_free(struct quic_proc *p)
 	hmap_free(&p->lconns);
 	hmap_free(&p->kconns);
 	hmap_free(&p->cookies);
+	hmap_free(&p->paths);
 	heatmap_free(&p->hm_conns);
 	heatmap_free(&p->hm_handshake);
 }
@@ -133,6 +157,7 @@ static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
 	hmap_init(&p->lconns, sizeof(uint64_t), sizeof(struct qlconn));
 	hmap_init(&p->kconns, sizeof(uint64_t), sizeof(struct qkconn));
 	hmap_init(&p->cookies, sizeof(uint64_t), sizeof(struct qcookie));
+	hmap_init(&p->paths, sizeof(struct qpath), sizeof(struct qpathv));
 	if (b->no_heatmaps)
 		return p;
 	p->hm_ready = !heatmap_init(&p->hm_conns, "quic_connections", "QUIC connections (wire)",
@@ -218,11 +243,80 @@ static void wconn_index(struct quic_proc *p, struct qwconn *c, const struct qcid
 	for (int i = 0; i < c->ncids; i++)
 		if (cid_eq(&c->cids[i], cid))
 			return;
-	if (c->ncids < 4)
-		c->cids[c->ncids++] = *cid;
+	/* Past QW_CIDS the CID is not indexed: eviction could not find it
+	 * again, and a later flow to it is counted unmatched. */
+	if (c->ncids >= QW_CIDS)
+		return;
+	c->cids[c->ncids++] = *cid;
 	v = hmap_upsert(&p->cid_ix, cid, NULL);
 	if (v)
 		*v = c->ccid;
+}
+
+static struct qpath path_of(const struct quic_wire_event *e)
+{
+	struct qpath k;
+
+	memset(&k, 0, sizeof(k));
+	k.family = e->family;
+	k.lport = e->lport;
+	k.rport = e->rport;
+	memcpy(k.laddr, e->laddr, sizeof(k.laddr));
+	memcpy(k.raddr, e->raddr, sizeof(k.raddr));
+	return k;
+}
+
+static bool conn_live(const struct qwconn *c)
+{
+	return c && !c->closed && !c->failed;
+}
+
+/* The 4-tuple c went through: it names c, unless another live connection
+ * uses it too. c's entry for a 4-tuple it left goes, if still c's. */
+static void path_note(struct quic_proc *p, struct qwconn *c, const struct quic_wire_event *e)
+{
+	struct qpath k = path_of(e);
+	struct qpathv *v;
+	bool created;
+
+	if (c->has_path && !memcmp(&c->path, &k, sizeof(k)))
+		return;
+	if (c->has_path) {
+		v = hmap_get(&p->paths, &c->path);
+		if (v && !v->shared && cid_eq(&v->ccid, &c->ccid))
+			hmap_del(&p->paths, &c->path);
+	}
+	c->path = k;
+	c->has_path = true;
+	v = hmap_upsert(&p->paths, &k, &created);
+	if (!v)
+		return;
+	if (created || (!cid_eq(&v->ccid, &c->ccid) && !conn_live(hmap_get(&p->wconns, &v->ccid)))) {
+		v->ccid = c->ccid;
+		v->shared = false;
+	} else if (!cid_eq(&v->ccid, &c->ccid)) {
+		v->shared = true;
+	}
+}
+
+/* A short header to a CID no long header named: the connection on its
+ * 4-tuple, which moved to this CID; the CID is that connection's from now
+ * on. NULL when no single live connection uses the 4-tuple. */
+static struct qwconn *wconn_by_path(struct quic_proc *p, const struct quic_wire_event *e,
+				    const struct qcid *cid)
+{
+	struct qpath k = path_of(e);
+	struct qpathv *v = hmap_get(&p->paths, &k);
+	struct qwconn *c;
+
+	if (!v || v->shared)
+		return NULL;
+	c = hmap_get(&p->wconns, &v->ccid);
+	if (!conn_live(c))
+		return NULL;
+	wconn_index(p, c, cid);
+	p->short_by_path++;
+	return c;
 }
 
 static void hist_add(struct quic_counts *q, uint64_t ns)
@@ -395,6 +489,7 @@ static void wire_long(struct quic_proc *p, const struct quic_wire_event *e)
 			wconn_index(p, c, from_server ? &s : &d);
 			c->last_ns = e->ts_ns;
 			cookie_note(p, c, e->cookie);
+			path_note(p, c, e);
 			break;
 		case QUIC_PT_RETRY:
 			c = hmap_get(&p->wconns, &d);
@@ -480,6 +575,8 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	case QW_EV_PATH_CHANGE:
 		d = cid_of(e->dgram.pkt[0].dcid_len, e->dgram.pkt[0].dcid);
 		c = wconn_by_cid(p, &d);
+		if (!c && e->type == QW_EV_FIRST_SHORT)
+			c = wconn_by_path(p, e, &d);
 		if (!c) {
 			if (e->type == QW_EV_FIRST_SHORT)
 				p->unmatched_short++;
@@ -487,6 +584,7 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 		}
 		c->last_ns = e->ts_ns;
 		cookie_note(p, c, e->cookie);
+		path_note(p, c, e);
 		if (!client_to_server(c, e->dir))
 			break;
 		if (e->type == QW_EV_FIRST_SHORT)
@@ -633,9 +731,14 @@ static void wire_evict(struct quic_proc *p, uint64_t now)
 		if (c->closed || c->failed || (c->completed && now - c->last_ns > 60 * 1000 * MS))
 			gone[n++] = c->ccid;
 	for (size_t i = 0; i < n; i++) {
+		struct qpathv *v;
+
 		c = hmap_get(&p->wconns, &gone[i]);
 		for (int j = 0; c && j < c->ncids; j++)
 			hmap_del(&p->cid_ix, &c->cids[j]);
+		if (c && c->has_path && (v = hmap_get(&p->paths, &c->path)) &&
+		    cid_eq(&v->ccid, &c->ccid))
+			hmap_del(&p->paths, &c->path);
 		hmap_del(&p->wconns, &gone[i]);
 	}
 	p->evicted += n;

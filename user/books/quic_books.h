@@ -66,7 +66,9 @@ struct quic_proc {
 	struct hmap lconns;		/* ngtcp2_conn pointer -> struct qlconn */
 	struct hmap kconns;		/* in-kernel QUIC: sock address -> struct qkconn */
 	struct hmap cookies;		/* wire: socket cookie -> its connections */
+	struct hmap paths;		/* wire: 4-tuple -> the connection last seen on it */
 	uint64_t unmatched_short;	/* first short headers to a DCID we never saw start */
+	uint64_t short_by_path;		/* ... to a new DCID, matched by a connection's 4-tuple */
 	uint64_t evicted;		/* finished connections dropped at QUIC_MAX_CONNS */
 	uint64_t attempts_full;		/* attempts / Version Negotiations not kept: cap reached */
 	uint64_t attempts_expired;	/* attempts no connection followed in QUIC_HS_TIMEOUT_NS */

@@ -141,6 +141,7 @@ void json_quic_proc(struct json *j, const struct quic_run *q, pid_t pid)
 	json_kv_double(j, "handshake_p50_ms", quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5), 3);
 	json_kv_double(j, "handshake_p90_ms", quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9), 3);
 	json_kv_uint(j, "unmatched_short_flows", p->unmatched_short);
+	json_kv_uint(j, "short_flows_new_cid", p->short_by_path);
 	json_key(j, "by_source");
 	json_object_begin(j);
 	for (int i = 0; i < QSRC_COUNT; i++) {
