@@ -130,7 +130,7 @@ static void tw_server(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint 
 	strcpy(e->label, "listen 127.0.0.1:8080");
 	e->listen = true;
 	p->tw_peak = 1200, p->tw_entered = 1200, p->closed_active = 1200;
-	e->tw_entered = 1200, e->accepted = 1200, e->requests = 1200;
+	e->tw_entered = 1200, e->accepted = 1200, e->requests = 1200, e->tw_peak = 1200;
 }
 static void tw_server_fast(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
@@ -430,6 +430,109 @@ TEST(healthy_states_key_numbers)
 	ASSERT_STREQ(buf, "healthy: no rule fired. PID 100 (client): 8 connections opened and 0 "
 		     "accepted for 800 requests (100.0 per connection), TIME_WAIT peak 8, 0 "
 		     "connect failures, 0 resets.", "text");
+}
+
+/* ---- a server judged by its listener ---- */
+
+/* Four pre-forked workers accepting on one listener, each closing first:
+ * 400 TIME_WAIT each at the peak (under the 1000 of one process), 1600 at
+ * the listener. Their peaks come at different intervals: the listener's
+ * peak is the largest sum at one interval, not the sum of the peaks. */
+static uint32_t pool_cols[4][3] = {
+	{ 400, 300, 0 }, { 300, 400, 0 }, { 390, 380, 0 }, { 400, 390, 0 },
+};
+
+static void pool_base(struct dr_facts *f, struct dr_proc *p, size_t n)
+{
+	base(f, &p[0]);
+	f->nprocs = n;
+	f->procs = p;
+	for (size_t i = 0; i < n; i++) {
+		struct dr_endpoint *e = &p[i].eps[0];
+
+		if (i)
+			p[i] = p[0];
+		p[i].pid = 200 + i;
+		strcpy(p[i].comm, "apache2");
+		strcpy(e->label, "listen *:8080");
+		e->listen = true;
+		e->tw_cols = pool_cols[i];
+		e->tw_ncols = 3;
+		e->tw_peak = p[i].tw_peak = 400;
+		e->tw_entered = p[i].tw_entered = p[i].closed_active = 400;
+		e->accepted = e->requests = 400;
+	}
+}
+
+TEST(server_time_wait_judged_by_its_listener)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p[4];
+	size_t n;
+
+	pool_base(&f, p, 4);
+	n = doctor_rules(&f, out, 8);
+	ASSERT_EQ(n, 1, "one_finding_for_the_listener");
+	ASSERT_STREQ(out[0].rule, "time_wait", "rule");
+	ASSERT_STREQ(out[0].endpoint, "listen *:8080", "endpoint");
+	ASSERT_EQ(out[0].pid, 0, "no_one_child");
+	ASSERT_STREQ(out[0].comm, "apache2", "service_comm");
+	ASSERT_EQ(out[0].npids, 4, "every_acceptor");
+	ASSERT_EQ(out[0].pids[0], 200, "pids_listed");
+	ASSERT_EQ(out[0].pids[3], 203, "pids_listed_all");
+	ASSERT_TRUE(ev_of(&out[0], "time_wait_peak") &&
+		    ev_of(&out[0], "time_wait_peak")->value == 400 + 300 + 390 + 400,
+		    "peak_is_the_largest_sum_at_one_interval");
+	ASSERT_TRUE(ev_of(&out[0], "time_wait_entered") &&
+		    ev_of(&out[0], "time_wait_entered")->value == 1600, "entered_summed");
+	ASSERT_TRUE(ev_of(&out[0], "processes") && ev_of(&out[0], "processes")->value == 4,
+		    "processes");
+	ASSERT_TRUE(ev_of(&out[0], "time_wait_peak_one_process") &&
+		    ev_of(&out[0], "time_wait_peak_one_process")->value == 400, "busiest_child");
+	ASSERT_TRUE(strstr(out[0].verdict, "apache2 on *:8080 (4 processes accepting") != NULL,
+		    out[0].verdict);
+}
+
+/* The same listener, but its workers' peaks sum to under 1000 at every
+ * interval: nothing, though the sum of their peaks is 1000. */
+TEST(listener_under_threshold_at_every_interval)
+{
+	static uint32_t cols[4][2] = { { 250, 0 }, { 0, 250 }, { 250, 0 }, { 0, 250 } };
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p[4];
+
+	pool_base(&f, p, 4);
+	for (int i = 0; i < 4; i++) {
+		p[i].eps[0].tw_cols = cols[i];
+		p[i].eps[0].tw_ncols = 2;
+		p[i].eps[0].tw_peak = p[i].tw_peak = 250;
+	}
+	ASSERT_EQ(doctor_rules(&f, out, 8), 0, "no_finding");
+}
+
+/* Two services on two listeners are two findings, each naming its own. */
+TEST(listeners_pooled_apart)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p[4];
+	size_t n;
+
+	pool_base(&f, p, 4);
+	for (int i = 2; i < 4; i++) {
+		strcpy(p[i].eps[0].label, "listen *:9090");
+		strcpy(p[i].comm, "nginx");
+		p[i].eps[0].tw_cols = NULL;
+		p[i].eps[0].tw_peak = p[i].tw_peak = 600;
+	}
+	n = doctor_rules(&f, out, 8);
+	ASSERT_EQ(n, 1, "only_the_listener_over_the_threshold");
+	ASSERT_STREQ(out[0].endpoint, "listen *:9090", "the_nginx_listener");
+	ASSERT_STREQ(out[0].comm, "nginx", "named");
+	ASSERT_EQ(out[0].npids, 2, "its_two_workers");
+	ASSERT_TRUE(ev_of(&out[0], "time_wait_peak")->value == 1200, "peaks_summed_without_series");
 }
 
 /* ---- books side ---- */

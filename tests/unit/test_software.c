@@ -212,7 +212,7 @@ TEST(server_time_wait_in_the_servers_words)
 	p.neps = 1;
 	strcpy(p.eps[0].label, "listen 127.0.0.1:8080");
 	p.eps[0].listen = true;
-	p.eps[0].tw_entered = 3000;
+	p.eps[0].tw_entered = 3000, p.eps[0].tw_peak = 3000;
 	p.tw_entered = 3000, p.tw_peak = 3000, p.closed_active = 3000;
 	n = doctor_rules(&f, out, 8);
 	for (size_t i = 0; i < n; i++)
@@ -245,7 +245,7 @@ TEST(server_time_wait_fixed_by_the_client_that_asks_to_close)
 	p[0].neps = 1;
 	strcpy(p[0].eps[0].label, "listen 127.0.0.1:8080");
 	p[0].eps[0].listen = true;
-	p[0].eps[0].tw_entered = 3000;
+	p[0].eps[0].tw_entered = 3000, p[0].eps[0].tw_peak = 3000;
 	p[0].tw_entered = 3000, p[0].tw_peak = 3000, p[0].closed_active = 3000;
 	p[1].pid = 301;
 	strcpy(p[1].comm, "ab");

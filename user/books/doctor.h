@@ -38,6 +38,7 @@ enum dr_severity { DR_INFO = 1, DR_WARNING = 2, DR_CRITICAL = 3 };
 #define DR_SRC_DERIVED	"derived"
 
 #define DR_MAX_EVIDENCE 10
+#define DR_MAX_PIDS 16
 
 struct dr_evidence {
 	char name[40];		/* "time_wait_peak" */
@@ -49,8 +50,13 @@ struct dr_evidence {
 struct finding {
 	char rule[24];		/* DR rule ids: see doctor_rule_ids[] */
 	int severity;		/* enum dr_severity */
-	pid_t pid;		/* 0: host or namespace wide */
+	pid_t pid;		/* 0: host or namespace wide, or a service (pids) */
 	char comm[16];
+	/* A service of several processes (every one accepting on a listener,
+	 * as pre-forked workers do): the first DR_MAX_PIDS of them, by pid,
+	 * and how many; pid is then 0 and comm the service's. */
+	pid_t pids[DR_MAX_PIDS];
+	uint32_t npids;
 	char endpoint[64];	/* "" when the finding is not about one endpoint */
 	char verdict[384];	/* one sentence */
 	char fix[1536];	/* the software's own settings first, the generic last */
@@ -159,6 +165,12 @@ struct dr_endpoint {
 	uint32_t live_peak;
 	uint64_t tw_entered;
 	uint32_t tw_peak;
+	/* Its TIME_WAIT sockets at each interval (column c: the run's
+	 * interval c; sock_diag, as the books attribute them), NULL when only
+	 * the peak is known: a listener's pool adds its processes' columns,
+	 * so its peak is the largest sum at one moment. */
+	const uint32_t *tw_cols;
+	size_t tw_ncols;
 	uint64_t refused, timeouts, failed_other, resets_recv, resets_sent;
 	/* Ephemeral ports towards it at its busiest moment (sock_diag). */
 	bool ports_known;

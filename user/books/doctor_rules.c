@@ -11,6 +11,7 @@
 #include "doctor.h"
 #include "tcp_books.h"
 #include "doctor_fixes.h"
+#include "doctor_rules.h"
 
 const char *const doctor_rule_ids[] = {
 	"agent_cost", "fd_limit", "port_exhaustion", "time_wait", "listen_backlog",
@@ -21,63 +22,6 @@ const size_t doctor_nrules = sizeof(doctor_rule_ids) / sizeof(doctor_rule_ids[0]
 const char *dr_severity_name(int severity)
 {
 	return severity >= DR_CRITICAL ? "critical" : severity == DR_WARNING ? "warning" : "info";
-}
-
-void dr_ev(struct finding *f, const char *name, double value, const char *unit,
-	   const char *source)
-{
-	struct dr_evidence *e;
-
-	if (f->nev >= DR_MAX_EVIDENCE)
-		return;
-	e = &f->ev[f->nev++];
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	snprintf(e->unit, sizeof(e->unit), "%s", unit);
-	e->value = value;
-	e->source = source;
-}
-
-/* A new finding in out[*n] (NULL when out is full). */
-static struct finding *add(struct finding *out, size_t *n, size_t max, const char *rule,
-			   int severity, const struct dr_proc *p, const char *endpoint)
-{
-	struct finding *f;
-
-	if (*n >= max)
-		return NULL;
-	f = &out[(*n)++];
-	memset(f, 0, sizeof(*f));
-	snprintf(f->rule, sizeof(f->rule), "%s", rule);
-	f->severity = severity;
-	if (p) {
-		f->pid = p->pid;
-		memcpy(f->comm, p->comm, sizeof(f->comm));
-	}
-	if (endpoint)
-		snprintf(f->endpoint, sizeof(f->endpoint), "%s", endpoint);
-	return f;
-}
-
-static void say(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-/* "4 min", "35 s", "2.5 h": a time left, for sentences. */
-static void human_s(char *buf, size_t len, double s)
-{
-	if (s < 120)
-		snprintf(buf, len, "%.0f s", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%.0f min", s / 60);
-	else
-		snprintf(buf, len, "%.1f h", s / 3600);
 }
 
 /* ---- churn: a pool too small ------------------------------------------- */
@@ -98,7 +42,7 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 				continue;
 			if (!dr_churn_costs(e->opened, e->requests, e->live_peak))
 				continue;
-			x = add(out, n, max, "churn", DR_WARNING, p, e->label);
+			x = dr_add(out, n, max, "churn", DR_WARNING, p, e->label);
 			if (!x)
 				return;
 			x->connections = e->opened;
@@ -106,7 +50,7 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 			x->concurrency = e->live_peak;
 			/* The sentence attach printed before the doctor existed:
 			 * scripts and the HTML report match it. */
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "pool to %s churns: %llu connections for %llu requests at concurrency "
 			    "%u; a pool that keeps >= %u idle connections would open %u", e->label,
 			    (unsigned long long)e->opened, (unsigned long long)e->requests,
@@ -114,7 +58,7 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 			{
 				char generic[256];
 
-				say(generic, sizeof(generic),
+				dr_say(generic, sizeof(generic),
 				    "keep at least %u idle connection%s to %s in the client's pool "
 				    "and reuse them, and make sure the server keeps connections "
 				    "open", e->live_peak, e->live_peak == 1 ? "" : "s", e->label);
@@ -141,184 +85,6 @@ static void rule_churn(const struct dr_facts *f, struct finding *out, size_t *n,
 	}
 }
 
-/* ---- TIME_WAIT pile-up and ephemeral port exhaustion ------------------- */
-
-/* The endpoint with the most TIME_WAIT entries of p, NULL without any. */
-static const struct dr_endpoint *tw_endpoint(const struct dr_proc *p)
-{
-	const struct dr_endpoint *best = NULL;
-
-	for (size_t k = 0; k < p->neps; k++)
-		if (p->eps[k].tw_entered && (!best || p->eps[k].tw_entered > best->tw_entered))
-			best = &p->eps[k];
-	return best;
-}
-
-/* The remote endpoint of p whose ports were busiest, NULL without any. */
-static const struct dr_endpoint *port_endpoint(const struct dr_proc *p)
-{
-	const struct dr_endpoint *best = NULL;
-
-	for (size_t k = 0; k < p->neps; k++)
-		if (!p->eps[k].listen && p->eps[k].ports_known &&
-		    (!best || p->eps[k].port_share_peak > best->port_share_peak))
-			best = &p->eps[k];
-	return best;
-}
-
-/* The kernel refused to make TIME_WAIT (its table was full): the closes
- * went straight to CLOSE, and a late segment of the old connection can
- * now reach a new one on the same 4-tuple. Always critical. */
-static void tw_overflow(const struct dr_facts *f, const struct dr_proc *p,
-			struct finding *out, size_t *n, size_t max)
-{
-	struct finding *x = add(out, n, max, "time_wait", DR_CRITICAL, p, NULL);
-
-	if (!x)
-		return;
-	say(x->verdict, sizeof(x->verdict),
-	    "PID %d (%s) closed %llu connections first that got no TIME_WAIT: its network "
-	    "namespace's TIME_WAIT table was full (net.ipv4.tcp_max_tw_buckets; the kernel "
-	    "logs \"TCP: time wait bucket table overflow\"), so late segments of those "
-	    "connections can reach new ones on the same 4-tuple", p->pid, p->comm,
-	    (unsigned long long)p->tw_not_made);
-	say(x->fix, sizeof(x->fix),
-	    "raise net.ipv4.tcp_max_tw_buckets%s in that namespace (sysctl -w "
-	    "net.ipv4.tcp_max_tw_buckets=N, N above the TIME_WAIT held at the peak), or make "
-	    "fewer TIME_WAIT: keep connections alive, let the peer close first",
-	    f->lim_known && f->lim.max_tw_buckets ? " (now at its limit)" : "");
-	dr_ev(x, "time_wait_not_made", p->tw_not_made, "connections", DR_SRC_BPF);
-	dr_ev(x, "time_wait_entered", p->tw_entered, "connections", DR_SRC_BPF);
-	dr_ev(x, "time_wait_peak", p->tw_peak, "sockets", DR_SRC_SOCKDIAG);
-	if (f->lim_known && f->lim.max_tw_buckets)
-		dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets", DR_SRC_SYSCTL);
-}
-
-static const struct netstat_ns *ns_of(const struct dr_facts *f, pid_t pid);
-
-/* Connects towards a loopback address: where tcp_tw_reuse = 2 applies. */
-static bool label_loopback(const char *label)
-{
-	return !strncmp(label, "127.", 4) || !strncmp(label, "[::1]", 5);
-}
-
-static void rule_time_wait(const struct dr_facts *f, struct finding *out, size_t *n,
-			   size_t max)
-{
-	uint32_t ports = f->lim_known ? netlimits_ports(&f->lim) : 0;
-	double buckets = f->lim_known && f->lim.max_tw_buckets ?
-			 (double)f->host_tw_peak / f->lim.max_tw_buckets : 0;
-
-	for (size_t i = 0; i < f->nprocs; i++) {
-		const struct dr_proc *p = &f->procs[i];
-		const struct dr_endpoint *tw = tw_endpoint(p), *pe = NULL;
-		double share = 0, rate = 0, exhaust_s = -1;
-		const char *rule = "time_wait";
-		int sev = DR_WARNING;
-		struct finding *x;
-		char when[32] = "";
-		uint64_t recycled;
-		bool client;
-
-		if (p->tw_not_made)
-			tw_overflow(f, p, out, n, max);
-		if (!tw)
-			continue;
-		/* Ports run out on the side that connects: only a client's
-		 * TIME_WAIT holds its own ephemeral ports towards one place. A
-		 * server's TIME_WAIT (listen side) costs memory, not ports. */
-		client = !tw->listen;
-		if (client)
-			pe = tw->ports_known ? tw : port_endpoint(p);
-		share = pe ? pe->port_share_peak : 0;
-		if (p->tw_peak < DR_TW_PEAK_WARN && share < DR_PORT_SHARE_WARN)
-			continue;
-		/* Time to exhaustion: at r new TIME_WAIT entries a second towards
-		 * one destination, each holding its port for 60 s, the free ports
-		 * last (range - in use) / r seconds; a rate whose 60 s of
-		 * TIME_WAIT fits in the range never runs out. */
-		if (pe && f->window_s > 0) {
-			rate = pe->tw_entered / f->window_s;
-			if (ports && rate > 0 && rate * DR_TW_SECONDS + pe->live_peak >= ports)
-				exhaust_s = pe->ports_peak < ports ?
-					    (ports - pe->ports_peak) / rate : 0;
-		}
-		if (share >= DR_PORT_SHARE_WARN || exhaust_s >= 0)
-			rule = "port_exhaustion";
-		if (share >= DR_PORT_SHARE_CRIT ||
-		    (exhaust_s >= 0 && exhaust_s <= DR_PORT_EXHAUST_CRIT_S) ||
-		    buckets >= DR_TW_BUCKETS_WARN)
-			sev = DR_CRITICAL;
-		/* Ports held in TIME_WAIT are not ports lost where the kernel
-		 * reuses them for new connects (tcp_tw_reuse = 1; 2 on
-		 * loopback): judged by what it did. Reuse and no failed connect
-		 * is a warning about the TIME_WAIT churn, not an exhaustion. */
-		recycled = 0;
-		if (client && pe && !strcmp(rule, "port_exhaustion") && f->lim_known &&
-		    (f->lim.tw_reuse == 1 || (f->lim.tw_reuse == 2 && label_loopback(pe->label))) &&
-		    !(pe->refused + pe->timeouts + pe->failed_other)) {
-			const struct netstat_ns *ns = ns_of(f, p->pid);
-
-			recycled = ns && ns->tw_recycled_last > ns->tw_recycled_first ?
-				   ns->tw_recycled_last - ns->tw_recycled_first : 0;
-			if (recycled && buckets < DR_TW_BUCKETS_WARN)
-				sev = DR_WARNING;
-		}
-		x = add(out, n, max, rule, sev, p, pe && client ? pe->label : tw->label);
-		if (!x)
-			return;
-		if (exhaust_s >= 0)
-			human_s(when, sizeof(when), exhaust_s);
-		if (client && pe && recycled && sev < DR_CRITICAL)
-			say(x->verdict, sizeof(x->verdict),
-			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
-			    "first (%llu of %llu closes), %.1f%% of the ephemeral ports towards %s "
-			    "(%u of %u); the kernel reused %llu TIME_WAIT ports for new connects "
-			    "(net.ipv4.tcp_tw_reuse = %d) and no connect failed", p->pid, p->comm,
-			    p->tw_peak, (unsigned long long)p->closed_active,
-			    (unsigned long long)(p->closed_active + p->closed_passive), 100 * share,
-			    pe->label, pe->ports_peak, ports, (unsigned long long)recycled,
-			    f->lim.tw_reuse);
-		else if (client && pe)
-			say(x->verdict, sizeof(x->verdict),
-			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
-			    "first (%llu of %llu closes), and to %s it used %.1f%% of the ephemeral "
-			    "ports (%u of %u)%s%s", p->pid, p->comm, p->tw_peak,
-			    (unsigned long long)p->closed_active,
-			    (unsigned long long)(p->closed_active + p->closed_passive), pe->label,
-			    100 * share, pe->ports_peak, ports,
-			    exhaust_s >= 0 ? ", which run out in " : "; at this rate they last",
-			    exhaust_s >= 0 ? when : "");
-		else
-			say(x->verdict, sizeof(x->verdict),
-			    "PID %d (%s) holds %u TIME_WAIT sockets at the peak because it closes "
-			    "first (%llu of %llu closes), most of them on %s", p->pid, p->comm,
-			    p->tw_peak, (unsigned long long)p->closed_active,
-			    (unsigned long long)(p->closed_active + p->closed_passive), tw->label);
-		dr_tw_fix(f, p, pe && client ? pe : tw, client, x->fix, sizeof(x->fix));
-		dr_ev(x, "time_wait_peak", p->tw_peak, "sockets", DR_SRC_SOCKDIAG);
-		dr_ev(x, "time_wait_entered", p->tw_entered, "connections", DR_SRC_BPF);
-		dr_ev(x, "closed_first_by_this_side", p->closed_active, "connections", DR_SRC_BPF);
-		dr_ev(x, "closed_first_by_peer", p->closed_passive, "connections", DR_SRC_BPF);
-		if (pe && client) {
-			dr_ev(x, "ports_in_use_peak", pe->ports_peak, "ports", DR_SRC_SOCKDIAG);
-			dr_ev(x, "port_share_peak", 100 * share, "%", DR_SRC_SOCKDIAG);
-			dr_ev(x, "time_wait_entries_per_s", rate, "/s", DR_SRC_BPF);
-			if (exhaust_s >= 0)
-				dr_ev(x, "seconds_to_exhaustion", exhaust_s, "s", DR_SRC_DERIVED);
-			if (recycled)
-				dr_ev(x, "time_wait_reused", recycled, "ports", DR_SRC_NETSTAT);
-		}
-		if (ports)
-			dr_ev(x, "ephemeral_ports", ports, "ports", DR_SRC_SYSCTL);
-		if (f->lim_known && f->lim.max_tw_buckets) {
-			dr_ev(x, "host_time_wait_peak", f->host_tw_peak, "sockets", DR_SRC_SOCKSTAT);
-			dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets",
-			      DR_SRC_SYSCTL);
-		}
-	}
-}
-
 /* ---- fd leak -------------------------------------------------------------- */
 
 static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *n, size_t max)
@@ -333,14 +99,14 @@ static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *
 		    p->fd_now < p->fd_start + DR_LEAK_MIN_GROWTH)
 			continue;
 		soon = p->fd_seconds_to_limit >= 0 && p->fd_seconds_to_limit < DR_LEAK_CRIT_S;
-		x = add(out, n, max, "fd_leak", soon ? DR_CRITICAL : DR_WARNING, p, NULL);
+		x = dr_add(out, n, max, "fd_leak", soon ? DR_CRITICAL : DR_WARNING, p, NULL);
 		if (!x)
 			return;
 		if (p->fd_seconds_to_limit >= 0)
-			human_s(when, sizeof(when), p->fd_seconds_to_limit);
+			dr_human_s(when, sizeof(when), p->fd_seconds_to_limit);
 		if (p->fd_limit != UINT64_MAX)
 			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)p->fd_limit);
-		say(x->verdict, sizeof(x->verdict),
+		dr_say(x->verdict, sizeof(x->verdict),
 		    "PID %d (%s) leaks file descriptors: %u open now, up from %u (%.1f/s), %u of "
 		    "them made at %s and open longer than %.0f s%s%s%s", p->pid, p->comm,
 		    p->fd_now, p->fd_start, p->fd_slope, p->leak_old,
@@ -353,7 +119,7 @@ static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *
 
 			snprintf(x->verdict + used, sizeof(x->verdict) - used, "%s", when);
 		}
-		say(x->fix, sizeof(x->fix),
+		dr_say(x->fix, sizeof(x->fix),
 		    "close what %s opens on every path (error and early-return paths too: "
 		    "defer/finally/RAII); raising ulimit -n or LimitNOFILE= only postpones the "
 		    "failure", p->leak_site[0] ? p->leak_site : "that site");
@@ -382,34 +148,34 @@ static void rule_fd_limit(const struct dr_facts *f, struct finding *out, size_t 
 
 		if (!errs && share < DR_FDLIM_WARN)
 			continue;
-		x = add(out, n, max, "fd_limit",
+		x = dr_add(out, n, max, "fd_limit",
 			errs || share >= DR_FDLIM_CRIT ? DR_CRITICAL : DR_WARNING, p, NULL);
 		if (!x)
 			return;
 		/* Room for twice the peak: bursts, and the leak-free growth. */
 		want = p->fd_peak * 2 > 1024 ? (uint64_t)p->fd_peak * 2 : 1024;
 		if (p->enfile && !p->emfile)
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s) could not get file descriptors: the system ran out "
 			    "(ENFILE %llu times)", p->pid, p->comm, (unsigned long long)p->enfile);
 		else if (errs)
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s) ran out of file descriptors: socket/accept/open failed "
 			    "%llu times with EMFILE (and %llu with ENFILE); it used %u of its limit "
 			    "of %llu", p->pid, p->comm, (unsigned long long)p->emfile,
 			    (unsigned long long)p->enfile, p->fd_peak,
 			    (unsigned long long)p->fd_limit);
 		else
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s) is near its file descriptor limit: %u open at the peak of "
 			    "%llu allowed (%.0f%%)", p->pid, p->comm, p->fd_peak,
 			    (unsigned long long)p->fd_limit, 100 * share);
 		if (p->enfile && !p->emfile)
-			say(x->fix, sizeof(x->fix),
+			dr_say(x->fix, sizeof(x->fix),
 			    "raise the system-wide limit fs.file-max (sysctl) and look for the "
 			    "process that holds most files");
 		else
-			say(x->fix, sizeof(x->fix),
+			dr_say(x->fix, sizeof(x->fix),
 			    "raise RLIMIT_NOFILE to at least %llu: ulimit -n %llu in the shell "
 			    "that starts it, LimitNOFILE=%llu in its systemd unit, nofile in "
 			    "/etc/security/limits.conf, docker run --ulimit nofile=%llu:%llu; if "
@@ -444,24 +210,24 @@ static void rule_failures(const struct dr_facts *f, struct finding *out, size_t 
 
 			if (e->listen || fails < DR_FAIL_MIN || fails < DR_FAIL_SHARE * tries)
 				continue;
-			x = add(out, n, max, "connect_failures",
+			x = dr_add(out, n, max, "connect_failures",
 				fails >= DR_FAIL_CRIT_SHARE * tries ? DR_CRITICAL : DR_WARNING, p,
 				e->label);
 			if (!x)
 				return;
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s): %llu of %llu connects to %s failed (%llu refused, %llu "
 			    "timed out, %llu other)", p->pid, p->comm, (unsigned long long)fails,
 			    (unsigned long long)tries, e->label, (unsigned long long)e->refused,
 			    (unsigned long long)e->timeouts, (unsigned long long)e->failed_other);
 			if (e->refused >= e->timeouts)
-				say(x->fix, sizeof(x->fix),
+				dr_say(x->fix, sizeof(x->fix),
 				    "refused means nothing listens on %s (the server is down, "
 				    "restarting, or on another port) or its accept queue is full; "
 				    "check the server and its listen backlog (listen_backlog), and "
 				    "retry with backoff in the client", e->label);
 			else
-				say(x->fix, sizeof(x->fix),
+				dr_say(x->fix, sizeof(x->fix),
 				    "timed-out connects mean SYNs went unanswered: a firewall that "
 				    "drops, a host that is down, or a server whose backlog is full "
 				    "(its ListenOverflows rise); lower the client's connect timeout "
@@ -487,24 +253,24 @@ static void rule_resets(const struct dr_facts *f, struct finding *out, size_t *n
 
 			if (rst < DR_FAIL_MIN || rst < DR_FAIL_SHARE * conns)
 				continue;
-			x = add(out, n, max, "resets",
+			x = dr_add(out, n, max, "resets",
 				rst >= DR_FAIL_CRIT_SHARE * conns ? DR_CRITICAL : DR_WARNING, p,
 				e->label);
 			if (!x)
 				return;
-			say(x->verdict, sizeof(x->verdict),
+			dr_say(x->verdict, sizeof(x->verdict),
 			    "PID %d (%s): %llu of %llu connections %s %s ended in a reset (%llu "
 			    "received from the peer, %llu sent by this side)", p->pid, p->comm,
 			    (unsigned long long)rst, (unsigned long long)conns,
 			    e->listen ? "on" : "to", e->label, (unsigned long long)e->resets_recv,
 			    (unsigned long long)e->resets_sent);
 			if (e->resets_sent >= e->resets_recv)
-				say(x->fix, sizeof(x->fix),
+				dr_say(x->fix, sizeof(x->fix),
 				    "this side aborts: it closes with unread data in the socket or "
 				    "with SO_LINGER {1, 0}; read the peer's data fully before close() "
 				    "and do not use SO_LINGER 0 to dodge TIME_WAIT (see time_wait)");
 			else
-				say(x->fix, sizeof(x->fix),
+				dr_say(x->fix, sizeof(x->fix),
 				    "the peer aborts: check its logs; a pooled connection reset "
 				    "when reused means the server's idle timeout is shorter than the "
 				    "client's (Go: set http.Transport.IdleConnTimeout below the "
@@ -518,16 +284,6 @@ static void rule_resets(const struct dr_facts *f, struct finding *out, size_t *n
 
 /* ---- listen backlog overflow ---------------------------------------------- */
 
-static const struct netstat_ns *ns_of(const struct dr_facts *f, pid_t pid)
-{
-	/* A listener's namespace: the one read through a target's /proc;
-	 * with one namespace (the common case) that is it. */
-	for (size_t i = 0; i < f->nns; i++)
-		if (f->ns[i].pid == pid && f->ns[i].valid)
-			return &f->ns[i];
-	return f->nns == 1 && f->ns[0].valid ? &f->ns[0] : NULL;
-}
-
 static const struct dr_proc *proc_of(const struct dr_facts *f, pid_t pid)
 {
 	for (size_t i = 0; i < f->nprocs; i++)
@@ -540,7 +296,7 @@ static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *
 {
 	for (size_t i = 0; i < f->nlisteners; i++) {
 		const struct listen_sample *l = &f->listeners[i];
-		const struct netstat_ns *ns = ns_of(f, l->pid);
+		const struct netstat_ns *ns = dr_ns_of(f, l->pid);
 		const struct dr_proc *p = proc_of(f, l->pid);
 		uint64_t ovf = ns ? ns->overflows_last - ns->overflows_first : 0;
 		uint64_t drops = ns ? ns->drops_last - ns->drops_first : 0;
@@ -553,19 +309,19 @@ static void rule_backlog(const struct dr_facts *f, struct finding *out, size_t *
 			continue;
 		memcpy(k.addr, l->addr, sizeof(k.addr));
 		endpoint_format(ep, sizeof(ep), &k);
-		x = add(out, n, max, "listen_backlog",
+		x = dr_add(out, n, max, "listen_backlog",
 			l->queue_peak >= l->backlog && ovf ? DR_CRITICAL : DR_WARNING, p, ep);
 		if (!x)
 			return;
 		if (!p)
 			x->pid = l->pid;
-		say(x->verdict, sizeof(x->verdict),
+		dr_say(x->verdict, sizeof(x->verdict),
 		    "PID %d (%s) accepts too slowly on %s: its accept queue reached %u of its "
 		    "backlog of %u (full in %u of %u samples) and its network namespace counted "
 		    "%llu ListenOverflows and %llu ListenDrops in the window", l->pid,
 		    p ? p->comm : "?", ep + strlen("listen "), l->queue_peak, l->backlog, l->samples_full,
 		    l->samples, (unsigned long long)ovf, (unsigned long long)drops);
-		say(x->fix, sizeof(x->fix),
+		dr_say(x->fix, sizeof(x->fix),
 		    "accept faster (more accepting threads or workers, e.g. nginx "
 		    "worker_processes; less work before accept()) and raise the backlog: "
 		    "listen(fd, N) / nginx listen ... backlog=N / Go's backlog follows "
@@ -606,15 +362,15 @@ static void rule_never_accepted(const struct dr_facts *f, struct finding *out, s
 			said |= out[k].pid == p->pid && !strcmp(out[k].rule, "listen_backlog");
 		if (said)
 			continue;
-		x = add(out, n, max, "listen_backlog", DR_WARNING, p, NULL);
+		x = dr_add(out, n, max, "listen_backlog", DR_WARNING, p, NULL);
 		if (!x)
 			return;
-		say(x->verdict, sizeof(x->verdict),
+		dr_say(x->verdict, sizeof(x->verdict),
 		    "PID %d (%s) let %llu of %llu completed handshakes end in its accept queue "
 		    "before accept() took them (their clients reset or gave up waiting): it "
 		    "accepts too slowly", p->pid, p->comm, (unsigned long long)p->never_accepted,
 		    (unsigned long long)passive);
-		say(x->fix, sizeof(x->fix),
+		dr_say(x->fix, sizeof(x->fix),
 		    "accept faster (more accepting threads or workers, e.g. nginx "
 		    "worker_processes; less work before accept()) and raise the backlog if the "
 		    "queue fills: listen(fd, N) / nginx listen ... backlog=N; clients that time "
@@ -638,16 +394,16 @@ static void rule_orphans(const struct dr_facts *f, struct finding *out, size_t *
 		if (p->orphan_peak < DR_ORPHAN_LIVE && p->orphan_long < DR_ORPHAN_LONG_MIN &&
 		    !(host >= DR_ORPHAN_HOST_CRIT && p->orphan_peak))
 			continue;
-		x = add(out, n, max, "orphans", host >= DR_ORPHAN_HOST_CRIT ? DR_CRITICAL :
+		x = dr_add(out, n, max, "orphans", host >= DR_ORPHAN_HOST_CRIT ? DR_CRITICAL :
 			DR_WARNING, p, NULL);
 		if (!x)
 			return;
-		say(x->verdict, sizeof(x->verdict),
+		dr_say(x->verdict, sizeof(x->verdict),
 		    "PID %d (%s) leaves closed connections the kernel cannot finish: %u orphaned "
 		    "at the peak (%u now), %llu of them orphaned longer than %d s, so their peers "
 		    "never close or never read", p->pid, p->comm, p->orphan_peak, p->orphan_now,
 		    (unsigned long long)p->orphan_long, DR_ORPHAN_LONG_MS / 1000);
-		say(x->fix, sizeof(x->fix),
+		dr_say(x->fix, sizeof(x->fix),
 		    "find the peers that do not finish the close (ss -o state fin-wait-1 / "
 		    "fin-wait-2); net.ipv4.tcp_fin_timeout (now %d s) bounds FIN_WAIT2, "
 		    "net.ipv4.tcp_orphan_retries bounds FIN_WAIT1, net.ipv4.tcp_max_orphans "
@@ -681,15 +437,15 @@ static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_
 	share = (c->bpf_s / c->stats_s) / (c->targets_cpu_s / c->window_s);
 	if (share < DR_COST_SHARE)
 		return;
-	x = add(out, n, max, "agent_cost", DR_WARNING, NULL, NULL);
+	x = dr_add(out, n, max, "agent_cost", DR_WARNING, NULL, NULL);
 	if (!x)
 		return;
-	say(x->verdict, sizeof(x->verdict),
+	dr_say(x->verdict, sizeof(x->verdict),
 	    "connscope's own BPF programs ran for %.3f s in the %.1f s measured, %.1f%% of "
 	    "the CPU the traced processes used (%.3f s in %.1f s): part of what the workload "
 	    "spent may be the measurement (the BPF time is host-wide, an upper bound of the "
 	    "share)", c->bpf_s, c->stats_s, 100 * share, c->targets_cpu_s, c->window_s);
-	say(x->fix, sizeof(x->fix),
+	dr_say(x->fix, sizeof(x->fix),
 	    "read the other findings knowing this; trace less to measure less: --no-fd drops "
 	    "the fd syscall tracepoints (the largest part), --no-quic the packet hooks, or "
 	    "attach for a shorter window");
@@ -736,7 +492,7 @@ size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max)
 
 	rule_agent_cost(f, out, &n, max);
 	rule_fd_limit(f, out, &n, max);
-	rule_time_wait(f, out, &n, max);
+	dr_rule_time_wait(f, out, &n, max);
 	rule_backlog(f, out, &n, max);
 	rule_never_accepted(f, out, &n, max);
 	rule_failures(f, out, &n, max);

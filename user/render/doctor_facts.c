@@ -48,6 +48,36 @@ static void ports_of(struct dr_endpoint *d, const struct endpoint_key *k,
 	}
 }
 
+/* A listener's TIME_WAIT at each interval, from the process's TIME_WAIT
+ * heatmap (one column an interval, every process's from the run's start):
+ * its listener's pool adds them column by column (doctor_rules_tw.c).
+ * NULL without a row of its own (the map's rows full: "other"). */
+static uint32_t *tw_columns(const struct proc_books *p, const char *label, size_t *ncols)
+{
+	const struct heatmap *h = &p->hm_tw;
+	uint32_t *cols;
+	int row = -1;
+
+	*ncols = 0;
+	if (!p->hm_ready)
+		return NULL;
+	for (int r = 0; r < h->nrows && row < 0; r++)
+		if (!strncmp(heatmap_label(h, r), label, HEATMAP_LABEL_LEN - 1))
+			row = r;
+	if (row < 0 || !heatmap_ncols(h))
+		return NULL;
+	cols = calloc(heatmap_ncols(h), sizeof(*cols));
+	if (!cols)
+		return NULL;
+	for (size_t c = 0; c < heatmap_ncols(h); c++) {
+		uint64_t v = heatmap_cell(h, row, c);
+
+		cols[c] = v > UINT32_MAX ? UINT32_MAX : v;
+	}
+	*ncols = heatmap_ncols(h);
+	return cols;
+}
+
 static void fill_endpoints(struct dr_proc *d, const struct proc_books *p,
 			   const struct limits_view *v)
 {
@@ -81,6 +111,9 @@ static void fill_endpoints(struct dr_proc *d, const struct proc_books *p,
 	d->neps = n < DR_MAX_EPS ? n : DR_MAX_EPS;
 	memcpy(d->eps, all, d->neps * sizeof(*all));
 	free(all);
+	for (size_t i = 0; i < d->neps; i++)
+		if (d->eps[i].listen && d->eps[i].tw_entered)
+			d->eps[i].tw_cols = tw_columns(p, d->eps[i].label, &d->eps[i].tw_ncols);
 }
 
 static void fill_fds(struct dr_proc *d, const struct run_info *run)
@@ -216,6 +249,9 @@ int doctor_facts_build(struct dr_facts *f, const struct agg *a, const struct run
 
 void doctor_facts_free(struct dr_facts *f)
 {
+	for (size_t i = 0; f->procs && i < f->nprocs; i++)
+		for (size_t k = 0; k < f->procs[i].neps; k++)
+			free((void *)f->procs[i].eps[k].tw_cols);
 	free(f->procs);
 	f->procs = NULL;
 	f->nprocs = 0;

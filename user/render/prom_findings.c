@@ -31,7 +31,8 @@ size_t prom_findings(FILE *out, const struct agg *a, const struct run_info *run)
 			continue;
 		if (out && !series)
 			fprintf(out, "# HELP connscope_finding A doctor finding that holds now "
-				     "(rule ids: docs/doctor.md); pid 0: host-wide\n"
+				     "(rule ids: docs/doctor.md); pid 0: host-wide or a service "
+				     "of several processes\n"
 				     "# TYPE connscope_finding gauge\n");
 		if (out)
 			fprintf(out, "connscope_finding{pid=\"%d\",rule=\"%s\",severity=\"%s\"} 1\n",

@@ -33,6 +33,20 @@ static void fmt_value(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.3g", v);
 }
 
+/* "  apache2 x4 (PIDs 200, 201, 202, 203)": a service of several
+ * processes, the first DR_MAX_PIDS of them named. */
+static int service_head(char *buf, size_t len, const struct finding *x)
+{
+	uint32_t shown = x->npids < DR_MAX_PIDS ? x->npids : DR_MAX_PIDS;
+	int used = snprintf(buf, len, "  %s x%u (PIDs", x->comm, x->npids);
+
+	for (uint32_t i = 0; i < shown && used < (int)len; i++)
+		used += snprintf(buf + used, len - used, "%s %d", i ? "," : "", x->pids[i]);
+	if (used < (int)len)
+		used += snprintf(buf + used, len - used, "%s)", shown < x->npids ? ", ..." : "");
+	return used < (int)len ? used : (int)len - 1;
+}
+
 void findings_wrap(FILE *out, const char *first, const char *indent, const char *text)
 {
 	/* A leading newline of first is no column. */
@@ -78,6 +92,8 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 		if (x->pid)
 			used += snprintf(head + used, sizeof(head) - used, "  PID %d (%s)", x->pid,
 					 x->comm);
+		else if (x->npids)
+			used += service_head(head + used, sizeof(head) - used, x);
 		if (x->endpoint[0])
 			snprintf(head + used, sizeof(head) - used, "  %s", x->endpoint);
 		snprintf(first, sizeof(first), "\n  %zu. ", i + 1);
@@ -102,6 +118,15 @@ static void json_finding(struct json *j, const struct finding *x)
 	json_kv_string(j, "severity", dr_severity_name(x->severity));
 	json_kv_int(j, "pid", x->pid);
 	json_kv_string(j, "comm", x->comm);
+	if (x->npids) {
+		/* A service: every process accepting on its listener. */
+		json_kv_uint(j, "processes", x->npids);
+		json_key(j, "pids");
+		json_array_begin(j);
+		for (uint32_t i = 0; i < x->npids && i < DR_MAX_PIDS; i++)
+			json_int(j, x->pids[i]);
+		json_array_end(j);
+	}
 	json_kv_string(j, "endpoint", x->endpoint);
 	json_kv_string(j, "verdict", x->verdict);
 	json_kv_string(j, "text", x->verdict);
@@ -243,6 +268,10 @@ size_t html_findings_section(FILE *out, const struct agg *a, const struct run_in
 				strcmp(x->rule, "churn") ? "proc" : "reuse", x->pid, x->pid);
 			html_esc_n(out, x->comm, sizeof(x->comm));
 			fputs(")</a>", out);
+		} else if (x->npids) {
+			fputs(" &middot; ", out);
+			html_esc_n(out, x->comm, sizeof(x->comm));
+			fprintf(out, " &times;%u", x->npids);
 		}
 		if (x->endpoint[0]) {
 			fputs(" &rarr; <span class=\"mono\">", out);

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# A server's TIME_WAIT judged by its listener, not one process at a time
+# (#26): pre-forked workers share one listener and each holds a share of
+# its TIME_WAIT (Apache prefork spread 3,000 over 4-6 children and got no
+# finding). tcpfix --workers 4 --close-first in a network namespace of its
+# own, 1,600 connections each closed first by the worker that accepted it:
+# one time_wait finding for the listener, naming the service (comm and
+# listen address) and every worker that accepted, with the pooled counts;
+# no finding names one worker. Before: one finding per worker over 1,000
+# TIME_WAIT, or none.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+TMP=$(lib_tmpdir)
+N=1600
+NS=connscope-dlis-$$
+new_netns "$NS" || { fail netns "ip netns add $NS"; exit 1; }
+FX_WRAP=(ip netns exec "$NS")
+
+fx_start srv server --close-first --workers 4 || { fail start server; exit 1; }
+# "listening PORT PID workers W1 W2 W3 W4"
+read -r _ PORT PARENT _ W1 W2 W3 W4 <<<"$FIX_LINE"
+fx_start cli client -p "$PORT" || { fail start client; exit 1; }
+
+J=$TMP/doctor.json
+spawn_bg ip netns exec "$NS" "$CONNSCOPE" doctor -d 120 -i 0.3 -j -p "$PARENT" --children \
+	>"$J" 2>"$TMP/doctor.err"
+DR_PID=$BG_PID
+wait_for "grep -q '^connscope: tracing' '$TMP/doctor.err' || ! kill -0 $DR_PID 2>/dev/null" 30
+if ! grep -q '^connscope: tracing' "$TMP/doctor.err"; then
+	fail attach "$(cat "$TMP/doctor.err")"
+	exit 1
+fi
+
+assert_eq "$(fx_cmd cli "churn-passive $N" 120)" "churned $N" fixture/churned
+# Every connection past its close (the worker's TIME_WAIT made) before
+# the doctor stops.
+wait_for "[ \$(ip netns exec $NS ss -Htan state fin-wait-1 state fin-wait-2 state closing state last-ack state close-wait | wc -l) -eq 0 ]" 20 ||
+	fail closes_done "connections still closing"
+# "stats accepted A closed C open O worker W1 A1 C1 worker W2 A2 C2 .."
+st=$(fx_cmd srv stats)
+read -r _ _ acc _ _ _ _ _ _ a1 _ _ _ a2 _ _ _ a3 _ _ _ a4 _ <<<"$st"
+assert_eq "$acc" "$N" fixture/accepted
+echo "# accepted per worker: $a1 $a2 $a3 $a4"
+acceptors=$(for w in "$W1:$a1" "$W2:$a2" "$W3:$a3" "$W4:$a4"; do
+	((${w#*:} > 0)) && echo "${w%:*}"; done | sort -n | paste -sd, -)
+tw_now=$(ip netns exec "$NS" ss -Htan state time-wait | wc -l)
+kill -INT "$DR_PID"
+wait "$DR_PID"
+assert_eq "$?" 0 doctor/exit_status
+
+F='[.findings[] | select(.rule == "time_wait")]'
+EV() { echo "(.evidence[] | select(.name == \"$1\") | .value)"; }
+assert_eq "$(jqn "$F | length" "$J")" 1 listener/one_finding
+assert_eq "$(jqn "$F[0] | [.endpoint, .pid, .comm, .severity] | @tsv" "$J")" \
+	"$(printf 'listen 127.0.0.1:%s\t0\ttcpfix\twarning' "$PORT")" listener/names_the_service
+assert_eq "$(jqn "$F[0] | (.pids | sort | map(tostring) | join(\",\"))" "$J")" "$acceptors" \
+	listener/every_acceptor_named
+assert_eq "$(jqn "$F[0] | [.processes, $(EV processes)] | @tsv" "$J")" \
+	"$(printf '%s\t%s' "$(tr , '\n' <<<"$acceptors" | wc -l)" "$(tr , '\n' <<<"$acceptors" | wc -l)")" \
+	listener/processes
+assert_eq "$(jqn "$F[0] | [$(EV time_wait_entered), $(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | @tsv" "$J")" \
+	"$(printf '%s\t%s\t0' "$N" "$N")" listener/pooled_counts_exact
+# Its peak: the most held at one moment, at least what the namespace held
+# when the run ended (none expired yet unless the churn took 60 s).
+peak=$(jqn "$F[0] | $(EV time_wait_peak)" "$J")
+[[ $peak =~ ^[0-9]+$ ]] || peak=0
+assert_eq "$((peak >= tw_now && peak <= N && peak >= 1000))" 1 \
+	"listener/peak_between_kernel_count_and_total ($tw_now <= $peak <= $N)"
+assert_eq "$(jqn "$F[0].verdict | test(\"^tcpfix on 127.0.0.1:$PORT \\\\([0-9] processes accepting on it\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first \\\\($N of $N closes\\\\)\")" "$J")" \
+	true listener/verdict
+assert_eq "$(jqn "[.findings[] | select(.pid == $W1 or .pid == $W2 or .pid == $W3 or .pid == $W4 or .pid == $PARENT)] | length" "$J")" \
+	0 listener/no_one_worker_blamed
+
+fx_stop cli
+fx_stop srv
