@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "quic_books.h"
+#include "report_quic.h"
 #include "summary_quic.h"
 #include "unit.h"
 
@@ -382,6 +383,82 @@ TEST(new_cid_on_a_shared_4tuple_stays_unmatched)
 	ASSERT_EQ(p->src[0].connections, 2, "connections");
 	ASSERT_EQ(p->unmatched_short, 1, "ambiguous_unmatched");
 	ASSERT_EQ(p->short_by_path, 0, "not_charged_to_either");
+	quic_books_free(&b);
+}
+
+/* The report of pid's QUIC part, as text, into buf. */
+static void quic_text(struct quic_books *b, pid_t pid, char *buf, size_t len)
+{
+	struct quic_run q = { .books = b };
+	FILE *f = fmemopen(buf, len, "w");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	format_quic_text(f, &q, pid, NULL);
+	fclose(f);
+}
+
+/* Twenty server-side handshakes of 20-24 ms (Caddy's ~22 ms): all in the
+ * 16.384-32.768 ms log2 bucket. Its upper edge is no percentile: the text
+ * says the bucket (a bound both ways), the exact mean, and the source. */
+TEST(handshake_percentiles_are_bucket_bounds_with_their_source)
+{
+	struct quic_books b;
+	struct quic_wire_event e;
+	uint8_t ccid[8] = { 0xcc };
+	char text[4096];
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	for (int i = 0; i < 20; i++) {
+		uint64_t t = (uint64_t)(100 * i + 1) * MS;
+
+		ccid[7] = (uint8_t)i;
+		e = ev_path(PID_S, QW_EV_LONG, QW_DIR_INGRESS, t, (uint16_t)(51000 + i));
+		pkt(&e, QUIC_PT_INITIAL, ODCID, 8, ccid, 8);
+		quic_books_wire(&b, &e);
+		e = ev_path(PID_S, QW_EV_LONG, QW_DIR_EGRESS, t + 1 * MS, (uint16_t)(51000 + i));
+		pkt(&e, QUIC_PT_INITIAL, ccid, 8, SCID, 4);
+		quic_books_wire(&b, &e);
+		e = ev_path(PID_S, QW_EV_FIRST_SHORT, QW_DIR_INGRESS, t + (20 + i % 5) * MS,
+			    (uint16_t)(51000 + i));
+		pkt(&e, QUIC_PT_1RTT, SCID, 4, NULL, 0);
+		quic_books_wire(&b, &e);
+	}
+	quic_text(&b, PID_S, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "p50 32.8 ms") == NULL, "no_bucket_edge_as_p50");
+	ASSERT_TRUE(strstr(text, "mean 22 ms, p50 16.4-32.8 ms, p90 16.4-32.8 ms [wire]") != NULL,
+		    "bucket_bounds_mean_and_source");
+	quic_books_free(&b);
+}
+
+/* ngtcp2 and the wire time a handshake from different moments (9 ms vs
+ * 22 ms on the same clients): the headline's figures are the lifecycle
+ * source's alone, and the other source's are said apart, named. */
+TEST(handshake_figures_of_two_sources_never_mixed)
+{
+	struct quic_books b;
+	struct quic_lib_event l;
+	char text[4096];
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	server_handshake(&b, 1 * MS, 50001, CCID);	/* wire: 2 ms */
+	memset(&l, 0, sizeof(l));
+	l.tgid = PID_S;
+	l.type = QN_EV_NEW;
+	l.conn = 0x1000;
+	l.role = QN_ROLE_SERVER;
+	l.ts_ns = 1 * MS;
+	quic_books_lib(&b, &l);
+	l.type = QN_EV_HANDSHAKE;
+	l.ts_ns = 10 * MS;				/* ngtcp2: 9 ms */
+	quic_books_lib(&b, &l);
+	quic_text(&b, PID_S, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "mean 9 ms, p50 8.19-16.4 ms, p90 8.19-16.4 ms [ngtcp2]") != NULL,
+		    "headline_from_ngtcp2");
+	ASSERT_TRUE(strstr(text, "wire: mean 2 ms") != NULL, "wire_said_apart");
 	quic_books_free(&b);
 }
 
