@@ -827,6 +827,45 @@ void quic_proc_view(const struct quic_proc *p, struct quic_view *v)
 	v->c.migrations = w->migrations + (src == 1 ? life->migrations : 0);
 }
 
+/* The bucket the p-quantile falls in; -1 when the histogram is empty. */
+static int quantile_bucket(const uint64_t *hist, double q)
+{
+	uint64_t total = 0, seen = 0, want;
+
+	for (int i = 0; i < QUIC_HIST_BUCKETS; i++)
+		total += hist[i];
+	if (!total)
+		return -1;
+	want = (uint64_t)(q * total + 0.999999);
+	if (want < 1)
+		want = 1;
+	for (int i = 0; i < QUIC_HIST_BUCKETS; i++) {
+		seen += hist[i];
+		if (seen >= want)
+			return i;
+	}
+	return -1;
+}
+
+bool quic_hist_quantile_range_ms(const uint64_t *hist, double q, double *lo, double *hi)
+{
+	int b = quantile_bucket(hist, q);
+
+	*lo = *hi = 0;
+	if (b < 0)
+		return false;
+	/* Bucket b holds [2^b, 2^(b+1)) µs; bucket 0 anything under 2 µs. */
+	*lo = b ? (double)(1ULL << b) / 1000.0 : 0;
+	*hi = (double)(2ULL << b) / 1000.0;
+	return true;
+}
+
+double quic_handshake_mean_ms(const struct quic_counts *c)
+{
+	return c->handshakes_completed ?
+		       (double)c->handshake_ns_sum / (double)c->handshakes_completed / 1e6 : 0;
+}
+
 double quic_hist_quantile_ms(const uint64_t *hist, double q)
 {
 	uint64_t total = 0, seen = 0, want;

@@ -150,5 +150,10 @@ const char *quic_source_name(int idx);
 const char *quic_sources_label(uint32_t sources, char *buf, size_t len);
 /* p-quantile (0..1) of a log2 µs histogram, in ms, from bucket upper bounds. */
 double quic_hist_quantile_ms(const uint64_t *hist, double q);
+/* The bounds of the log2 bucket the p-quantile falls in, in ms: all the
+ * histogram knows of it. false (and 0, 0) when it is empty. */
+bool quic_hist_quantile_range_ms(const uint64_t *hist, double q, double *lo, double *hi);
+/* Mean handshake time in ms from the exact sum; 0 without completions. */
+double quic_handshake_mean_ms(const struct quic_counts *c);
 
 #endif

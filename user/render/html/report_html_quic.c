@@ -53,10 +53,10 @@ void html_quic_part(FILE *out, pid_t pid, const struct run_info *run, int labcha
 	tile(out, "migrations", "quic_migrations", v.c.migrations,
 	     p->sources & QSRC_NGTCP2 ? "wire rebinding + ngtcp2" : "wire rebinding", false);
 	fputs("</div>\n", out);
-	fprintf(out, "<p class=\"sub\">Sources: %s. Handshake p50 &le; %.3g ms, p90 &le; %.3g ms "
-		     "(upper edges of log2 buckets).",
-		quic_sources_label(p->sources, srcs, sizeof(srcs)),
-		quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5),
+	fprintf(out, "<p class=\"sub\">Sources: %s. Handshake (%s) mean %.3g ms, p50 &le; %.3g ms, "
+		     "p90 &le; %.3g ms (upper edges of log2 buckets).",
+		quic_sources_label(p->sources, srcs, sizeof(srcs)), quic_source_name(v.lifecycle_src),
+		quic_handshake_mean_ms(&v.c), quic_hist_quantile_ms(v.c.handshake_us_hist, 0.5),
 		quic_hist_quantile_ms(v.c.handshake_us_hist, 0.9));
 	if ((p->sources & QSRC_WIRE) && (p->sources & QSRC_NGTCP2))
 		fprintf(out, " Wire: %llu connections, %llu completed, %llu failed; ngtcp2: %llu, "
