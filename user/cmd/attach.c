@@ -547,6 +547,14 @@ int attach_run(const struct attach_opts *in)
 	agg.snapshot_ns = now_ns();
 	if (snapshot_take(&snap, o->tracer.all ? NULL : start_pids, nstart))
 		goto cleanup;
+	/* --all reads the other network namespaces from inside (setns). */
+	if (snap.refused)
+		fprintf(stderr, "connscope: --all: %zu network namespace%s of other processes "
+				"(containers, pods) cannot be entered without CAP_SYS_ADMIN: their "
+				"listeners, the connections accepted on them and their TCP socket "
+				"gauges (established, TIME_WAIT) are not read; connections they "
+				"open are counted from events; add CAP_SYS_ADMIN to read them "
+				"(docs/containers.md)\n", snap.refused, snap.refused == 1 ? "" : "s");
 	/* Connections made since the programs attached are not seeds: the
 	 * books hear of them first. */
 	attach_births(&agg, &tracer, &snap);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +51,60 @@ const struct snap_ns *snapshot_ns(const struct tcp_snapshot *s, uint32_t netns)
 	return NULL;
 }
 
+static bool all_digits(const char *p)
+{
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* --all traces every process, so every network namespace a process of
+ * this /proc is in is read, each through its first process found (a pod's
+ * sockets, TIME_WAIT and sockstat are visible only from inside it); ours
+ * stays first. */
+static int add_every_namespace(struct tcp_snapshot *s)
+{
+	size_t cap = s->nns;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(procfs_root);
+	if (!d)
+		return 0;	/* ours alone, as before */
+	while ((de = readdir(d))) {
+		uint32_t ino;
+		long pid;
+
+		if (!all_digits(de->d_name))
+			continue;
+		pid = strtol(de->d_name, NULL, 10);
+		if (pid <= 0 || pid > INT_MAX || netns_of_pid((pid_t)pid, &ino) ||
+		    snapshot_ns(s, ino))
+			continue;
+		if (s->nns == cap) {
+			struct snap_ns *ns = realloc(s->ns, (cap * 2 + 8) * sizeof(*ns));
+
+			if (!ns) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			s->ns = ns;
+			cap = cap * 2 + 8;
+		}
+		memset(&s->ns[s->nns], 0, sizeof(s->ns[0]));
+		s->ns[s->nns].netns = ino;
+		s->ns[s->nns++].pid = (pid_t)pid;
+	}
+	closedir(d);
+	return 0;
+}
+
 /* The namespaces to read: the pids' (in order, each once), or ours. A pid
  * gone meanwhile has no namespace and no sockets. */
-static int find_namespaces(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
+static int find_namespaces(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool every)
 {
 	struct snap_ns *ns = realloc(s->ns, (npids ? npids : 1) * sizeof(*ns));
 
@@ -63,7 +116,7 @@ static int find_namespaces(struct tcp_snapshot *s, const pid_t *pids, size_t npi
 		memset(&ns[0], 0, sizeof(ns[0]));
 		ns[0].netns = netns_self();
 		s->nns = 1;
-		return 0;
+		return every ? add_every_namespace(s) : 0;
 	}
 	for (size_t i = 0; i < npids; i++) {
 		uint32_t ino;
@@ -82,7 +135,7 @@ static int read_limits(void *ctx)
 	return netlimits_read(ctx);
 }
 
-static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool all_fds)
+static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool all_fds, bool every)
 {
 	int err;
 
@@ -90,10 +143,11 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 	s->taken_ns = now_ns();
 	inode_map_free(&s->owners);
 	inode_map_init(&s->owners);
-	err = find_namespaces(s, pids, npids);
+	err = find_namespaces(s, pids, npids, every);
 	if (err)
 		return err;
 	memset(&s->st, 0, sizeof(s->st));
+	s->refused = 0;
 	for (size_t i = 0; i < s->nns; i++) {
 		struct snap_ns *ns = &s->ns[i];
 		struct collect_ctx c = { .s = s, .netns = ns->netns };
@@ -115,6 +169,16 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 		err = sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, &c);
 		if (err == -ENOENT && ns->pid)
 			continue;
+		/* --all, another namespace, no CAP_SYS_ADMIN to enter it:
+		 * counted and left out of the list (no birth pass, no dump
+		 * judges its sockets), as a namespace not read at all. */
+		if (every && i && (err == -EPERM || err == -EACCES)) {
+			s->refused++;
+			memmove(ns, ns + 1, (s->nns - i - 1) * sizeof(*ns));
+			s->nns--;
+			i--;
+			continue;
+		}
 		if (err) {
 			fprintf(stderr, "connscope: sock_diag dump of TCP sockets failed: %s\n",
 				strerror(-err));
@@ -143,12 +207,12 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 
 int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
 {
-	return take(s, pids, npids, !pids);
+	return take(s, pids, npids, !pids, !pids);
 }
 
 int snapshot_take_all_fds(struct tcp_snapshot *s, const pid_t *pids, size_t npids)
 {
-	return take(s, pids, npids, true);
+	return take(s, pids, npids, true, false);
 }
 
 void snapshot_free(struct tcp_snapshot *s)

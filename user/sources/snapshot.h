@@ -35,6 +35,8 @@ struct tcp_snapshot {
 	struct inode_map owners;	/* socket inode -> pid */
 	struct snap_ns *ns;	/* the namespaces, the first target's first */
 	size_t nns;
+	size_t refused;		/* --all: namespaces the last one could not
+				 * enter (no CAP_SYS_ADMIN), not in ns */
 	struct netlimits lim;	/* the first namespace's sysctls */
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
@@ -44,7 +46,8 @@ struct tcp_snapshot {
 				 * was in no hash when it was dumped */
 };
 
-/* pids == NULL: the agent's own namespace, every process's fds; else the
+/* pids == NULL (--all): the agent's own namespace first, then every other
+ * one a process of /proc is in, every process's fds; else the
  * namespaces of the pids listed and only their fds.
  * Returns 0 or -errno after printing what failed. */
 int snapshot_take(struct tcp_snapshot *s, const pid_t *pids, size_t npids);
