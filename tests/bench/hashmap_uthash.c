@@ -5,7 +5,7 @@
  * table with nothing else changed (tests/bench/run.sh, comparison 8).
  *
  * struct hmap keeps its layout (the books embed it and are compiled
- * against the header once): `slots` holds the uthash head, `count` the
+ * against the header once): `entries` holds the uthash head, `count` the
  * entry count, `cap` stays 0. An entry is one allocation: uthash's handle,
  * then the key and the value inline, as hmap stores them. uthash hashes
  * with its default (Jenkins, unseeded), as Debian ships it. */
@@ -31,7 +31,7 @@ static void *ent_val(const struct hmap *m, struct ent *e)
 
 static struct ent *find(const struct hmap *m, const void *key)
 {
-	struct ent *head = (struct ent *)m->slots, *e = NULL;
+	struct ent *head = (struct ent *)m->entries, *e = NULL;
 
 	HASH_FIND(hh, head, key, (unsigned)m->key_size, e);
 	return e;
@@ -46,13 +46,13 @@ void hmap_init(struct hmap *m, size_t key_size, size_t val_size)
 
 void hmap_clear(struct hmap *m)
 {
-	struct ent *head = (struct ent *)m->slots, *e, *tmp;
+	struct ent *head = (struct ent *)m->entries, *e, *tmp;
 
 	HASH_ITER(hh, head, e, tmp) {
 		HASH_DEL(head, e);
 		free(e);
 	}
-	m->slots = NULL;
+	m->entries = NULL;
 	m->count = 0;
 }
 
@@ -70,7 +70,7 @@ void *hmap_get(const struct hmap *m, const void *key)
 
 void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 {
-	struct ent *head = (struct ent *)m->slots, *e = find(m, key);
+	struct ent *head = (struct ent *)m->entries, *e = find(m, key);
 
 	if (created)
 		*created = false;
@@ -81,7 +81,7 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 		return NULL;
 	memcpy(e->data, key, m->key_size);
 	HASH_ADD_KEYPTR(hh, head, e->data, (unsigned)m->key_size, e);
-	m->slots = (uint8_t *)head;
+	m->entries = (uint8_t *)head;
 	m->count++;
 	if (created)
 		*created = true;
@@ -90,13 +90,13 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 
 bool hmap_del(struct hmap *m, const void *key)
 {
-	struct ent *head = (struct ent *)m->slots, *e = find(m, key);
+	struct ent *head = (struct ent *)m->entries, *e = find(m, key);
 
 	if (!e)
 		return false;
 	HASH_DEL(head, e);
 	free(e);
-	m->slots = (uint8_t *)head;
+	m->entries = (uint8_t *)head;
 	m->count--;
 	return true;
 }
@@ -109,7 +109,7 @@ bool hmap_next(const struct hmap *m, size_t *iter, const void **key, void **val)
 
 	if (*iter == SIZE_MAX)
 		return false;
-	e = *iter ? (struct ent *)*iter : (struct ent *)m->slots;
+	e = *iter ? (struct ent *)*iter : (struct ent *)m->entries;
 	if (!e)
 		return false;
 	*iter = e->hh.next ? (size_t)e->hh.next : SIZE_MAX;

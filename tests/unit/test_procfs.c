@@ -307,7 +307,7 @@ TEST(inode_map_growth)
 	ASSERT_EQ(inode_map_count(&m), 10016, "count after sharing");
 
 	inode_map_free(&m);
-	ASSERT_TRUE(m.m.slots == NULL && m.m.cap == 0 && inode_map_count(&m) == 0, "freed");
+	ASSERT_TRUE(m.m.entries == NULL && m.m.index == NULL && m.m.cap == 0 && inode_map_count(&m) == 0, "freed");
 	ASSERT_TRUE(inode_map_get(&m, 1) == NULL, "get after free");
 	inode_map_free(&m);	/* twice is harmless */
 }

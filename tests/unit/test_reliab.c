@@ -21,14 +21,16 @@
 static void hmap_order(char *buf, size_t len)
 {
 	struct hmap m;
-	const uint32_t *k;
 	size_t off = 0;
 
 	hmap_init(&m, sizeof(uint32_t), 1);
 	for (uint32_t key = 0; key < 64; key++)
 		hmap_upsert(&m, &key, NULL);
-	for (size_t i = 0; hmap_next(&m, &i, (const void **)&k, NULL);)
-		off += snprintf(buf + off, off < len ? len - off : 0, "%u,", *k);
+	/* The entries keep insertion order; the index says where each key's
+	 * chain put it: its slots in order, each the entry number it holds. */
+	for (size_t i = 0; i < m.cap; i++)
+		off += snprintf(buf + off, off < len ? len - off : 0, "%u,",
+				m.index[i] & (uint32_t)(m.cap - 1));
 	hmap_free(&m);
 }
 

@@ -47,8 +47,13 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
 		memcpy(k->addr, c->tuple.saddr, 16);	/* its listener's bound address */
 }
 
-/* live changes by delta at the time of the transition being applied:
- * queued, applied in time order by reuse_sweep. */
+/* live changes by delta (+1 or -1) at the time of the transition being
+ * applied: queued, applied in time order by reuse_sweep. One word a
+ * change, the time doubled plus 1 for an open: sorted as numbers they are
+ * in time order with the closes of one time first (a pair that came late,
+ * both clamped to one time, must not raise the peak). Half the bytes of a
+ * {time, delta} pair, and one is queued per connection its endpoint has
+ * open since its oldest: 8 MiB less at 1M sockets. */
 static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 {
 	uint64_t now = a->ev_ns ? a->ev_ns : a->now_ns;
@@ -57,7 +62,7 @@ static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 		now = a->t0_ns;
 	if (es->npend == es->pend_cap) {
 		uint32_t cap = es->pend_cap ? es->pend_cap * 2 : 16;
-		struct live_delta *v = realloc(es->pend, cap * sizeof(*v));
+		uint64_t *v = realloc(es->pend, cap * sizeof(*v));
 
 		if (!v) {
 			a->live_dropped++;
@@ -66,18 +71,14 @@ static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 		es->pend = v;
 		es->pend_cap = cap;
 	}
-	es->pend[es->npend++] = (struct live_delta){ .ts = now, .delta = delta };
+	es->pend[es->npend++] = now * 2 + (delta > 0);
 }
 
 static int by_ts(const void *x, const void *y)
 {
-	const struct live_delta *a = x, *b = y;
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	/* -1 first: a pair that came late, both clamped to one time, must
-	 * not raise the peak. */
-	return a->delta < b->delta ? -1 : a->delta > b->delta;
+	return a < b ? -1 : a > b;
 }
 
 /* The queued changes, in time order: live, its peak and the area under
@@ -88,8 +89,8 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 	uint32_t i, kept;
 
 	qsort(es->pend, es->npend, sizeof(*es->pend), by_ts);
-	for (i = 0; i < es->npend && es->pend[i].ts < horizon; i++) {
-		uint64_t now = es->pend[i].ts;
+	for (i = 0; i < es->npend && es->pend[i] / 2 < horizon; i++) {
+		uint64_t now = es->pend[i] / 2;
 
 		if (!es->live_since)
 			es->live_since = now;
@@ -97,7 +98,7 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 			es->live_area += (uint64_t)es->live * (now - es->live_since);
 			es->live_since = now;
 		}
-		if (es->pend[i].delta > 0) {
+		if (es->pend[i] & 1) {
 			es->live++;
 			if (es->live > es->live_peak)
 				es->live_peak = es->live;
@@ -229,9 +230,9 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts)
 {
-	if (c->syn_ns && ts > c->syn_ns) {
-		p->handshake_us_hist[reuse_log2((ts - c->syn_ns) / 1000)]++;
-		p->handshake_ns_sum += ts - c->syn_ns;
+	if (c->syn_seen && ts > c->since_ns) {
+		p->handshake_us_hist[reuse_log2((ts - c->since_ns) / 1000)]++;
+		p->handshake_ns_sum += ts - c->since_ns;
 	}
 }
 

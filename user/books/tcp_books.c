@@ -12,6 +12,9 @@
 #include "failbooks.h"
 #include "reuse.h"
 
+/* Every traced socket has one: a byte more is 1 MiB more at 1M sockets. */
+_Static_assert(sizeof(struct conn) == 80, "struct conn: 80 bytes (tcp_books.h)");
+
 void agg_init(struct agg *a, uint64_t t0_ns)
 {
 	memset(a, 0, sizeof(*a));
@@ -434,7 +437,10 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 
 	if (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT) {
 		p->total.opened++;
-		c->syn_ns = e->ts_ns;
+		/* Its life begins at its SYN (a sock the books knew before
+		 * its connect, from an earlier record, starts again here). */
+		c->since_ns = e->ts_ns;
+		c->syn_seen = 1;
 		c->passive = 0;
 		reuse_conn_begin(a, p, c);
 	}
@@ -445,7 +451,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		c->tuple = e->tuple;
 		if (hmap_get(&a->tw, &e->tuple)) {
 			a->tw_reused++;
-			agg_tw_gone(a, &e->tuple, c->syn_ns ? c->syn_ns : e->ts_ns, true);
+			agg_tw_gone(a, &e->tuple, c->syn_seen ? c->since_ns : e->ts_ns, true);
 		}
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
@@ -506,7 +512,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 
 			if (hmap_get(&a->tw, &e->tuple))
 				agg_tw_gone(a, &e->tuple,
-					    c->syn_ns && c->syn_ns < e->ts_ns ? c->syn_ns : e->ts_ns,
+					    c->syn_seen && c->since_ns < e->ts_ns ? c->since_ns : e->ts_ns,
 					    false);
 			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			/* In doubt (census mode, the table full at its close):

@@ -72,7 +72,7 @@ struct endpoint_stats {
 	 * a socket's birth and its end, not in time order (a close is told at
 	 * CLOSE, after births that came later), so each tick applies them
 	 * sorted (reuse_sweep). */
-	struct live_delta *pend;
+	uint64_t *pend;		/* each: its time * 2, + 1 for an open (live_change) */
 	uint32_t npend, pend_cap;
 	uint64_t horizon;	/* the earliest start of its connections still open:
 				 * changes before it are final (reuse_sweep) */
@@ -148,12 +148,6 @@ struct unattributed {
 
 #define AGG_MAX_DUMPED_NS 64
 
-struct live_delta {
-	uint64_t ts;
-	int32_t delta;
-	uint32_t pad;
-};
-
 struct agg {
 	struct hmap procs;	/* struct proc_key -> struct proc_books: every process
 				 * seen, a reused pid's earlier ones included */
@@ -223,21 +217,23 @@ struct agg {
 
 #define AGG_DAEMON_ROWS 4
 
-/* A live connection in the books. */
+/* A live connection in the books: 80 bytes (88 with its key), one for
+ * every traced socket, so a field here costs 8 MiB at 1M sockets; the
+ * flags are bits, and the handshake's start is since_ns (syn_seen). */
 struct conn {
 	struct cs_tuple tuple;
 	pid_t pid;
 	uint8_t state;
-	uint8_t orphan;		/* counted as orphaned already */
-	uint8_t seeded;
-	uint8_t passive;	/* accepted: its local port is a listening port */
-	uint8_t reuse_open;	/* counted live at its endpoint (reuse.c) */
-	uint8_t accepted;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
-	uint8_t io_added;	/* its live traffic was added at the end (agg_add_live_io) */
-	uint8_t listen_any;	/* passive: its listener is bound to the wildcard
+	uint8_t orphan : 1;	/* counted as orphaned already */
+	uint8_t seeded : 1;
+	uint8_t passive : 1;	/* accepted: its local port is a listening port */
+	uint8_t reuse_open : 1;	/* counted live at its endpoint (reuse.c) */
+	uint8_t accepted : 1;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
+	uint8_t io_added : 1;	/* its live traffic was added at the end (agg_add_live_io) */
+	uint8_t listen_any : 1;	/* passive: its listener is bound to the wildcard
 				 * address (else to the address it was reached at) */
+	uint8_t syn_seen : 1;	/* CLOSE->SYN_SENT seen: since_ns is the handshake's start */
 	uint64_t since_ns;
-	uint64_t syn_ns;	/* CLOSE->SYN_SENT: the handshake's start */
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
 	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
 };

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Linear probing with backward-shift deletion (no tombstones, so lookups
- * stay short however much churn the tables see). Each slot's header holds
- * the low 32 bits of its key's hash: a probe compares those before the
- * key (a 40-byte tuple: a memcmp a probe at up to 70% load was most of a
- * lookup, 180-430 instructions by callgrind), and deletion and growth
- * take a slot's home from them instead of hashing its key again.
+/* An index of 32-bit slots, linear probing with backward-shift deletion
+ * (no tombstones, so lookups stay short however much churn the tables
+ * see), over a dense array of entries. A slot holds its entry's number + 1
+ * in the low log2(cap) bits and, above them, the same bits of the key's
+ * hash's high word: a probe compares those before it reads the entry (a
+ * 40-byte tuple: a memcmp a probe at up to 70% load was most of a lookup,
+ * 180-430 instructions by callgrind), and a tag that matches by chance
+ * costs one key comparison. The load stays under 70%, so an entry number
+ * always fits below the tag (count < cap).
  *
  * Keys include 4-tuples whose remote half a peer chooses: with a fixed
  * hash anyone who can reach a traced server could precompute ports that
@@ -30,20 +33,22 @@ void hmap_init(struct hmap *m, size_t key_size, size_t val_size)
 	memset(m, 0, sizeof(*m));
 	m->key_size = key_size;
 	m->val_size = val_size;
-	m->slot_size = SLOT_ALIGN + align_up(key_size) + align_up(val_size);
+	m->entry_size = align_up(key_size) + align_up(val_size);
 }
 
 void hmap_free(struct hmap *m)
 {
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->count = 0;
+	free(m->index);
+	free(m->entries);
+	m->index = NULL;
+	m->entries = NULL;
+	m->cap = m->count = m->entries_cap = 0;
 }
 
 void hmap_clear(struct hmap *m)
 {
-	if (m->slots)
-		memset(m->slots, 0, m->cap * m->slot_size);
+	if (m->index)
+		memset(m->index, 0, m->cap * sizeof(*m->index));
 	m->count = 0;
 }
 
@@ -81,11 +86,18 @@ uint64_t hmap_seed(void)
  * twice uthash's time per operation in tests/bench/hashbench.c. Not a MAC,
  * but the chains a key lands in are not computable from outside the
  * process. */
-static uint64_t hash_bytes(const void *key, size_t n)
+static inline __attribute__((always_inline)) uint64_t hash_bytes(const void *key, size_t n)
 {
 	const uint8_t *p = key;
 	uint64_t h = hash_seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
 
+	/* The sock tables' keys, the most hashed: no loop (the same value). */
+	if (n == 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+		n = 0;
+	}
 	for (; n >= 8; n -= 8, p += 8) {
 		memcpy(&w, p, 8);
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
@@ -106,150 +118,205 @@ static uint64_t hash_bytes(const void *key, size_t n)
 	return h;
 }
 
-static uint8_t *slot_at(const struct hmap *m, size_t i)
+/* Index slots at or below this load (of 10): longer chains past it. */
+#define MAX_LOAD_10 7
+#define INDEX_MIN 16
+#define ENTRIES_MIN 4
+
+static uint8_t *entry_at(const struct hmap *m, size_t n)
 {
-	return m->slots + i * m->slot_size;
+	return m->entries + n * m->entry_size;
 }
 
-/* Slot header: byte 0 says used, bytes 4-7 hold the hash's low 32 bits
- * (enough for every index: a table of 2^32 slots is out of reach). */
-static uint32_t slot_hash(const uint8_t *s)
+static void *entry_val(const struct hmap *m, uint8_t *e)
 {
-	uint32_t h;
-
-	memcpy(&h, s + 4, sizeof(h));
-	return h;
+	return e + align_up(m->key_size);
 }
 
-static void *slot_key(const struct hmap *m, uint8_t *s)
+static bool key_eq(const struct hmap *m, const uint8_t *e, const void *key)
 {
-	return s + SLOT_ALIGN;
+	/* The sock tables' 8-byte keys: one compare, not a memcmp call. */
+	if (m->key_size == 8) {
+		uint64_t a, b;
+
+		memcpy(&a, e, 8);
+		memcpy(&b, key, 8);
+		return a == b;
+	}
+	return !memcmp(e, key, m->key_size);
 }
 
-static void *slot_val(const struct hmap *m, uint8_t *s)
+/* The bits of a slot above the entry number: the hash's high word's. */
+static uint32_t tag_mask(const struct hmap *m)
 {
-	return s + SLOT_ALIGN + align_up(m->key_size);
+	return ~(uint32_t)(m->cap - 1);
 }
 
-/* Index of key (hashed to h)'s slot, or of the empty slot where it would go. */
-static size_t find_hashed(const struct hmap *m, const void *key, uint32_t h)
+static uint32_t tag_of(const struct hmap *m, uint64_t h)
+{
+	return (uint32_t)(h >> 32) & tag_mask(m);
+}
+
+/* Index slot of key (hashed to h), or of the empty slot where it would go. */
+static size_t find_hashed(const struct hmap *m, const void *key, uint64_t h)
 {
 	size_t mask = m->cap - 1, i = h & mask;
-	uint8_t *s;
+	uint32_t tmask = tag_mask(m), tag = tag_of(m, h), s;
 
-	while ((s = slot_at(m, i))[0] &&
-	       (slot_hash(s) != h || memcmp(slot_key(m, s), key, m->key_size)))
+	while ((s = m->index[i]) &&
+	       ((s & tmask) != tag || !key_eq(m, entry_at(m, (s & ~tmask) - 1), key)))
 		i = (i + 1) & mask;
 	return i;
-}
-
-static size_t find(const struct hmap *m, const void *key)
-{
-	return find_hashed(m, key, (uint32_t)hash_bytes(key, m->key_size));
 }
 
 /* The first empty slot from h's home: where a key not in m goes. */
-static size_t find_empty(const struct hmap *m, uint32_t h)
+static size_t find_empty(const struct hmap *m, uint64_t h)
 {
 	size_t mask = m->cap - 1, i = h & mask;
 
-	while (slot_at(m, i)[0])
+	while (m->index[i])
 		i = (i + 1) & mask;
 	return i;
+}
+
+/* The home slot of entry n (its key hashed again: the slot keeps too few
+ * of the hash's bits). */
+static size_t home_of(const struct hmap *m, size_t n)
+{
+	return hash_bytes(entry_at(m, n), m->key_size) & (m->cap - 1);
 }
 
 void *hmap_get(const struct hmap *m, const void *key)
 {
-	uint8_t *s;
+	uint32_t s;
 
 	if (!m->cap)
 		return NULL;
-	s = slot_at(m, find(m, key));
-	return s[0] ? slot_val(m, s) : NULL;
+	s = m->index[find_hashed(m, key, hash_bytes(key, m->key_size))];
+	return s ? entry_val(m, entry_at(m, (s & ~tag_mask(m)) - 1)) : NULL;
 }
 
-static int grow(struct hmap *m)
+/* A new index of twice the slots, filled from the entries. */
+static int grow_index(struct hmap *m)
 {
-	size_t old_cap = m->cap, new_cap = old_cap ? old_cap * 2 : 64;
-	uint8_t *old = m->slots, *fresh = calloc(new_cap, m->slot_size);
+	size_t cap = m->cap ? m->cap * 2 : INDEX_MIN;
+	uint32_t *fresh;
 
+	/* An entry number + 1 and at least one tag bit in 32 bits. */
+	if (cap > (1UL << 31))
+		return -1;
+	fresh = calloc(cap, sizeof(*fresh));
 	if (!fresh)
 		return -1;
-	m->slots = fresh;
-	m->cap = new_cap;
-	for (size_t i = 0; i < old_cap; i++) {
-		uint8_t *s = old + i * m->slot_size;
+	free(m->index);
+	m->index = fresh;
+	m->cap = cap;
+	for (size_t n = 0; n < m->count; n++) {
+		uint64_t h = hash_bytes(entry_at(m, n), m->key_size);
 
-		if (s[0])
-			memcpy(slot_at(m, find_empty(m, slot_hash(s))), s, m->slot_size);
+		m->index[find_empty(m, h)] = tag_of(m, h) | (uint32_t)(n + 1);
 	}
-	free(old);
+	return 0;
+}
+
+/* Room for entries_cap entries (realloc: the entries may move). */
+static int resize_entries(struct hmap *m, size_t entries_cap)
+{
+	uint8_t *e = realloc(m->entries, entries_cap * m->entry_size);
+
+	if (!e)
+		return -1;
+	m->entries = e;
+	m->entries_cap = entries_cap;
 	return 0;
 }
 
 void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 {
-	uint32_t h = (uint32_t)hash_bytes(key, m->key_size);
-	uint8_t *s;
+	uint64_t h = hash_bytes(key, m->key_size);
+	uint8_t *e;
+	size_t i;
 
 	if (created)
 		*created = false;
 	if (m->cap) {
-		s = slot_at(m, find_hashed(m, key, h));
-		if (s[0])
-			return slot_val(m, s);
+		i = find_hashed(m, key, h);
+		if (m->index[i])
+			return entry_val(m, entry_at(m, (m->index[i] & ~tag_mask(m)) - 1));
 	}
-	/* Keep the load under 70% so probe chains stay short. */
-	if ((m->count + 1) * 10 > m->cap * 7 && grow(m))
+	if ((m->count + 1) * 10 > m->cap * MAX_LOAD_10 && grow_index(m))
 		return NULL;
-	s = slot_at(m, find_empty(m, h));
-	memset(s, 0, m->slot_size);
-	s[0] = 1;
-	memcpy(s + 4, &h, sizeof(h));
-	memcpy(slot_key(m, s), key, m->key_size);
+	if (m->count == m->entries_cap &&
+	    resize_entries(m, m->entries_cap ? m->entries_cap * 2 : ENTRIES_MIN))
+		return NULL;
+	e = entry_at(m, m->count);
+	memset(e, 0, m->entry_size);
+	memcpy(e, key, m->key_size);
+	m->index[find_empty(m, h)] = tag_of(m, h) | (uint32_t)(m->count + 1);
 	m->count++;
 	if (created)
 		*created = true;
-	return slot_val(m, s);
+	return entry_val(m, e);
+}
+
+/* The index slot that holds entry n. */
+static size_t slot_of(const struct hmap *m, size_t n)
+{
+	size_t mask = m->cap - 1, i = home_of(m, n);
+
+	while ((m->index[i] & ~tag_mask(m)) != n + 1)
+		i = (i + 1) & mask;
+	return i;
 }
 
 bool hmap_del(struct hmap *m, const void *key)
 {
-	size_t mask, i, j;
+	size_t mask, i, j, n, last;
+	uint32_t tmask;
 
 	if (!m->cap)
 		return false;
 	mask = m->cap - 1;
-	i = find(m, key);
-	if (!slot_at(m, i)[0])
+	tmask = tag_mask(m);
+	i = find_hashed(m, key, hash_bytes(key, m->key_size));
+	if (!m->index[i])
 		return false;
-	/* Shift back every later entry of the chain that may move into the hole. */
-	for (j = (i + 1) & mask; slot_at(m, j)[0]; j = (j + 1) & mask) {
-		size_t home = slot_hash(slot_at(m, j)) & mask;
+	n = (m->index[i] & ~tmask) - 1;
+	/* Shift back every later slot of the chain that may move into the hole. */
+	for (j = (i + 1) & mask; m->index[j]; j = (j + 1) & mask) {
+		size_t home = home_of(m, (m->index[j] & ~tmask) - 1);
 
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			memcpy(slot_at(m, i), slot_at(m, j), m->slot_size);
+			m->index[i] = m->index[j];
 			i = j;
 		}
 	}
-	memset(slot_at(m, i), 0, m->slot_size);
+	m->index[i] = 0;
+	/* The last entry fills the hole: the array stays dense. */
+	last = m->count - 1;
+	if (n != last) {
+		size_t s = slot_of(m, last);
+
+		memcpy(entry_at(m, n), entry_at(m, last), m->entry_size);
+		m->index[s] = (m->index[s] & tmask) | (uint32_t)(n + 1);
+	}
 	m->count--;
+	/* Give back what a burst left: a quarter used, halve the array. */
+	if (m->entries_cap > 64 && m->count * 4 < m->entries_cap)
+		resize_entries(m, m->entries_cap / 2);
 	return true;
 }
 
 bool hmap_next(const struct hmap *m, size_t *iter, const void **key, void **val)
 {
-	for (; *iter < m->cap; (*iter)++) {
-		uint8_t *s = slot_at(m, *iter);
+	uint8_t *e;
 
-		if (s[0]) {
-			if (key)
-				*key = slot_key(m, s);
-			if (val)
-				*val = slot_val(m, s);
-			(*iter)++;
-			return true;
-		}
-	}
-	return false;
+	if (*iter >= m->count)
+		return false;
+	e = entry_at(m, (*iter)++);
+	if (key)
+		*key = e;
+	if (val)
+		*val = entry_val(m, e);
+	return true;
 }

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* hashmap: the books' table against a plain array that holds the same
+ * keys, through random inserts and deletes that make long probe chains,
+ * wrap the index, grow it and shrink the entries' array: every key found
+ * with its value, none found that was deleted, iteration sees each entry
+ * once. Keys of 8 bytes (the sock tables) and of 44 (a 4-tuple). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "hashmap.h"
+
+struct tkey {
+	uint8_t b[44];
+};
+
+struct tval {
+	uint64_t id;
+	uint32_t pad[5];
+};
+
+/* The model: keys[i] present with id ids[i] for i < n. */
+struct model {
+	uint64_t *keys, *ids;
+	size_t n, cap;
+};
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* Key k as the map stores it: 8 bytes, or spread over a 44-byte tuple. */
+static void key_of(uint64_t k, bool wide, void *out)
+{
+	if (!wide) {
+		memcpy(out, &k, 8);
+		return;
+	}
+	memset(out, 0, sizeof(struct tkey));
+	memcpy((uint8_t *)out + 36, &k, 8);
+}
+
+static void check_all(struct hmap *m, const struct model *md, bool wide)
+{
+	uint8_t kb[sizeof(struct tkey)];
+	size_t seen = 0;
+	const void *k;
+	void *v;
+
+	ASSERT_EQ(m->count, md->n, "count");
+	for (size_t i = 0; i < md->n; i++) {
+		struct tval *got;
+
+		key_of(md->keys[i], wide, kb);
+		got = hmap_get(m, kb);
+		ASSERT_TRUE(got != NULL, "key present");
+		ASSERT_EQ(got->id, md->ids[i], "value of key");
+	}
+	for (size_t i = 0; hmap_next(m, &i, &k, &v);) {
+		uint64_t key;
+
+		memcpy(&key, (const uint8_t *)k + (wide ? 36 : 0), 8);
+		ASSERT_EQ(((struct tval *)v)->id, key * 3 + 1, "iterated value");
+		seen++;
+	}
+	ASSERT_EQ(seen, md->n, "iterated entries");
+}
+
+static void churn(bool wide)
+{
+	struct model md = { .cap = 1 << 16 };
+	uint8_t kb[sizeof(struct tkey)];
+	struct hmap m;
+
+	md.keys = calloc(md.cap, sizeof(*md.keys));
+	md.ids = calloc(md.cap, sizeof(*md.ids));
+	ASSERT_TRUE(md.keys && md.ids, "calloc");
+	hmap_init(&m, wide ? sizeof(struct tkey) : 8, sizeof(struct tval));
+	/* Rounds that fill to a size then empty most of it: growth, deletes
+	 * that shift chains and move the last entry, the array halving. */
+	for (int round = 0; round < 6; round++) {
+		size_t target = round % 2 ? 40 : 20000;
+
+		for (int step = 0; step < 60000; step++) {
+			bool ins = md.n < target ? rnd() % 4 != 0 : rnd() % 4 == 0;
+
+			if (ins) {
+				/* A small key space: reinserting a present key
+				 * must find it, not add it again. */
+				uint64_t key = rnd() % 50000;
+				bool created, known = false;
+				struct tval *v;
+
+				key_of(key, wide, kb);
+				v = hmap_upsert(&m, kb, &created);
+				ASSERT_TRUE(v != NULL, "upsert");
+				for (size_t i = 0; i < md.n && !known; i++)
+					known = md.keys[i] == key;
+				ASSERT_EQ(created, !known, "created iff absent");
+				if (created) {
+					ASSERT_EQ(v->id, 0, "new value zeroed");
+					v->id = key * 3 + 1;
+					md.keys[md.n] = key;
+					md.ids[md.n++] = v->id;
+				} else {
+					ASSERT_EQ(v->id, key * 3 + 1, "present value kept");
+				}
+			} else if (md.n) {
+				size_t i = rnd() % md.n;
+
+				key_of(md.keys[i], wide, kb);
+				ASSERT_TRUE(hmap_del(&m, kb), "delete present");
+				ASSERT_TRUE(!hmap_del(&m, kb), "delete absent");
+				ASSERT_TRUE(hmap_get(&m, kb) == NULL, "deleted not found");
+				md.keys[i] = md.keys[md.n - 1];
+				md.ids[i] = md.ids[--md.n];
+			}
+			if (step % 5000 == 0)
+				check_all(&m, &md, wide);
+		}
+		check_all(&m, &md, wide);
+	}
+	/* The entries' array follows the count down: a burst is given back. */
+	ASSERT_TRUE(m.entries_cap <= 4 * (m.count > 16 ? m.count : 16), "entries array shrunk");
+	hmap_clear(&m);
+	ASSERT_EQ(m.count, 0, "cleared");
+	key_of(md.keys[0], wide, kb);
+	ASSERT_TRUE(hmap_get(&m, kb) == NULL, "nothing after clear");
+	hmap_free(&m);
+	free(md.keys);
+	free(md.ids);
+}
+
+TEST(sock_keys_match_a_model_through_churn)
+{
+	churn(false);
+}
+
+TEST(tuple_keys_match_a_model_through_churn)
+{
+	churn(true);
+}
+
+/* Load stays under 70% and an entry number never reaches the tag bits. */
+TEST(index_load_bounded)
+{
+	struct hmap m;
+	uint64_t k;
+
+	hmap_init(&m, 8, 8);
+	for (k = 1; k <= 300000; k++) {
+		ASSERT_TRUE(hmap_upsert(&m, &k, NULL) != NULL, "upsert");
+		ASSERT_TRUE(m.count * 10 <= m.cap * 7, "load <= 70%");
+		ASSERT_TRUE(m.count < m.cap, "entry number below the tag");
+	}
+	for (k = 1; k <= 300000; k += 7777)
+		ASSERT_TRUE(hmap_get(&m, &k) != NULL, "found after growth");
+	hmap_free(&m);
+}
+
+UNIT_MAIN()
