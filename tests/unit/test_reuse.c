@@ -2,6 +2,7 @@
 /* Reuse accounting driven by recorded events: exchange counts from turns,
  * lifetime and handshake buckets, per-endpoint concurrency, the churn
  * finding. */
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "unit.h"
@@ -120,6 +121,72 @@ TEST(accepted_side_counts_under_listen_port)
 	ASSERT_EQ(es->requests, 2, "server_requests");
 	ASSERT_EQ(es->live, 0, "closed");
 	agg_free(&a);
+}
+
+/* A client that asks the server to close (Connection: close, a Node agent
+ * with keepAlive: false) and closes its own end late: each of 8 workers
+ * opens its next connection while the last one sits in CLOSE_WAIT (its
+ * answer read, the server's FIN in), and closes that one only after the
+ * next answer. 8 requests in flight, 16 sockets open: the pool it needs
+ * is 8. Per-transition records and socket-storage summaries alike. */
+static void lagging_client(struct agg *a, bool summary)
+{
+	for (int w = 0; w < 8; w++)
+		for (int k = 0; k < 4; k++) {
+			uint64_t sk = 1000 + w * 10 + k, t = MS + (k * 1000 + w) * US;
+			uint16_t sport = 40000 + w * 10 + k;
+			struct cs_tuple t0 = tup(0, 8080), t1 = tup(sport, 8080);
+			/* Answered with the server's FIN at +0.9 ms (CLOSE_WAIT);
+			 * the next connection opens at +1 ms and is answered at
+			 * +1.9 ms; this one closes at +1.95 ms, before the one
+			 * after opens at +2 ms: two sockets a worker. */
+			uint64_t est = t + 50 * US, fin = t + 900 * US, end = t + 1950 * US;
+
+			if (summary) {
+				struct cs_event e = { .type = CS_EV_STATE, .sk = sk, .tuple = t1,
+						      .oldstate = CS_TCP_LAST_ACK,
+						      .newstate = CS_TCP_CLOSE, .ts_ns = end,
+						      .flags = CS_F_SUMMARY, .syn_ns = t,
+						      .est_ns = est, .fin_ns = fin,
+						      .sum = CS_SUM_EST | CS_SUM_PASSIVE_CLOSE,
+						      .cookie = sk };
+
+				e.owner.tgid = CLIENT;
+				e.owner.flags = CS_OWNER_CONNECT;
+				e.io.turns = 2;
+				agg_event(a, &e);
+				continue;
+			}
+			ev(a, CS_EV_STATE, sk, CLIENT, t0, CS_TCP_CLOSE, CS_TCP_SYN_SENT, t, 0);
+			ev(a, CS_EV_STATE, sk, CLIENT, t1, CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, est, 0);
+			ev(a, CS_EV_STATE, sk, CLIENT, t1, CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT, fin, 0);
+			ev(a, CS_EV_STATE, sk, CLIENT, t1, CS_TCP_CLOSE_WAIT, CS_TCP_LAST_ACK, end, 0);
+			ev(a, CS_EV_STATE, sk, CLIENT, t1, CS_TCP_LAST_ACK, CS_TCP_CLOSE, end + US, 2);
+		}
+}
+
+TEST(concurrency_counts_connections_carrying_requests)
+{
+	for (int summary = 0; summary < 2; summary++) {
+		const char *mode = summary ? "summary" : "per_transition";
+		struct endpoint_stats *es;
+		char label[64];
+		struct agg a;
+
+		agg_init(&a, 0);
+		lagging_client(&a, summary);
+		agg_tick(&a, 10 * MS);
+		es = ep(agg_find_proc(&a, CLIENT), EP_REMOTE, 8080);
+		snprintf(label, sizeof(label), "%s/endpoint", mode);
+		ASSERT_TRUE(es != NULL, label);
+		snprintf(label, sizeof(label), "%s/opened", mode);
+		ASSERT_EQ(es->opened, 32, label);
+		snprintf(label, sizeof(label), "%s/peak_is_requests_in_flight_not_sockets", mode);
+		ASSERT_EQ(es->live_peak, 8, label);
+		snprintf(label, sizeof(label), "%s/none_live_at_the_end", mode);
+		ASSERT_EQ(es->live, 0, label);
+		agg_free(&a);
+	}
 }
 
 TEST(churn_finding_fires_only_for_churn)

@@ -552,7 +552,13 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			}
 		}
 	}
-	if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_LAST_ACK)
+	/* Concurrency counts connections carrying requests: from the
+	 * handshake to the first FIN either way. One the peer closed first
+	 * (CLOSE_WAIT: the server closed after its answer, as HTTP's
+	 * Connection: close asks) carries no more, however long the client
+	 * takes to close its end: a Node agent with keepAlive: false opens
+	 * the next one first, and 8 requests in flight read as 16. */
+	if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_CLOSE_WAIT || new == CS_TCP_LAST_ACK)
 		reuse_conn_release(a, p, c);
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
