@@ -184,9 +184,10 @@ if pool_case pool2 8 800 2; then
 	echo "pool2: fixture opened $C, max_concurrent $K" >&2
 	common_asserts pool2 800
 	# Whether it is a finding at all depends on the scheduling; the rule
-	# (user/books/reuse.h): more than 3 connections per unit of concurrency and
-	# fewer than 10 requests per connection.
-	if ((C >= 4 && C > 3 * K && 800 < 10 * C)); then
+	# (dr_churn_costs, user/books/doctor.h): more than 3 connections per
+	# unit of concurrency and handshakes at least 5 % of the round trips,
+	# C / (C + 800) >= 0.05, that is 19 C >= 800.
+	if ((C >= 4 && C > 3 * K && 19 * C >= 800)); then
 		churn_asserts pool2 800
 	else
 		assert_eq "$(jqn "$(findings_sel) | length" "$TMP/pool2.json")" 0 pool2/no_churn_finding
