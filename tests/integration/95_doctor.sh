@@ -64,7 +64,12 @@ if dr_start "$J" "$TMP/healthy.err" -p "$HCPID,$HSPID"; then
 	assert_eq "$(jqn '.doctor.healthy' "$J")" true healthy/verdict_healthy
 	assert_eq "$(jqn ".doctor.verdict | test(\"PID $HCPID \\\\(poolfix\\\\): 8 connections opened and 0 accepted for 800 requests \\\\(100.0 per connection\\\\)\")" "$J")" \
 		true healthy/verdict_states_numbers
-	assert_eq "$(jqn '.doctor.fd_errors_counted' "$J")" true healthy/fd_errors_counted
+	# Cheap by default: fds from /proc listings, no fd syscall tracepoint,
+	# so no EMFILE counts (--fd-sites turns both on).
+	assert_eq "$(jqn '[.doctor.fd_errors_counted, .run.fd_mode] | @tsv' "$J")" \
+		"$(printf 'false\tlisting')" healthy/cheap_by_default
+	assert_eq "$(grep -c '^  agent cost: ' "$J")" 0 healthy/json_has_no_text_footer
+	assert_eq "$(jqn '.doctor.agent_cost.distorts' "$J")" false healthy/cost_does_not_distort
 	# Its listener was sampled, and never near full.
 	assert_eq "$(jqn "[.doctor.listeners[] | select(.pid == $HSPID and .port == $HPORT)] | length" "$J")" \
 		1 healthy/listener_sampled
@@ -285,7 +290,7 @@ if df_case reset "reset 20" '@(reset|error) *'; then
 		"$(printf '0\t20')" reset/received_by_client_side
 fi
 
-if df_case emfile "emfile 10" '@(emfile|error) *'; then
+if df_case emfile "emfile 10" '@(emfile|error) *' --fd-sites; then
 	read -r _ e fds <<<"$DREPLY"
 	J=$TMP/emfile.json
 	assert_eq "$(jqn '.findings[0] | [.rule, .severity, .pid] | @tsv' "$J")" \
@@ -311,7 +316,7 @@ fix_send emfa exit
 fix_start lk "$FIXTURES/leakfix" && fix_expect lk "ready *" 10 || fail leak/start leakfix
 read -r _ LPID LLINE <<<"$FIX_LINE"
 J=$TMP/leak.json
-if dr_start "$J" "$TMP/leak.err" -p "$LPID" --leak-age 0.5; then
+if dr_start "$J" "$TMP/leak.err" -p "$LPID" --fd-sites --leak-age 0.5; then
 	# A steady leak: 10 sockets, 12 times, 0.25 s apart (the pace of the
 	# workload, not a wait for anything).
 	for i in $(seq 12); do
@@ -330,12 +335,34 @@ else
 	fail leak/attach "$(cat "$TMP/leak.err")"
 fi
 fix_send lk exit
+
+# The same leak under the default (no fd syscall tracepoint): the listings
+# show the growth, the finding has no site and asks for --fd-sites.
+fix_start lk2 "$FIXTURES/leakfix" && fix_expect lk2 "ready *" 10 || fail leak_listing/start leakfix
+read -r _ LPID _ <<<"$FIX_LINE"
+J=$TMP/leak_listing.json
+if dr_start "$J" "$TMP/leak_listing.err" -p "$LPID"; then
+	for i in $(seq 12); do
+		fix_cmd lk2 "leak 10" "leaked *" 10 || fail leak_listing/fixture "$FIX_LINE"
+		sleep 0.25
+	done
+	dr_stop
+	f="$(F fd_leak "$LPID")[0]"
+	assert_eq "$(jqn "$f | [.rule, $(EV fds_now) - $(EV fds_at_start)] | @tsv" "$J")" \
+		"$(printf 'fd_leak\t120')" leak_listing/finding_growth_exact
+	assert_eq "$(jqn "$f | (.fix | test(\"doctor -p $LPID --fd-sites\")) and ([.evidence[].name] | index(\"old_fds_at_top_site\") == null)" "$J")" \
+		true leak_listing/asks_for_sites
+	assert_eq "$(jqn '.run.fd_mode' "$J")" listing leak_listing/no_syscall_tracepoints
+else
+	fail leak_listing/attach "$(cat "$TMP/leak_listing.err")"
+fi
+fix_send lk2 exit
 # Opening and closing many fds is no leak.
 fix_start lc "$FIXTURES/leakfix" && fix_expect lc "ready *" 10
 LCPID=${FIX_LINE#ready }
 LCPID=${LCPID%% *}
 J=$TMP/leakchurn.json
-if dr_start "$J" "$TMP/leakchurn.err" -p "$LCPID" --leak-age 0.5; then
+if dr_start "$J" "$TMP/leakchurn.err" -p "$LCPID" --fd-sites --leak-age 0.5; then
 	for i in $(seq 6); do fix_cmd lc "churn 50" "churned *" 10; sleep 0.25; done
 	dr_stop
 	assert_eq "$(jqn "$(F fd_leak "$LCPID") | length" "$J")" 0 leak/churn_is_no_leak
@@ -346,7 +373,7 @@ fix_send lc exit
 # (--cost-every 1: the BPF run time measured in every interval, as the
 # burn may start late in the first one, the only one measured by default)
 
-if df_case cost "burn 1.5" '@(burned|error) *' --cost-every 1; then
+if df_case cost "burn 1.5" '@(burned|error) *' --cost-every 1 --fd-sites; then
 	J=$TMP/cost.json
 	assert_eq "$(jqn '.findings[0] | [.rule, .severity, .pid] | @tsv' "$J")" \
 		"$(printf 'agent_cost\twarning\t0')" cost/first_finding
@@ -376,4 +403,6 @@ assert_eq "$(grep -c '^  1\. \[critical\] connect_failures PID '"$TXPID"' (docto
 assert_eq "$(awk 'length > 80' "$TMP/text.out" | wc -l)" 0 text/fits_80_columns
 assert_eq "$(grep -c '^       refused  *10 connections (BPF events)$' "$TMP/text.out")" 1 text/evidence_with_source
 assert_eq "$(grep -c '^     fix: refused means nothing listens' "$TMP/text.out")" 1 text/fix
+# The doctor's own cost: a footer after the findings, not a finding.
+assert_eq "$(grep -c '^  agent cost: ' "$TMP/text.out")" 1 text/cost_footer
 fix_send tx exit

@@ -143,7 +143,15 @@ static void leak(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 	p->fd_known = true, p->fd_start = 10, p->fd_now = p->fd_peak = 90;
 	p->fd_limit = 1024, p->fd_slope = 8, p->fd_seconds_to_limit = (1024 - 90) / 8.0;
 	p->leak_old = 60, p->leak_age_s = 1;
+	p->fd_sites = true;
 	strcpy(p->leak_site, "leak_sockets (leakfix.c:42)");
+}
+/* The same growth seen in /proc listings alone (no --fd-sites): no site to
+ * name, so the finding asks for them. */
+static void leak_no_sites(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	leak(f, p, e);
+	p->fd_sites = false, p->leak_old = 0, p->leak_site[0] = 0;
 }
 static void leak_slow(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
@@ -223,20 +231,26 @@ static void orphans_passing(struct dr_facts *f, struct dr_proc *p, struct dr_end
 }
 static void cost(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
-	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.3, .bpf_runs = 620000,
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.45, .bpf_runs = 620000,
 				       .agent_cpu_s = 0.02, .targets_cpu_s = 1.5,
 				       .window_s = 10, .stats_s = 10, .every = 1 };
 }
 /* The same rate measured in 1 s of 10 (--cost-every 10): the same share. */
 static void cost_sampled(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
-	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.03, .bpf_runs = 62000,
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.045, .bpf_runs = 62000,
 				       .agent_cpu_s = 0.02, .targets_cpu_s = 1.5,
 				       .window_s = 10, .stats_s = 1, .every = 10 };
 }
 static void cost_small(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.07, .targets_cpu_s = 1.5,
+				       .window_s = 10, .stats_s = 10, .every = 1 };
+}
+/* 10 %: a cost to show (a footer), not one that changes a verdict. */
+static void cost_footer(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	f->cost = (struct agent_cost){ .valid = true, .bpf_s = 0.15, .targets_cpu_s = 1.5,
 				       .window_s = 10, .stats_s = 10, .every = 1 };
 }
 static void cost_idle(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
@@ -273,6 +287,7 @@ static const struct rcase cases[] = {
 	{ "tw_on_server_is_never_ports", tw_server_fast, "time_wait", "warning",
 	  "time_wait_peak", 1200 },
 	{ "fd_leak_near_limit", leak, "fd_leak", "critical", "old_fds_at_top_site", 60 },
+	{ "fd_leak_without_sites_asks_for_them", leak_no_sites, "fd_leak", "critical", "fds_now", 90 },
 	{ "fd_leak_far_from_limit", leak_slow, "fd_leak", "warning", "fds_now", 90 },
 	{ "fd_churn_is_no_leak", churn_fds, NULL, NULL, NULL, 0 },
 	{ "fd_limit_near", fd_near, "fd_limit", "warning", "fds_peak", 820 },
@@ -287,8 +302,9 @@ static const struct rcase cases[] = {
 	{ "never_accepted_few", never_accepted_few, NULL, NULL, NULL, 0 },
 	{ "orphans", orphans, "orphans", "warning", "orphans_peak", 70 },
 	{ "orphans_passing_through", orphans_passing, NULL, NULL, NULL, 0 },
-	{ "agent_cost", cost, "agent_cost", "warning", "bpf_run_time_s", 0.3 },
-	{ "agent_cost_sampled", cost_sampled, "agent_cost", "warning", "bpf_run_time_s", 0.03 },
+	{ "agent_cost", cost, "agent_cost", "warning", "bpf_run_time_s", 0.45 },
+	{ "agent_cost_sampled", cost_sampled, "agent_cost", "warning", "bpf_run_time_s", 0.045 },
+	{ "agent_cost_under_distortion_is_a_footer", cost_footer, NULL, NULL, NULL, 0 },
 	{ "agent_cost_small", cost_small, NULL, NULL, NULL, 0 },
 	{ "agent_cost_idle_target", cost_idle, NULL, NULL, NULL, 0 },
 };
@@ -415,6 +431,61 @@ TEST(sorted_by_severity_then_rule)
 	ASSERT_STREQ(out[0].rule, "agent_cost", "cost_first");
 	ASSERT_STREQ(out[1].rule, "fd_limit", "then_critical");
 	ASSERT_STREQ(out[2].rule, "churn", "then_warning");
+}
+
+/* A cost that distorts names the findings whose verdict rests on a rate
+ * or a time (how soon ports run out), not those made of counts (churn). */
+TEST(agent_cost_names_the_verdicts_it_distorts)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p;
+	size_t n;
+
+	base(&f, &p);
+	tw_exhaust(&f, &p, &p.eps[0]);		/* port_exhaustion: seconds to run out */
+	cost(&f, &p, &p.eps[0]);		/* 30 % */
+	n = doctor_rules(&f, out, 8);
+	ASSERT_TRUE(n >= 2, "two");
+	ASSERT_STREQ(out[0].rule, "agent_cost", "cost_first");
+	ASSERT_TRUE(strstr(out[0].verdict, "port_exhaustion") != NULL, out[0].verdict);
+	ASSERT_TRUE(ev_of(&out[0], "cost_share") && fabs(ev_of(&out[0], "cost_share")->value - 30) < 1e-9,
+		    "share");
+	base(&f, &p);
+	churn(&f, &p, &p.eps[0]);
+	cost(&f, &p, &p.eps[0]);
+	n = doctor_rules(&f, out, 8);
+	ASSERT_EQ(n, 2, "cost_and_churn");
+	ASSERT_TRUE(!strstr(out[0].verdict, "churn") &&
+		    strstr(out[0].verdict, "no finding here rests on a rate or a time") != NULL,
+		    out[0].verdict);
+}
+
+/* The footer: the share, whether it distorts, said for every run. */
+TEST(fd_leak_without_sites_asks_for_them)
+{
+	struct finding out[4];
+	struct dr_facts f;
+	struct dr_proc p;
+
+	base(&f, &p);
+	leak_no_sites(&f, &p, &p.eps[0]);
+	ASSERT_EQ(doctor_rules(&f, out, 4), 1, "one");
+	ASSERT_TRUE(strstr(out[0].fix, "--fd-sites") != NULL, out[0].fix);
+	ASSERT_TRUE(strstr(out[0].verdict, "no leak sites traced") != NULL, out[0].verdict);
+	ASSERT_TRUE(!ev_of(&out[0], "old_fds_at_top_site"), "no_site_evidence");
+}
+
+TEST(agent_cost_share)
+{
+	struct dr_facts f;
+	struct dr_proc p;
+
+	base(&f, &p);
+	cost_footer(&f, &p, &p.eps[0]);
+	ASSERT_TRUE(fabs(dr_cost_share(&f.cost) - 0.10) < 1e-9, "ten_percent");
+	cost_idle(&f, &p, &p.eps[0]);
+	ASSERT_TRUE(dr_cost_share(&f.cost) < 0, "too_little_cpu_to_say");
 }
 
 TEST(healthy_states_key_numbers)

@@ -69,3 +69,11 @@ const struct netstat_ns *dr_ns_of(const struct dr_facts *f, pid_t pid)
 			return &f->ns[i];
 	return f->nns == 1 && f->ns[0].valid ? &f->ns[0] : NULL;
 }
+
+double dr_cost_share(const struct agent_cost *c)
+{
+	if (!c->valid || c->targets_cpu_s < DR_COST_MIN_CPU_S || c->stats_s <= 0 ||
+	    c->window_s <= 0)
+		return -1;
+	return (c->bpf_s / c->stats_s) / (c->targets_cpu_s / c->window_s);
+}

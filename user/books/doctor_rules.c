@@ -95,7 +95,11 @@ static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *
 		struct finding *x;
 		char when[32] = "", lim[32] = "unlimited";
 
-		if (!p->fd_known || p->fd_slope < DR_LEAK_SLOPE || p->leak_old < DR_LEAK_MIN_OLD ||
+		/* Without --fd-sites (the default: no fd syscall tracepoint
+		 * runs) the /proc listings show the growth but no site: the
+		 * finding says so and asks for them. */
+		if (!p->fd_known || p->fd_slope < DR_LEAK_SLOPE ||
+		    (p->fd_sites && p->leak_old < DR_LEAK_MIN_OLD) ||
 		    p->fd_now < p->fd_start + DR_LEAK_MIN_GROWTH)
 			continue;
 		soon = p->fd_seconds_to_limit >= 0 && p->fd_seconds_to_limit < DR_LEAK_CRIT_S;
@@ -106,27 +110,44 @@ static void rule_fd_leak(const struct dr_facts *f, struct finding *out, size_t *
 			dr_human_s(when, sizeof(when), p->fd_seconds_to_limit);
 		if (p->fd_limit != UINT64_MAX)
 			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)p->fd_limit);
-		dr_say(x->verdict, sizeof(x->verdict),
-		    "PID %d (%s) leaks file descriptors: %u open now, up from %u (%.1f/s), %u of "
-		    "them made at %s and open longer than %.0f s%s%s%s", p->pid, p->comm,
-		    p->fd_now, p->fd_start, p->fd_slope, p->leak_old,
-		    p->leak_site[0] ? p->leak_site : "one site", p->leak_age_s,
-		    p->fd_seconds_to_limit >= 0 ? "; it reaches its limit of " : "",
-		    p->fd_seconds_to_limit >= 0 ? lim : "",
-		    p->fd_seconds_to_limit >= 0 ? " in " : "");
+		if (p->fd_sites)
+			dr_say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) leaks file descriptors: %u open now, up from %u (%.1f/s), "
+			    "%u of them made at %s and open longer than %.0f s%s%s%s", p->pid,
+			    p->comm, p->fd_now, p->fd_start, p->fd_slope, p->leak_old,
+			    p->leak_site[0] ? p->leak_site : "one site", p->leak_age_s,
+			    p->fd_seconds_to_limit >= 0 ? "; it reaches its limit of " : "",
+			    p->fd_seconds_to_limit >= 0 ? lim : "",
+			    p->fd_seconds_to_limit >= 0 ? " in " : "");
+		else
+			dr_say(x->verdict, sizeof(x->verdict),
+			    "PID %d (%s) may leak file descriptors: %u open now, up from %u "
+			    "(%.1f/s; /proc/PID/fd listings, no leak sites traced)%s%s%s", p->pid,
+			    p->comm, p->fd_now, p->fd_start, p->fd_slope,
+			    p->fd_seconds_to_limit >= 0 ? "; it reaches its limit of " : "",
+			    p->fd_seconds_to_limit >= 0 ? lim : "",
+			    p->fd_seconds_to_limit >= 0 ? " in " : "");
 		if (p->fd_seconds_to_limit >= 0) {
 			size_t used = strlen(x->verdict);
 
 			snprintf(x->verdict + used, sizeof(x->verdict) - used, "%s", when);
 		}
-		dr_say(x->fix, sizeof(x->fix),
-		    "close what %s opens on every path (error and early-return paths too: "
-		    "defer/finally/RAII); raising ulimit -n or LimitNOFILE= only postpones the "
-		    "failure", p->leak_site[0] ? p->leak_site : "that site");
+		if (p->fd_sites)
+			dr_say(x->fix, sizeof(x->fix),
+			    "close what %s opens on every path (error and early-return paths "
+			    "too: defer/finally/RAII); raising ulimit -n or LimitNOFILE= only "
+			    "postpones the failure", p->leak_site[0] ? p->leak_site : "that site");
+		else
+			dr_say(x->fix, sizeof(x->fix),
+			    "run connscope doctor -p %d --fd-sites to trace the fd syscalls and "
+			    "name the code site that keeps them open (it costs more while it "
+			    "runs), then close what it opens on every path; raising ulimit -n or "
+			    "LimitNOFILE= only postpones the failure", p->pid);
 		dr_ev(x, "fds_now", p->fd_now, "fds", DR_SRC_PROCFD);
 		dr_ev(x, "fds_at_start", p->fd_start, "fds", DR_SRC_PROCFD);
 		dr_ev(x, "fd_growth_per_s", p->fd_slope, "/s", DR_SRC_PROCFD);
-		dr_ev(x, "old_fds_at_top_site", p->leak_old, "fds", DR_SRC_BPF);
+		if (p->fd_sites)
+			dr_ev(x, "old_fds_at_top_site", p->leak_old, "fds", DR_SRC_BPF);
 		if (p->fd_limit != UINT64_MAX)
 			dr_ev(x, "fd_limit", p->fd_limit, "fds", DR_SRC_LIMITS);
 		if (p->fd_seconds_to_limit >= 0)
@@ -422,33 +443,55 @@ static void rule_orphans(const struct dr_facts *f, struct finding *out, size_t *
 
 /* ---- connscope's own cost ------------------------------------------------- */
 
+/* Rules whose verdict rests on a rate or a time, which a workload slowed
+ * by the measurement reads off: how soon ports run out, how fast accept()
+ * drains its queue, an fd slope and the time to the limit, how long
+ * orphans stay. The others are counts, exact whatever the cost. */
+static const char *const rate_rules[] = { "port_exhaustion", "listen_backlog", "fd_leak",
+					  "orphans" };
+
+/* After the other rules: out[0..*n) are their findings. */
 static void rule_agent_cost(const struct dr_facts *f, struct finding *out, size_t *n,
 			    size_t max)
 {
 	const struct agent_cost *c = &f->cost;
-	double share;
+	double share = dr_cost_share(c);
+	char which[160] = "";
+	size_t used = 0, others = *n;
 	struct finding *x;
 
-	if (!c->valid || c->targets_cpu_s < DR_COST_MIN_CPU_S || c->stats_s <= 0 ||
-	    c->window_s <= 0)
+	/* Under DR_COST_DISTORT the reports show it as a footer. */
+	if (share < DR_COST_DISTORT)
 		return;
-	/* The BPF time is measured in some intervals (--cost-every), the
-	 * targets' CPU over the whole window: rates compared. */
-	share = (c->bpf_s / c->stats_s) / (c->targets_cpu_s / c->window_s);
-	if (share < DR_COST_SHARE)
-		return;
+	for (size_t r = 0; r < sizeof(rate_rules) / sizeof(rate_rules[0]); r++)
+		for (size_t i = 0; i < others; i++)
+			if (!strcmp(out[i].rule, rate_rules[r]) && used < sizeof(which)) {
+				used += snprintf(which + used, sizeof(which) - used, "%s%s",
+						 used ? ", " : "", rate_rules[r]);
+				break;
+			}
 	x = dr_add(out, n, max, "agent_cost", DR_WARNING, NULL, NULL);
 	if (!x)
 		return;
-	dr_say(x->verdict, sizeof(x->verdict),
-	    "connscope's own BPF programs ran for %.3f s in the %.1f s measured, %.1f%% of "
-	    "the CPU the traced processes used (%.3f s in %.1f s): part of what the workload "
-	    "spent may be the measurement (the BPF time is host-wide, an upper bound of the "
-	    "share)", c->bpf_s, c->stats_s, 100 * share, c->targets_cpu_s, c->window_s);
+	if (which[0])
+		dr_say(x->verdict, sizeof(x->verdict),
+		       "connscope's own BPF programs ran for %.3f s in the %.1f s measured, %.1f%% "
+		       "of the CPU the traced processes used (%.3f s in %.1f s; the BPF time is "
+		       "host-wide, an upper bound): enough to slow the workload and so the rates "
+		       "and times that %s rest%s on; the counts are exact", c->bpf_s, c->stats_s,
+		       100 * share, c->targets_cpu_s, c->window_s, which,
+		       strchr(which, ',') ? "" : "s");
+	else
+		dr_say(x->verdict, sizeof(x->verdict),
+		       "connscope's own BPF programs ran for %.3f s in the %.1f s measured, %.1f%% "
+		       "of the CPU the traced processes used (%.3f s in %.1f s; the BPF time is "
+		       "host-wide, an upper bound): enough to slow the workload, but no finding "
+		       "here rests on a rate or a time, and the counts are exact", c->bpf_s,
+		       c->stats_s, 100 * share, c->targets_cpu_s, c->window_s);
 	dr_say(x->fix, sizeof(x->fix),
-	    "read the other findings knowing this; trace less to measure less: --no-fd drops "
-	    "the fd syscall tracepoints (the largest part), --no-quic the packet hooks, or "
-	    "attach for a shorter window");
+	       "trace less to measure less: without --fd-sites no fd syscall tracepoint runs "
+	       "(the largest part), --no-fd drops the fd part, --no-quic the packet hooks; or "
+	       "attach for a shorter window");
 	dr_ev(x, "bpf_run_time_s", c->bpf_s, "s", DR_SRC_BPFSTATS);
 	dr_ev(x, "bpf_runs", c->bpf_runs, "runs", DR_SRC_BPFSTATS);
 	dr_ev(x, "targets_cpu_s", c->targets_cpu_s, "s", DR_SRC_STAT);
@@ -490,7 +533,6 @@ size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max)
 {
 	size_t n = 0;
 
-	rule_agent_cost(f, out, &n, max);
 	rule_fd_limit(f, out, &n, max);
 	dr_rule_time_wait(f, out, &n, max);
 	rule_backlog(f, out, &n, max);
@@ -500,6 +542,7 @@ size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max)
 	rule_fd_leak(f, out, &n, max);
 	rule_orphans(f, out, &n, max);
 	rule_churn(f, out, &n, max);
+	rule_agent_cost(f, out, &n, max);
 	qsort(out, n, sizeof(*out), by_severity);
 	return n;
 }

@@ -501,12 +501,14 @@ int attach_run(const struct attach_opts *in)
 		}
 		if (!fd_session_open(&fs, o->pids, (const char (*)[16])comms, o->npids,
 				     t0, tick_ns, o->leak_age_s > 0 ? o->leak_age_s : 10, 3,
-				     tracer_targets_fd(&tracer), o->fd_sites || o->doctor)) {
+				     tracer_targets_fd(&tracer), o->fd_sites)) {
 			fs_on = true;
 			/* Each tick's TCP states from the reconcile's dump. */
 			fs.tcp_from_snapshot = true;
-			/* EMFILE/ENFILE from the syscall exits: doctor only. */
-			if (o->doctor) {
+			/* EMFILE/ENFILE from the syscall exits: the doctor's
+			 * with --fd-sites. Not by default: those tracepoints
+			 * run for every task on the host and cost the most. */
+			if (o->doctor && o->fd_sites) {
 				fd_tracer_count_errors(&fs.ft);
 				drun.fderr_counted = true;
 			}

@@ -141,7 +141,10 @@ static void doctor_usage(FILE *out)
 		"  it and the fix: churn, TIME_WAIT and ephemeral ports, fd leak, fd limit,\n"
 		"  connect failures, resets, listen backlog, orphans, connscope's own cost;\n"
 		"  \"healthy\" with the key numbers when no rule fires. -j prints attach's\n"
-		"  JSON (findings first), which `connscope diff` compares.\n"
+		"  JSON (findings first), which `connscope diff` compares. Cheap by default:\n"
+		"  fds from /proc listings; --fd-sites adds the fd syscall tracepoints for\n"
+		"  leak sites and EMFILE counts. Its own cost is a footer, a finding only\n"
+		"  when large enough to move a verdict (20%% of the targets' CPU).\n"
 		ATTACH_TARGET_OPTIONS
 		"  -d, --duration S       stop after S seconds (default 10)\n"
 		ATTACH_OPTIONS
@@ -288,8 +291,8 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		return EXIT_USAGE;
 	}
 	/* Leak suspects are sites: without the fd syscall programs there are
-	 * none (doctor traces them, for its EMFILE counts). */
-	if (leak_age_set && !o.fd_sites && !doctor) {
+	 * none (the doctor too traces them only with --fd-sites). */
+	if (leak_age_set && !o.fd_sites) {
 		fprintf(stderr, "connscope: %s: --leak-age ranks the code sites of leaks, "
 				"which only --fd-sites traces: add --fd-sites\n", cmd);
 		targets_free(&o.sel);

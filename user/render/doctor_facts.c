@@ -125,6 +125,7 @@ static void fill_fds(struct dr_proc *d, const struct run_info *run)
 	if (!fp)
 		return;
 	d->fd_known = true;
+	d->fd_sites = !fp->listing_only;
 	d->fd_now = fp->inv.total;
 	d->fd_start = d->fd_peak = fp->inv.total;
 	if (fp->books && fp->books->nsamples) {

@@ -71,6 +71,33 @@ void findings_wrap(FILE *out, const char *first, const char *indent, const char 
 	fprintf(out, "\n");
 }
 
+/* The doctor's own cost, said after the findings of every doctor run: a
+ * finding (agent_cost) only once it could move a verdict. 0: nothing to
+ * say (not the doctor). */
+static int cost_footer(char *buf, size_t len, const struct run_info *run)
+{
+	const struct agent_cost *c;
+	double share;
+
+	if (!run->doctor || !run->doctor->doctor_mode)
+		return 0;
+	c = &run->doctor->cost;
+	share = dr_cost_share(c);
+	if (!c->valid)
+		return snprintf(buf, len, "agent cost: unknown (BPF run-time stats could not be "
+				"turned on)");
+	if (share < 0)
+		return snprintf(buf, len, "agent cost: BPF %.3f s; the traced processes used "
+				"%.3f s of CPU, too little to compare", c->bpf_s,
+				c->targets_cpu_s);
+	return snprintf(buf, len, "agent cost: connscope's BPF programs ran %.3f s in the "
+			"%.1f s measured, %.1f%% of the CPU the traced processes used (an "
+			"upper bound)%s%.0f%s", c->bpf_s, c->stats_s, 100 * share,
+			share < DR_COST_DISTORT ? ": under " : ": ", 100 * DR_COST_DISTORT,
+			share < DR_COST_DISTORT ? "%, no verdict above moves" :
+			"% or more, see agent_cost above");
+}
+
 void format_findings_section(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	char healthy[1024], v[32];
@@ -107,6 +134,8 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 		}
 		findings_wrap(out, "     fix: ", "     ", x->fix);
 	}
+	if (cost_footer(healthy, sizeof(healthy), run) > 0)
+		findings_wrap(out, "\n  ", "  ", healthy);
 	free(f);
 }
 
@@ -214,6 +243,15 @@ void json_findings_section(struct json *j, const struct agg *a, const struct run
 			json_kv_uint(j, "bpf_runs", d->cost.bpf_runs);
 			json_kv_double(j, "agent_cpu_s", d->cost.agent_cpu_s, 6);
 			json_kv_double(j, "targets_cpu_s", d->cost.targets_cpu_s, 6);
+			/* The share of the targets' CPU, null when too little to
+			 * compare; a finding (distorts) from DR_COST_DISTORT. */
+			json_key(j, "cost_share_pct");
+			if (dr_cost_share(&d->cost) < 0)
+				json_null(j);
+			else
+				json_double(j, 100 * dr_cost_share(&d->cost), 3);
+			json_kv_bool(j, "distorts", d->doctor_mode &&
+				     dr_cost_share(&d->cost) >= DR_COST_DISTORT);
 			json_object_end(j);
 		}
 	}
@@ -244,7 +282,13 @@ size_t html_findings_section(FILE *out, const struct agg *a, const struct run_in
 		fputs("<section id=\"healthy\" aria-label=\"no findings\">\n<p class=\"healthy\" "
 		      "data-k=\"healthy\">", out);
 		html_esc(out, healthy);
-		fputs("</p>\n</section>\n", out);
+		fputs("</p>\n", out);
+		if (cost_footer(healthy, sizeof(healthy), run) > 0) {
+			fputs("<p class=\"muted\" data-k=\"agent_cost_footer\">", out);
+			html_esc(out, healthy);
+			fputs("</p>\n", out);
+		}
+		fputs("</section>\n", out);
 		free(f);
 		return 0;
 	}
@@ -296,6 +340,11 @@ size_t html_findings_section(FILE *out, const struct agg *a, const struct run_in
 		fputs("</table>\n<p class=\"ff\"><b>fix:</b> ", out);
 		html_esc(out, x->fix);
 		fputs("</p>\n</div>\n", out);
+	}
+	if (cost_footer(healthy, sizeof(healthy), run) > 0) {
+		fputs("<p class=\"muted\" data-k=\"agent_cost_footer\">", out);
+		html_esc(out, healthy);
+		fputs("</p>\n", out);
 	}
 	fputs("</section>\n", out);
 	free(f);
