@@ -178,9 +178,10 @@ void format_udp_view_text(FILE *out, const struct udp_view *v, size_t max, bool 
 
 	fputc('\n', out);
 	if (header) {
-		fprintf(out, "UDP sockets by process, QUIC libraries mapped (sock_diag + /proc/PID/fd,\n"
-			     "  /proc/PID/maps); QUIC connections are counted by `connscope attach`\n");
-		fprintf(out, "%-7s %-12s %5s  %s\n", "PID", "COMM", "UDP", "QUIC LIBRARY");
+		fprintf(out, "UDP sockets by process, QUIC stacks (sock_diag + /proc/PID/fd, libraries\n"
+			     "  in /proc/PID/maps, else compiled into /proc/PID/exe); QUIC connections\n"
+			     "  are counted by `connscope attach`\n");
+		fprintf(out, "%-7s %-12s %5s  %s\n", "PID", "COMM", "UDP", "QUIC STACK");
 	}
 	for (size_t i = 0; i < shown; i++)
 		fprintf(out, "%-7d %-12.12s %5u  %s\n", v->procs[i].pid, v->procs[i].comm,

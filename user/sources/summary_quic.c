@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* UDP sockets per process and the QUIC libraries they map. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "exe_quic.h"
 #include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"
@@ -15,6 +18,25 @@ static const char *const quic_libs[] = {
 	"/libxquic.so", "/libs2n_quic",
 };
 
+/* No QUIC library mapped: one compiled into the executable (quic-go in a
+ * Go binary, a C stack linked statically). */
+static int exe_quic_library(pid_t pid, char *name, size_t len)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", procfs_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	err = exe_quic_stack(fd, exe[0] == '/' ? exe : NULL, name, len);
+	close(fd);
+	return err;
+}
+
 int procfs_quic_library(pid_t pid, char *name, size_t len)
 {
 	char mapped[PATH_MAX], *at, *end;
@@ -22,7 +44,7 @@ int procfs_quic_library(pid_t pid, char *name, size_t len)
 				 sizeof(mapped));
 
 	if (i < 0)
-		return i;
+		return exe_quic_library(pid, name, len);
 	/* The file name from the library's name on, without " (deleted)". */
 	at = strstr(mapped, quic_libs[i]) + 1;
 	end = strpbrk(at, " \n");

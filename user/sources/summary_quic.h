@@ -22,7 +22,8 @@ int quic_kernel_snmp_read(const char *path, struct quic_kernel_snmp *s);
  * with UDP sockets). 0 or -errno. */
 int udp_view_build(struct udp_view *v, const struct inode_map *owners, const pid_t *pids,
 		   size_t npids);
-/* The QUIC library pid maps (basename), from /proc/PID/maps; 0 or -ENOENT. */
+/* The QUIC library pid maps (basename), from /proc/PID/maps, else the one
+ * compiled into its executable (exe_quic.h); 0 or -ENOENT. */
 int procfs_quic_library(pid_t pid, char *name, size_t len);
 
 #endif
