@@ -9,6 +9,7 @@
 # container's /proc shows them: opened, accepted, TIME_WAIT exact against
 # the fixtures' and ss's counts. Without --pid=host, a pid of the host is
 # refused with one line that says why it cannot be seen and what to do.
+# Under the runtime's default seccomp profile, bpf() is refused: said.
 #
 # The container's root holds only mount points: /usr (and so bash, ss and
 # the libraries) and the tree are the host's, bind-mounted read-only; this
@@ -113,6 +114,17 @@ if [[ -s $TMP/own/outside.err ]]; then
 else
 	fail own/outside_pid_tried "pid $$ is in the container's /proc too"
 fi
+
+# ---- the runtime's default seccomp profile: bpf() refused, said ----
+# (podman's, as Docker's: bpf() and perf_event_open() with CAP_SYS_ADMIN
+# only, EPERM otherwise). One line naming seccomp and the profile to use.
+podman "${PM_ARGS[@]}" run --rm --name "cs-agent-sc-$$" --network none \
+	--cap-drop all --cap-add "$PM_AGENT_CAPS" "${PM_AGENT_MOUNTS[@]}" \
+	-v /usr:/usr:ro -v "$REPO_ROOT:$REPO_ROOT:ro" --rootfs "$ROOT" \
+	"$CONNSCOPE" attach -p 1 -d 1 >/dev/null 2>"$TMP/seccomp.err"
+assert_eq "$? $(wc -l <"$TMP/seccomp.err")" "1 1" seccomp/one_line
+grep -q "seccomp filter" "$TMP/seccomp.err" && grep -q "dist/container/seccomp.sh" "$TMP/seccomp.err" &&
+	ok seccomp/said || fail seccomp/said "$(cat "$TMP/seccomp.err")"
 
 # ---- the host's pid namespace and network ----
 run_inner "cs-agent-host-$$" "$TMP/host" --pid=host --network host
