@@ -5,6 +5,7 @@
  * program types, and tiny programs of our own for helpers. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -166,4 +167,31 @@ const struct kf_plan *kf_plan(const char *btf_path)
 	kf_decide(&p, &plan);
 	plan.probed = !err;
 	return &plan;
+}
+
+int kf_bpf_refused(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+
+	if (fd < 0)
+		return -fd;
+	close(fd);
+	return 0;
+}
+
+bool kf_seccomp_filtered(void)
+{
+	char line[128];
+	bool on = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8)) {
+			on = atoi(line + 8) == 2;	/* SECCOMP_MODE_FILTER */
+			break;
+		}
+	fclose(f);
+	return on;
 }

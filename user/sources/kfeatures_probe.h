@@ -16,4 +16,10 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p);
  * there and loading says what is missing. */
 const struct kf_plan *kf_plan(const char *btf_path);
 
+/* bpf() itself refused (the smallest map create): EPERM, or a seccomp
+ * profile's errno; 0 when allowed. */
+int kf_bpf_refused(void);
+/* A seccomp filter is on this process (/proc/self/status Seccomp: 2). */
+bool kf_seccomp_filtered(void);
+
 #endif

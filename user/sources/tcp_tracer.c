@@ -68,6 +68,7 @@ int tracer_preflight(const struct tracer_opts *o)
 	uint64_t caps = effective_caps();
 	char path[512];
 	struct stat st;
+	int err;
 
 	bool may_bpf = ((caps >> CAP_SYS_ADMIN_BIT) & 1) ||
 		       (((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1));
@@ -114,6 +115,19 @@ int tracer_preflight(const struct tracer_opts *o)
 		fprintf(stderr, "connscope: kernel BTF not found at %s: connscope needs a kernel "
 				"built with CONFIG_DEBUG_INFO_BTF=y, or --btf FILE with this "
 				"kernel's BTF (e.g. from BTFHub)\n", KERNEL_BTF);
+		return 1;
+	}
+	/* A container runtime's default seccomp profile refuses bpf() to
+	 * anything without CAP_SYS_ADMIN: every feature probe then reads as
+	 * missing, so the cause is told before the first of them. */
+	err = kf_bpf_refused();
+	if ((err == EPERM || err == ENOSYS) && kf_seccomp_filtered()) {
+		fprintf(stderr, "connscope: bpf() is refused (%s) by this process's seccomp filter "
+				"(a container runtime's default profile allows bpf() and "
+				"perf_event_open() only with CAP_SYS_ADMIN): run it with the profile "
+				"dist/container/seccomp.sh writes, which allows them to CAP_BPF and "
+				"CAP_PERFMON (podman/docker --security-opt seccomp=FILE; Kubernetes "
+				"seccompProfile Localhost; docs/image.md)\n", strerror(err));
 		return 1;
 	}
 	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_RINGBUF)) {
