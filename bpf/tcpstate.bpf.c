@@ -230,8 +230,10 @@ static __always_inline void owner_from_task(struct cs_owner *o, struct task_stru
 
 /* A process joins the targets (--comm, --cgroup): user space hears of it
  * once, to give it books of its own. new_comm: the name it is taking
- * (task_rename fires before the task's comm changes), or NULL. */
-static __always_inline void target_join(struct task_struct *task, const char *new_comm)
+ * (task_rename fires before the task's comm changes), or NULL; ptgid its
+ * parent (0: not known here). */
+static __always_inline void target_join(struct task_struct *task, const char *new_comm,
+					__u32 ptgid)
 {
 	struct cs_owner o = {};
 	struct cs_event *e;
@@ -254,6 +256,29 @@ static __always_inline void target_join(struct task_struct *task, const char *ne
 	e->owner = o;
 	e->cur_tgid = o.tgid;
 	e->type = CS_EV_PROC;
+	e->ptgid = ptgid;
+	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
+	stat_inc(CS_STAT_EVENTS);
+}
+
+/* A target's child is traced from its fork (--children): user space hears
+ * of its parent now, while both are known, so reports can group the
+ * children of one server (a backend per connection lives milliseconds,
+ * gone before /proc could be read). */
+static __always_inline void child_forked(struct task_struct *child, __u32 ptgid)
+{
+	struct cs_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(CS_STAT_RB_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	owner_from_task(&e->owner, child);
+	e->cur_tgid = ptgid;
+	e->ptgid = ptgid;
+	e->type = CS_EV_FORK;
 	bpf_ringbuf_submit(e, rb_wakeup_flags(&events));
 	stat_inc(CS_STAT_EVENTS);
 }
@@ -278,7 +303,10 @@ static __always_inline bool current_is_target(void)
 	task = bpf_get_current_task_btf();
 	if ((filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1) ||
 	    (filter_comm && comm_is_target(BPF_CORE_READ(task, group_leader)->comm))) {
-		target_join(task, NULL);
+		/* No parent here: its reading would overflow the stack of
+		 * the socket programs this is inlined into; user space reads
+		 * it from /proc. */
+		target_join(task, NULL, 0);
 		return true;
 	}
 	return false;

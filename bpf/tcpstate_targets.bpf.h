@@ -18,13 +18,15 @@ int BPF_PROG(handle_fork_btf, struct task_struct *parent, struct task_struct *ch
 	if (ptgid == ctgid)
 		return 0;
 	if (follow_children && bpf_map_lookup_elem(&targets, &ptgid)) {
-		if (!bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST))
+		if (!bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST)) {
 			stat_inc(CS_STAT_FORKS);
+			child_forked(child, ptgid);
+		}
 		return 0;
 	}
 	if ((filter_comm && comm_is_target(child->comm)) ||
 	    (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1))
-		target_join(child, NULL);
+		target_join(child, NULL, ptgid);
 	return 0;
 }
 
@@ -34,7 +36,7 @@ int BPF_PROG(handle_exec_btf, struct task_struct *p, pid_t old_pid, struct linux
 {
 	if ((filter_comm && comm_is_target(BPF_CORE_READ(p, group_leader)->comm)) ||
 	    (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) == 1))
-		target_join(p, NULL);
+		target_join(p, NULL, agent_task_tgid(BPF_CORE_READ(p, real_parent)));
 	return 0;
 }
 
@@ -43,7 +45,7 @@ SEC("?tp_btf/task_rename")
 int BPF_PROG(handle_rename_btf, struct task_struct *task, const char *comm)
 {
 	if (BPF_CORE_READ(task, pid) == BPF_CORE_READ(task, tgid) && comm_is_target(comm))
-		target_join(task, comm);
+		target_join(task, comm, agent_task_tgid(BPF_CORE_READ(task, real_parent)));
 	return 0;
 }
 

@@ -27,6 +27,8 @@
 #define CS_EV_OWNER	7	/* an accepted socket's owner, learned at its first send,
 				 * receive or close in a task (socket-storage mode): owner
 				 * is the new one, tgid 0 when that process is not traced */
+#define CS_EV_FORK	9	/* a target forked a child that is now traced (--children):
+				 * owner is the child, ptgid its parent; not a join */
 
 /* cs_owner.flags */
 #define CS_OWNER_CONNECT	0x01	/* learned at CLOSE->SYN_SENT in the connecting task */
@@ -154,6 +156,8 @@ struct cs_event {
 	__u16 sk_err;		/* sk->sk_err: 0, ECONNRESET, ECONNREFUSED, ETIMEDOUT... */
 	__u8 sk_shutdown;	/* SHUTDOWN_MASK (3) on a normal close */
 	__u8 pad[5];
+	__u32 ptgid;		/* CS_EV_PROC, CS_EV_FORK: the process's parent (the
+				 * agent's pid namespace; 0 unknown): report groups */
 	struct cs_conn_io io;	/* ->CLOSE: the connection's whole traffic */
 	/* CS_F_SUMMARY only; ktime ns, 0 when not reached or not seen. */
 	__u64 syn_ns;		/* CLOSE->SYN_SENT or LISTEN->SYN_RECV: the handshake began */

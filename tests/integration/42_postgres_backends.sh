@@ -8,7 +8,8 @@
 # namespace): the server's accepted connections are exact, the JSON report
 # holds every backend (it stopped at 1,024 processes, saying nothing), the
 # HTML report stays under 5 MB (80 MB before) and the text report under
-# 200 lines with the backends folded into one group whose rows add up.
+# 200 lines with the backends folded into one group (name and parent: the
+# postmaster's children) whose rows add up.
 # pgbench's own side is not asserted: a kernel-side miss of 1-2 of its
 # connections is known and open (issue 22, item 2).
 set -u
@@ -80,9 +81,16 @@ assert_eq "$(jqn '.run.processes == (.processes | length) and .run.processes_com
 	true pg/json_every_process
 assert_eq "$(jqn "[.processes[] | select(.comm == \"postgres\" and .totals.connections_accepted == 1)] | length >= $RECEIVED" "$J")" \
 	true pg/json_one_row_a_backend
+# Each backend's parent is the postmaster, told at its fork (a backend
+# lives milliseconds: gone before /proc could say it).
+assert_eq "$(jqn "[.processes[] | select(.ppid == $PGPID) | .totals.connections_accepted] | add" "$J")" \
+	"$RECEIVED" pg/json_backends_parent
 SIZE=$(stat -c %s "$HTML")
 echo "# HTML report $SIZE bytes"
 assert_eq "$((SIZE < 5 * 1024 * 1024))" 1 pg/html_under_5mb
+# The HTML groups as the text does: one row for the postmaster's children.
+assert_eq "$(grep -c "data-group=\"postgres/$PGPID\"><td>&ndash;</td><td class=\"l\">postgres x[0-9,]* (children of $PGPID postgres" "$HTML")" \
+	1 pg/html_backends_one_group
 # The series: the postmaster, 16 backends and "other" (15 MB before), and
 # their accepted add up to PostgreSQL's count.
 echo "# --prom file $(stat -c %s "$PROM") bytes"
@@ -114,10 +122,14 @@ assert_eq "$(awk -v t="$PGPID" '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] / {
 	1 text/live_rows_bounded
 assert_eq "$(awk '/^  all of them/ { sub(",", "", $7); print $7 }' <<<"$REPORT")" "$RECEIVED" \
 	text/all_accepted_eq_postgres_log
-# The backends' group: its accepted are its rows' (the busiest and the
-# folded row) and all of the server's but the postmaster's.
-GROUP=$(sed -n '/^postgres x[0-9,]* (children or joined/,/^$/p' <<<"$REPORT")
+# The backends' group (name and parent: the postmaster's children): its
+# accepted are its rows' (the busiest and the folded row) and all of the
+# server's but the postmaster's.
+GROUP=$(sed -n "/^postgres x[0-9,]* (children of $PGPID postgres; /,/^\$/p" <<<"$REPORT")
+echo "# $(head -1 <<<"$GROUP")"
 assert_eq "$(grep -c . <<<"$GROUP")" 10 text/backends_one_group
+N=$(head -1 <<<"$GROUP" | sed 's/^postgres x\([0-9,]*\) .*/\1/; s/,//g')
+assert_eq "$((N >= RECEIVED))" 1 text/group_holds_every_backend
 assert_eq "$(awk '/^  connections/ { print $6 }' <<<"$GROUP")" "$RECEIVED" \
 	text/group_accepted
 assert_eq "$(awk '/^  busiest/ { on = 1; next } on && /more/ { s += $4; next } on { s += $3 } END { print s }' <<<"$GROUP")" \

@@ -55,6 +55,7 @@ static void postgres_books(struct agg *a, int nbackends, int nother)
 	for (int i = 0; i < nbackends; i++) {
 		p = agg_proc(a, 1000 + i);
 		strcpy(p->comm, "postgres");
+		p->ptgid = 100;
 		p->total.accepted = 1;
 		p->total.closed = 1;
 		p->total.closed_passive = 1;
@@ -112,7 +113,8 @@ TEST(json_keeps_every_process)
 {
 	struct agg a;
 	unsigned long long accepted = 0, opened = 0, v, npids = 0;
-	char *out, *at;
+	const char *at;
+	char *out;
 
 	postgres_books(&a, 9000, 999);
 	out = render(format_report_json, &a, &base_run, NULL);
@@ -129,7 +131,7 @@ TEST(json_keeps_every_process)
 	ASSERT_EQ(opened, 333 * 6, "opened_sum");
 	ASSERT_TRUE(strstr(out, "\"processes\": 10000,\n    \"processes_complete\": true") != NULL,
 		    "run_processes");
-	at = strstr(out, "\"process_totals\": {");
+	at = find(out, "\"process_totals\": {");
 	ASSERT_TRUE(num_after(at, "\"connections_accepted\": ", &v) && v == 9000,
 		    "totals_accepted");
 	free(out);
@@ -150,10 +152,12 @@ TEST(text_folds_and_adds_up)
 	if (getenv("PV_DUMP"))
 		fputs(out, stderr);
 	ASSERT_TRUE(lines(out) < 200, "under_200_lines");
-	ASSERT_TRUE(strstr(out, "10,000 processes in ") != NULL, "count_said");
+	ASSERT_TRUE(strstr(out, "10,000 processes in 1,001 groups by name and parent") != NULL,
+		    "count_said");
 	ASSERT_TRUE(sscanf(strstr(out, "all of them"), "all of them opened %*u, accepted %llu",
 			   &all) == 1 && all == 9000, "all_accepted");
-	g = strstr(out, "\npostgres x9,000 (children or joined; 8,999 exited during the run)\n");
+	g = strstr(out, "\npostgres x9,000 (children of 100 postgres; 8,999 exited during the "
+			"run)\n");
 	ASSERT_TRUE(g != NULL, "group_line");
 	ASSERT_TRUE(sscanf(strstr(g, "connections"), "connections opened %*u (%*f/s), "
 			   "accepted %llu", &grp) == 1 && grp == 9000, "group_accepted");
@@ -168,6 +172,159 @@ TEST(text_folds_and_adds_up)
 	ASSERT_TRUE(strstr(out, "\nother: ") != NULL, "other_groups_line");
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		ASSERT_TRUE(strlen(line) <= 80, "80_columns");
+	free(out);
+	agg_free(&a);
+}
+
+/* The books learn a child's parent from its fork (CS_EV_FORK), before
+ * the child has books (most of a server's children never touch a socket:
+ * they get none), and from a joining (CS_EV_PROC). */
+static struct cs_event proc_ev(uint8_t type, pid_t pid, uint64_t start_ns, pid_t ptgid)
+{
+	struct cs_event e = { .type = type, .ts_ns = 5, .ptgid = ptgid };
+
+	e.owner.tgid = pid;
+	e.owner.start_ns = start_ns;
+	strcpy(e.owner.comm, "postgres");
+	return e;
+}
+
+static bool gone_all(pid_t pid)
+{
+	return pid > 0;
+}
+
+TEST(books_learn_parent_at_fork)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	e = proc_ev(CS_EV_FORK, 1001, 30000000, 100);
+	agg_event(&a, &e);
+	ASSERT_EQ(a.procs.count, 0, "no_books_at_fork");
+	e = proc_ev(CS_EV_FORK, 1002, 30000000, 100);
+	agg_event(&a, &e);
+	/* The child's first socket event makes its books: the parent is there. */
+	e = proc_ev(CS_EV_ADOPT, 1001, 30000000, 0);
+	e.sk = 0x1000;
+	agg_event(&a, &e);
+	p = agg_find_proc(&a, 1001);
+	ASSERT_TRUE(p != NULL, "books_made");
+	ASSERT_EQ(p->ptgid, 100, "parent_from_fork");
+	ASSERT_EQ(a.parents.count, 1, "note_taken");
+	/* A reused pid: the newer child's parent, not the older's. */
+	e = proc_ev(CS_EV_FORK, 1002, 50000000, 200);
+	agg_event(&a, &e);
+	e = proc_ev(CS_EV_ADOPT, 1002, 50000000, 0);
+	e.sk = 0x2000;
+	agg_event(&a, &e);
+	ASSERT_EQ(agg_find_proc(&a, 1002)->ptgid, 200, "reused_pid");
+	/* A joining (--comm) says its parent too. */
+	e = proc_ev(CS_EV_PROC, 1003, 60000000, 300);
+	agg_event(&a, &e);
+	ASSERT_EQ(agg_find_proc(&a, 1003)->ptgid, 300, "parent_from_join");
+	/* Children gone without books: their notes go. */
+	e = proc_ev(CS_EV_FORK, 1004, 70000000, 100);
+	agg_event(&a, &e);
+	ASSERT_EQ(a.parents.count, 1, "one_note");
+	/* Found gone at 100, but its events may still be in the ring: kept
+	 * until an event from after 100 has been applied. */
+	agg_parents_prune(&a, gone_all, 100);
+	ASSERT_EQ(a.parents.count, 1, "kept_while_its_events_may_come");
+	e = proc_ev(CS_EV_ADOPT, 1004, 70000000, 0);
+	e.sk = 0x3000;
+	e.ts_ns = 90;
+	agg_event(&a, &e);
+	ASSERT_EQ(agg_find_proc(&a, 1004)->ptgid, 100, "late_event_finds_parent");
+	e = proc_ev(CS_EV_FORK, 1005, 80000000, 100);
+	agg_event(&a, &e);
+	agg_parents_prune(&a, gone_all, 100);
+	e = proc_ev(CS_EV_ADOPT, 1006, 80000000, 0);
+	e.sk = 0x4000;
+	e.ts_ns = 101;
+	agg_event(&a, &e);
+	agg_parents_prune(&a, gone_all, 200);
+	ASSERT_EQ(a.parents.count, 0, "pruned");
+	agg_free(&a);
+}
+
+/* Two servers of one name (two PostgreSQL clusters): a group each, told
+ * apart by parent, not one "postgres" group of both. */
+TEST(groups_by_name_and_parent)
+{
+	struct agg a;
+	struct proc_books *p;
+	char *out;
+
+	agg_init(&a, 0);
+	for (int s = 0; s < 2; s++) {
+		p = agg_proc(&a, 100 + s * 400);
+		p->target = true;
+		strcpy(p->comm, "postgres");
+		for (int i = 0; i < 20 + s * 10; i++) {
+			p = agg_proc(&a, 1000 + s * 1000 + i);
+			strcpy(p->comm, "postgres");
+			p->ptgid = 100 + s * 400;
+			p->total.accepted = 1;
+			p->exited = true;
+		}
+	}
+	/* A process of that name whose parent nobody told. */
+	p = agg_proc(&a, 9000);
+	strcpy(p->comm, "postgres");
+	p->total.opened = 1;
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "\npostgres x20 (children of 100 postgres; 20 exited during the "
+				"run)\n") != NULL, "first_server");
+	ASSERT_TRUE(strstr(out, "\npostgres x30 (children of 500 postgres; 30 exited during the "
+				"run)\n") != NULL, "second_server");
+	ASSERT_TRUE(strstr(out, "\nPID 9000 (postgres) child\n") != NULL, "unknown_parent_apart");
+	ASSERT_TRUE(strstr(out, "53 processes in 5 groups by name and parent") != NULL,
+		    "groups_counted");
+	free(out);
+	out = render(html_fn, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "postgres x30 (children of 500 postgres; 30 exited)") != NULL,
+		    "html_group");
+	ASSERT_TRUE(strstr(out, "data-group=\"postgres/500\"") != NULL, "html_key");
+	free(out);
+	out = render(format_report_json, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "\"ppid\": 500,") != NULL, "json_ppid");
+	ASSERT_TRUE(strstr(out, "\"ppid\": null,") != NULL, "json_ppid_unknown");
+	free(out);
+	agg_free(&a);
+}
+
+/* 10,000 short-lived children of one parent: one group row whose sums
+ * are its rows' sums, text under 200 lines, HTML under 5 MB. */
+TEST(ten_thousand_children_of_one_parent)
+{
+	struct agg a;
+	unsigned long long acc[3], more = 0, grp = 0;
+	size_t len;
+	char *out, *g, *line;
+
+	postgres_books(&a, 10000, 0);
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(lines(out) < 200, "under_200_lines");
+	g = strstr(out, "\npostgres x10,000 (children of 100 postgres; 9,999 exited during the "
+			"run)\n");
+	ASSERT_TRUE(g != NULL, "group_line");
+	ASSERT_TRUE(sscanf(strstr(g, "connections"), "connections opened %*u (%*f/s), "
+			   "accepted %llu", &grp) == 1 && grp == 10000, "group_accepted");
+	line = strchr(strstr(g, "  busiest "), '\n') + 1;
+	for (int k = 0; k < 3; k++, line = strchr(line, '\n') + 1)
+		ASSERT_TRUE(sscanf(line, "%*s %*u %llu", &acc[k]) == 1, "member_row");
+	ASSERT_TRUE(sscanf(line, " 9,997 more %*u %llu", &more) == 1, "folded_row");
+	ASSERT_EQ(acc[0] + acc[1] + acc[2] + more, grp, "rows_add_up");
+	free(out);
+	agg_tick(&a, 1000000000ULL);
+	out = render(html_fn, &a, &base_run, &len);
+	ASSERT_TRUE(len < 5 * 1024 * 1024, "html_under_5mb");
+	ASSERT_TRUE(strstr(out, "postgres x10,000 (children of 100 postgres; 9,999 exited)") != NULL,
+		    "html_group_row");
+	ASSERT_TRUE(strstr(out, "9,997 more postgres (folded)") != NULL, "html_folded_row");
 	free(out);
 	agg_free(&a);
 }

@@ -54,7 +54,8 @@ static int cmp_busy(const void *a, const void *b)
 	return cmp_report(a, b);
 }
 
-/* One group's members together (role, then comm), busiest first inside. */
+/* One group's members together (role, comm, parent), busiest first
+ * inside. */
 static int cmp_group(const void *a, const void *b)
 {
 	const struct proc_books *x = *(const struct proc_books *const *)a;
@@ -64,7 +65,17 @@ static int cmp_group(const void *a, const void *b)
 	if (x->target != y->target)
 		return x->target ? -1 : 1;
 	c = strncmp(x->comm, y->comm, sizeof(x->comm));
-	return c ? c : cmp_busy(a, b);
+	if (c)
+		return c;
+	if (x->ptgid != y->ptgid)
+		return x->ptgid < y->ptgid ? -1 : 1;
+	return cmp_busy(a, b);
+}
+
+static bool same_group(const struct proc_books *p, const struct proc_group *g)
+{
+	return p->target == g->target && p->ptgid == g->ptgid &&
+	       !strncmp(p->comm, g->comm, sizeof(g->comm));
 }
 
 static void counters_add(struct proc_counters *s, const struct proc_counters *c)
@@ -140,7 +151,9 @@ static int cmp_groups(const void *a, const void *b)
 		return ax > ay ? -1 : 1;
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
-	return strncmp(x->comm, y->comm, sizeof(x->comm));
+	if (strncmp(x->comm, y->comm, sizeof(x->comm)))
+		return strncmp(x->comm, y->comm, sizeof(x->comm));
+	return x->ptgid < y->ptgid ? -1 : x->ptgid > y->ptgid;
 }
 
 int proc_view_build(struct proc_view *v, const struct agg *a)
@@ -185,11 +198,16 @@ int proc_view_build(struct proc_view *v, const struct agg *a)
 		struct proc_group *g = &v->groups[v->ngroups++];
 		size_t j = i;
 
+		const struct proc_books *parent;
+
 		snprintf(g->comm, sizeof(g->comm), "%s", rest[i]->comm);
 		g->target = rest[i]->target;
+		g->ptgid = rest[i]->ptgid;
+		parent = g->ptgid ? agg_find_proc(a, g->ptgid) : NULL;
+		if (parent)
+			snprintf(g->pcomm, sizeof(g->pcomm), "%s", parent->comm);
 		g->members = rest + i;
-		while (j < nrest && rest[j]->target == g->target &&
-		       !strncmp(rest[j]->comm, g->comm, sizeof(g->comm)))
+		while (j < nrest && same_group(rest[j], g))
 			group_add(g, rest[j++]);
 		if (group_spread(g)) {
 			proc_view_free(v);
@@ -210,6 +228,19 @@ void proc_view_free(struct proc_view *v)
 	free(v->singles);
 	free(v->groups);
 	memset(v, 0, sizeof(*v));
+}
+
+const char *proc_group_role(char *buf, size_t len, const struct proc_group *g)
+{
+	const char *role = g->target ? "targets, " : "";
+
+	if (!g->ptgid)
+		snprintf(buf, len, "%s%s", role, g->target ? "parent unknown" :
+			 "children or joined, parent unknown");
+	else
+		snprintf(buf, len, "%schildren of %d%s%.16s", role, (int)g->ptgid,
+			 g->pcomm[0] ? " " : "", g->pcomm);
+	return buf;
 }
 
 const char *proc_view_count(char *buf, size_t len, uint64_t n)

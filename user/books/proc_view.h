@@ -2,7 +2,7 @@
 /* Which processes a report shows, and how: every one in a stable order
  * (the JSON report keeps them all), and for the text and HTML reports, past
  * a few dozen processes (a server that forks one process per connection:
- * PostgreSQL, Apache prefork, sshd), processes of one name and role folded
+ * PostgreSQL, Apache prefork, sshd), processes of one name, parent and role folded
  * into groups with their sums, so a report stays readable at 10,000
  * processes and its totals still add up. One place, so every renderer
  * folds the same way. */
@@ -20,11 +20,14 @@
 #define PROC_VIEW_GROUPS	8
 #define PROC_VIEW_MEMBERS	3
 
-/* Processes of one comm and role (targets the user named, or processes
- * that came with them: children, --comm, --cgroup). */
+/* Processes of one comm, parent and role (targets the user named, or
+ * processes that came with them: children, --comm, --cgroup): one
+ * server's children, not every process of that name. */
 struct proc_group {
 	char comm[16];
 	bool target;
+	pid_t ptgid;		/* their parent; 0 unknown */
+	char pcomm[16];		/* the parent's name when it is in the books, else "" */
 	size_t n, exited;
 	struct proc_counters total;	/* sums of the members' counters */
 	uint64_t state[CS_TCP_MAX_STATES];	/* sockets now, summed */
@@ -61,6 +64,10 @@ const struct proc_books **proc_view_list(const struct agg *a, size_t *n);
 /* How busy a process was: connections opened, accepted and closed, and
  * TIME_WAIT entered; the order of "busiest first". */
 uint64_t proc_view_activity(const struct proc_counters *c);
+
+/* What a group's members are, for its heading: "children of 4242
+ * postgres", "targets, children of 1 systemd", "parent unknown". */
+const char *proc_group_role(char *buf, size_t len, const struct proc_group *g);
 
 /* n with thousands separators ("1,201"). */
 const char *proc_view_count(char *buf, size_t len, uint64_t n);

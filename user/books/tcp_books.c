@@ -27,6 +27,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->births_pending, sizeof(uint64_t), sizeof(uint64_t));
 	hmap_init(&a->accepting, sizeof(uint64_t), sizeof(uint64_t));
 	hmap_init(&a->listen_addrs, sizeof(struct listen_addr_key), sizeof(uint8_t));
+	hmap_init(&a->parents, sizeof(pid_t), sizeof(struct parent_note));
 	a->t0_ns = t0_ns;
 	a->bucket_ns = 1000000000ULL;
 }
@@ -57,6 +58,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->births_pending);
 	hmap_free(&a->accepting);
 	hmap_free(&a->listen_addrs);
+	hmap_free(&a->parents);
 }
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
@@ -776,11 +778,24 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		a->unknown_events++;
 		return;
 	}
+	if (e->type == CS_EV_FORK) {
+		/* Not books yet: a server's child may never touch a socket. */
+		p = agg_find_proc(a, e->owner.tgid);
+		if (p && p->start_ns == e->owner.start_ns)
+			p->ptgid = e->ptgid;
+		else
+			agg_parent_note(a, e->owner.tgid, e->owner.start_ns, e->ptgid);
+		return;
+	}
 	/* Books per process: a reused pid is another process. */
 	p = agg_proc_gen(a, e->owner.tgid, e->owner.start_ns);
 	if (!p)
 		return;
 	fill_ident(p, &e->owner);
+	if (e->type == CS_EV_PROC && e->ptgid)
+		p->ptgid = e->ptgid;
+	else if (!p->ptgid && a->parents.count)
+		agg_parent_take(a, p);
 	if (e->type == CS_EV_PROC && !p->target) {
 		/* A process that matched --comm / --cgroup during the run. */
 		p->target = true;

@@ -97,6 +97,8 @@ struct proc_books {
 	uint64_t start_ns;	/* boottime ns; 0 unknown */
 	bool target;		/* asked for by the user (not only seen) */
 	bool exited;
+	pid_t ptgid;		/* its parent (fork, join or /proc); 0 unknown:
+				 * reports group one server's children */
 	uint64_t joined_ns;	/* ktime it became a target during the run (--comm,
 				 * --cgroup: started, renamed, moved in); 0: at start */
 	bool joined_said;	/* attach told the user (stderr) */
@@ -210,6 +212,12 @@ struct agg {
 	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
 	 * long as it runs. */
 	bool daemon;
+	/* Parents told at fork (CS_EV_FORK) of children not in the books yet:
+	 * pid -> struct parent_note, taken when the child's books are made
+	 * (parents.c). */
+	struct hmap parents;
+	uint64_t parents_dropped;	/* notes not kept: AGG_MAX_PARENT_NOTES held */
+	size_t parents_iter;		/* where agg_parents_prune() goes on */
 	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
 	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
 				 * every process stay counters (cost_connections) */
@@ -281,6 +289,23 @@ struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns);
  * ever saw. Pointers to any books may move (hmap_del). Events that still
  * come for the pid make new books. */
 void agg_drop_proc(struct agg *a, const struct proc_key *key);
+
+/* Parents (parents.c). A child forked by a target (CS_EV_FORK) is noted
+ * until its books are made (most children of a server never touch a
+ * socket: no books for them). */
+#define AGG_MAX_PARENT_NOTES 65536
+struct parent_note {
+	uint64_t start_ns;
+	uint64_t gone_ns;	/* ktime a prune found the child gone; 0: not yet */
+	pid_t ptgid;
+	uint32_t pad;
+};
+void agg_parent_note(struct agg *a, pid_t pid, uint64_t start_ns, pid_t ptgid);
+/* The note for p's process, if any, into p->ptgid (and the note goes). */
+void agg_parent_take(struct agg *a, struct proc_books *p);
+/* Drops the notes of children gone without books; gone() says (the
+ * caller reads /proc: the books never do), now_ns is ktime. */
+void agg_parents_prune(struct agg *a, bool (*gone)(pid_t pid), uint64_t now_ns);
 
 /* A socket the process held when we attached (from sock_diag + /proc). */
 void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s);

@@ -299,6 +299,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	attach_doctor_sample(s->drun, s->snap, o, s->fs);
 	attach_identify_software(s->agg);
 	attach_identify_containers(s->agg);
+	attach_prune_parents(s->agg);
 	/* Each interval: a target that exits keeps its CPU time; the
 	 * exporter publishes the agent's cost as self-metrics. */
 	agentcost_tick(s->cost, cost_connections(s->agg));
@@ -450,6 +451,7 @@ int attach_run(const struct attach_opts *in)
 			continue;
 		}
 		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->ptgid = id.ppid;
 		p->start_ns = procfs_start_ns(&id);
 	}
 

@@ -9,6 +9,7 @@
 #include "procfs.h"
 #include "software_probe.h"
 #include "containers.h"
+#include "timeutil.h"
 
 /* Processes seen only through QUIC (a client --children followed that
  * never spoke TCP) get books too, so every report lists them. */
@@ -96,7 +97,24 @@ void attach_identify_software(struct agg *a)
 			continue;
 		p->software = software_of(p->pid);
 		p->software_probed = true;
+		/* Its parent, if neither its fork nor its joining said it. */
+		if (!p->ptgid) {
+			struct proc_ident id;
+
+			if (!procfs_read_ident(p->pid, &id) && procfs_start_ns(&id) == p->start_ns)
+				p->ptgid = id.ppid;
+		}
 	}
+}
+
+static bool pid_gone(pid_t pid)
+{
+	return procfs_pid_gone(pid);
+}
+
+void attach_prune_parents(struct agg *a)
+{
+	agg_parents_prune(a, pid_gone, now_ns());
 }
 
 /* Which container each process is in (its cgroup, the runtime's name for

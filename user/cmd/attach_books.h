@@ -20,6 +20,8 @@ void attach_quic_reap(struct quic_books *qb, uint64_t now);
 int attach_worst_finding(const struct agg *a, const struct run_info *run);
 /* What software each process is, read once while it is alive. */
 void attach_identify_software(struct agg *a);
+/* Forgets the parents noted of children gone without books. */
+void attach_prune_parents(struct agg *a);
 void attach_identify_containers(struct agg *a);
 
 #endif

@@ -74,6 +74,7 @@ size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roo
 			continue;
 		}
 		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->ptgid = id.ppid;
 		p->start_ns = procfs_start_ns(&id);
 		/* Joined at the start: said as a joining is (attach_say_joined). */
 		p->joined_ns = a->t0_ns;
@@ -371,6 +372,7 @@ void attach_cgroup_rejoin(struct agg *a, struct tracer *t, const struct target_s
 			p->target = true;
 			p->joined_ns = now_ns();
 			memcpy(p->comm, id.comm, sizeof(p->comm));
+			p->ptgid = id.ppid;
 		}
 		/* Either way it joined now: what it held before is seeded. */
 		if (p->joined_ns && *n < max)

@@ -279,6 +279,7 @@ void exporter_adopt_owners(struct agg *a, const struct inode_map *owners)
 		if (!p)
 			return;
 		memcpy(p->comm, id.comm, sizeof(p->comm));
+		p->ptgid = id.ppid;
 		p->start_ns = procfs_start_ns(&id);
 	}
 }

@@ -273,7 +273,7 @@ static void text_sums(FILE *out, const char *label, const struct proc_group *g)
 static void text_group(FILE *out, const struct proc_group *g, const struct run_info *run)
 {
 	struct proc_group folded = { 0 };
-	char n[32], ex[32], what[64];
+	char n[32], ex[32], what[64], role[64];
 	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
 
 	/* One process: no spread, no members to fold. */
@@ -287,7 +287,7 @@ static void text_group(FILE *out, const struct proc_group *g, const struct run_i
 		return;
 	}
 	fprintf(out, "\n%s x%s (%s", g->comm, proc_view_count(n, sizeof(n), g->n),
-		g->target ? "targets" : "children or joined");
+		proc_group_role(role, sizeof(role), g));
 	if (g->exited)
 		fprintf(out, "; %s exited during the run", proc_view_count(ex, sizeof(ex), g->exited));
 	fprintf(out, ")\n");
@@ -333,7 +333,7 @@ static void text_folded(FILE *out, const struct proc_view *v, const struct run_i
 {
 	char n[32], g[32];
 
-	fprintf(out, "\n%s processes in %s groups of one name (%zu shown in full, %zu "
+	fprintf(out, "\n%s processes in %s groups by name and parent (%zu in full, %zu "
 		     "group%s shown)\n", proc_view_count(n, sizeof(n), v->nall),
 		proc_view_count(g, sizeof(g), v->ngroups + v->nsingles), v->nsingles, v->nshown,
 		v->nshown == 1 ? "" : "s");
@@ -561,6 +561,12 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 			json_null(&j);
 		json_kv_bool(&j, "target", p->target);
 		json_kv_bool(&j, "exited", p->exited);
+		/* Its parent (the reports' groups); null: not known. */
+		json_key(&j, "ppid");
+		if (p->ptgid)
+			json_uint(&j, p->ptgid);
+		else
+			json_null(&j);
 		/* With the pid, the process: /proc/PID/stat field 22's unit. */
 		json_kv_uint(&j, "start_time_ticks", p->start_ns / CS_TICK_NS);
 		/* Joined during the run (--comm, --cgroup): when; null: at start. */
@@ -629,6 +635,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
 	json_kv_uint(&j, "time_wait_entered_during_dump", a->tw_entered_during_dump);
 	json_kv_uint(&j, "conns_replaced", a->conns_replaced);
+	/* Children whose parent was not kept (AGG_MAX_PARENT_NOTES waiting):
+	 * grouped apart, "parent unknown". */
+	json_kv_uint(&j, "parents_not_kept", a->parents_dropped);
 	/* Socket-storage mode: births the birth pass told after the socket's
 	 * own end record (dropped), and passes that missed a namespace. */
 	json_kv_uint(&j, "births_late", a->births_late);

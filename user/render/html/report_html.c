@@ -308,16 +308,18 @@ static void sums_row(FILE *out, const char *cls, const char *key, const char *la
 static void group_rows(FILE *out, const struct proc_group *g, const struct run_info *run)
 {
 	struct proc_group folded = { 0 };
-	char n[32], ex[32], label[160];
+	char n[32], ex[32], label[224], role[64], key[40];
 	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
 
 	snprintf(label, sizeof(label), "%.16s x%s (%s%s%s%s); connections per process min %llu, "
 		 "median %llu, max %llu", g->comm, proc_view_count(n, sizeof(n), g->n),
-		 g->target ? "targets" : "children or joined", g->exited ? "; " : "",
+		 proc_group_role(role, sizeof(role), g), g->exited ? "; " : "",
 		 g->exited ? proc_view_count(ex, sizeof(ex), g->exited) : "",
 		 g->exited ? " exited" : "", ULL(g->conns_min), ULL(g->conns_p50),
 		 ULL(g->conns_max));
-	sums_row(out, "group", g->comm, label, g, run);
+	/* Two servers of one name: one group each, told apart by parent. */
+	snprintf(key, sizeof(key), "%.16s/%d", g->comm, (int)g->ptgid);
+	sums_row(out, "group", key, label, g, run);
 	for (size_t i = 0; i < g->n; i++) {
 		if (i < shown) {
 			proc_row(out, g->members[i], run, "member");
@@ -341,7 +343,7 @@ static void group_rows(FILE *out, const struct proc_group *g, const struct run_i
 	if (folded.n) {
 		snprintf(label, sizeof(label), "%s more %.16s (folded)",
 			 proc_view_count(n, sizeof(n), folded.n), g->comm);
-		sums_row(out, "folded", g->comm, label, &folded, run);
+		sums_row(out, "folded", key, label, &folded, run);
 	}
 }
 
@@ -389,8 +391,8 @@ static void summary(FILE *out, const struct agg *a, const struct proc_view *v,
 		sums_row(out, "folded", "other", label, &v->rest, run);
 	}
 	summary_tail(out, a, run);
-	fprintf(out, "<p class=\"sub\">%s processes: processes of one name and role are "
-		     "folded into a group (its sums, its %d busiest, the rest in one row); the "
+	fprintf(out, "<p class=\"sub\">%s processes: processes of one name, parent and "
+		     "role are folded into a group (its sums, its %d busiest, the rest in one row); the "
 		     "JSON report (-j) has every process.</p>\n</section>\n",
 		proc_view_count(n, sizeof(n), v->nall), PROC_VIEW_MEMBERS);
 }
