@@ -114,6 +114,34 @@ assert_eq "$label" "127.0.0.1:$port" heatmap/row0_is_endpoint
 col=$(jqn "$hm | .cells[0] | index(max)" "$J")
 want=$(jqn "$hm | .cells[0][$col]" "$J")
 
+# ---- the run's clock starts once tracing does ----
+# One fd listing an interval, and the client always holds fds: a column
+# without any is an interval of the run that was not traced (the clock
+# started before the programs were loaded, seconds on a busy host, and the
+# first columns stayed empty).
+assert_eq "$(jqn "[.processes[] | select(.pid == $cpid) | .fds.heatmaps.fd_type.cells |
+	transpose[] | add] | map(select(. == 0)) | length" "$J")" 0 clock/no_empty_fd_column
+
+# ---- the programs by their whole names, the footer by the hooks used ----
+# The kernel keeps 15 characters of a program's name: handle_set_state_btf
+# and handle_set_state_nested both read handle_set_stat there.
+assert_eq "$(jqn '[.agent.cost.programs[].name] | (length == (unique | length)) and
+	(index("handle_set_state_btf") != null)' "$J")" true programs/json_names_whole_unique
+prog_names=$(sed -n '/<table class="ep" id="bpf-programs">/,/<\/table>/p' "$H" |
+	grep -o '<span class="mono">[A-Za-z0-9_]*</span>\|<td class="l mono">[A-Za-z0-9_]*</td>' |
+	sed 's/<[^>]*>//g')
+assert_eq "$(sort <<<"$prog_names" | uniq -d | head -3)" "" programs/html_names_unique
+assert_eq "$(sort <<<"$prog_names")" "$(jqn '.agent.cost.programs[].name' "$J" | sort)" \
+	programs/html_names_equal_json
+footer=$(grep -o '<footer data-k="sources">.*</footer>' "$H" | sed 's/<[^>]*>//g')
+assert_eq "$(grep -c -F "($(jqn .run.hook "$J")" <<<"$footer")" 1 footer/names_the_hook
+# accept() exits are traced per transition only (.run.records says which).
+if [[ $(jqn .run.records "$J") == "per socket"* ]]; then
+	assert_eq "$(grep -c accept <<<"$footer")" 0 footer/no_accept_hook_unused
+else
+	assert_eq "$(grep -c 'accept() exits' <<<"$footer")" 1 footer/accept_hook_used
+fi
+
 # ---- the fd part agrees with the JSON ----
 f="$c | .fds"
 assert_eq "$(jqn "$f | .pid" "$J")" "$cpid" fd/json_has_fd_part
@@ -226,6 +254,22 @@ lcol=$(jqn "$lm | .cells[$lrow] | index(max)" "$J")
 lwant=$(jqn "$lm | .cells[$lrow][$lcol]" "$J")
 assert_eq "$((lwant >= 1))" 1 lifetime/has_closed_connections
 
+# ---- a run of a set duration: its maps end where it does ----
+# -d 2 -i 0.5: four intervals, four columns, the axis ending at 2 s (the
+# last readings, a few ms past the deadline, made a fifth column, and the
+# axis ran to 2.5).
+H2=$TMP/short.html
+J2=$TMP/short.json
+"$CONNSCOPE" attach -p "$cpid" -d 2 -i 0.5 -j --report "$H2" >"$J2" 2>"$TMP/short.err"
+assert_eq "$?" 0 short/exit_status
+assert_eq "$(jqn "[.processes[] | select(.pid == $cpid) | .fds.heatmaps.fd_type.cells[] | length] |
+	unique" "$J2" | tr -d ' \n')" "[4]" short/json_four_columns
+assert_eq "$(jqn '.run.elapsed_s >= 2' "$J2")" true short/traced_two_seconds
+assert_eq "$(grep -o 'data-cols="[0-9]*"' "$H2" | sort -u | tr '\n' ' ')" 'data-cols="4" ' \
+	short/html_four_columns
+assert_eq "$(sed -n '/<g class="xaxis">/,/<\/g>/p' "$H2" | grep -o 'text-anchor="middle">[0-9.]*<' |
+	tail -n 1 | grep -o '[0-9.]*')" 2 short/axis_ends_at_2s
+
 # ---- in a browser ----
 CHROME_UDD=
 chromium_reap() {
@@ -265,6 +309,36 @@ chromium() {
 	assert_eq "$left" "" "browser/$name/no_processes_left"
 	assert_eq "$rc" 0 "browser/$name/exit_status"
 	return $rc
+}
+
+# layout_check HTML NAME: the page at 1280 px wide in the browser, measured
+# by a script added to a copy of it: no element of a section reaches past
+# the section's right edge (a table in a scrolling box may), the page does
+# not scroll sideways, and the Run panel ends within the page. Sets PAGE_H,
+# the page's height.
+layout_check() {
+	local html=$1 name=$2 copy=$TMP/layout.html m
+
+	sed 's#</body>#<script>(function(){var o=[],w=0;\
+document.querySelectorAll("main>section,main>header").forEach(function(s){\
+var r=s.getBoundingClientRect();s.querySelectorAll("*").forEach(function(e){\
+var b=e.parentElement.closest(".scroll");if(b\&\&s.contains(b))return;\
+var x=e.getBoundingClientRect();if(x.width\&\&x.right-r.right>1)o.push((s.id||"?")+":"+e.tagName);});});\
+var run=document.getElementById("run").getBoundingClientRect(),d=document.documentElement;\
+var p=document.createElement("pre");p.id="layout";p.textContent="over="+o.slice(0,3).join(",")+\
+" sideways="+(d.scrollWidth>window.innerWidth)+" run_bottom="+Math.ceil(run.bottom+window.scrollY)+\
+" height="+d.scrollHeight;document.body.appendChild(p);})();</script></body>#' "$html" >"$copy"
+	chromium "$name" "$TMP/layout.dom" --window-size=1280,2000 --dump-dom "file://$copy"
+	m=$(grep -o '<pre id="layout">[^<]*' "$TMP/layout.dom")
+	assert_eq "$(grep -o 'over=[^ ]*' <<<"$m")" "over=" "$name/no_section_overflows_1280"
+	assert_eq "$(grep -o 'sideways=[a-z]*' <<<"$m")" "sideways=false" "$name/no_sideways_scroll"
+	PAGE_H=$(grep -o 'height=[0-9]*' <<<"$m" | cut -d= -f2)
+	RUN_BOTTOM=$(grep -o 'run_bottom=[0-9]*' <<<"$m" | cut -d= -f2)
+}
+
+# png_height FILE: the height in the PNG's IHDR.
+png_height() {
+	od -An -tu1 -j20 -N4 "$1" 2>/dev/null | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }'
 }
 
 if [[ ! -x $CHROMIUM ]]; then
@@ -323,12 +397,18 @@ else
 	# The finding box is drawn: the browser kept it, text and all.
 	assert_eq "$(grep -c "^$box\$" "$TMP/dom_lt.html")" 1 browser/finding_box
 
+	# The page laid out at 1280 px: no section wider than the page, and
+	# the page's height, so that the screenshot holds all of it (at a
+	# fixed 4600 px the Run panel at the bottom was cut off).
+	layout_check "$H" layout
 	mkdir -p "$ARTIFACT_DIR"
 	rm -f "$ARTIFACT_DIR/report.png"
 	chromium screenshot /dev/null --screenshot="$ARTIFACT_DIR/report.png" \
-		--window-size=1280,4600 "$lurl"
+		--window-size=1280,"${PAGE_H:-4600}" "$lurl"
 	assert_eq "$(head -c 8 "$ARTIFACT_DIR/report.png" 2>/dev/null | od -An -tx1 |
 		tr -d ' \n')" 89504e470d0a1a0a browser/screenshot_png
+	h=$(png_height "$ARTIFACT_DIR/report.png")
+	assert_eq "$((${h:-0} >= ${RUN_BOTTOM:-999999}))" 1 browser/screenshot_holds_run_panel
 	cp "$H" "$ARTIFACT_DIR/report.html" 2>/dev/null
 	cp "$J" "$ARTIFACT_DIR/report.json" 2>/dev/null
 	echo "artifacts: $ARTIFACT_DIR/report.png $ARTIFACT_DIR/report.html" \

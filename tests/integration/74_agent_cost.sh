@@ -53,14 +53,15 @@ assert_eq "$(promtool check metrics <"$TMP/c.prom" 2>&1)" "" prom/promtool_silen
 "$CONNSCOPE" attach -p "$FX_PID_cli,$FX_PID_srv" -d 3 -i 0.2 >"$TMP/t.txt" 2>"$TMP/t.err"
 assert_eq "$?" 0 text/exit_status
 # By default the stats are on for one interval in 10 (they slow every BPF
-# program on the host while on): of this run's ~10 intervals (-d counts
-# the loading too), the first full one (and what was left of the one
-# before it) and perhaps the eleventh: at least one interval, 0.2 s.
+# program on the host while on): of this run's 15 intervals (its clock
+# starts once the programs are loaded), the first and the eleventh: at
+# least one interval, 0.2 s.
 assert_eq "$(awk '/^  BPF run time measured 1 interval in 10: / { print ($9 >= 0.2 && $9 <= $12 / 3) }' \
 	"$TMP/t.txt")" 1 text/sampled_one_in_ten
 # A measured window lasts an interval even when the run loop's first
-# ticks come early (its clock starts before loading): -i 0.5, at least
-# 0.5 s measured (0.1-0.2 s when the window ended at the second tick).
+# tick comes early (the stats go on while the programs are still being
+# set up, before the run's clock starts): -i 0.5, at least 0.5 s measured
+# (0.1-0.2 s when the window ended at the second tick).
 "$CONNSCOPE" attach -p "$FX_PID_cli" -d 2.5 -i 0.5 >"$TMP/w.txt" 2>/dev/null
 assert_eq "$(awk '/^  BPF run time measured 1 interval in 10: / { print ($9 >= 0.5) }' "$TMP/w.txt")" 1 \
 	text/window_is_an_interval

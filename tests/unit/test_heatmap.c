@@ -298,6 +298,47 @@ TEST(rebucket_that_fits_copies)
 	heatmap_free(&h);
 }
 
+/* A run's clock that starts once its programs are loaded: what came in
+ * before goes into column 0, the rest keeps its place from the new t0. */
+TEST(refit_moves_t0_later)
+{
+	struct heatmap h;
+
+	ten_columns(&h, false);
+	ASSERT_EQ(heatmap_refit(&h, T0 + 3 * SEC, 0), 0, "refit");
+	ASSERT_TRUE(h.t0_ns == T0 + 3 * SEC, "new t0");
+	ASSERT_EQ(heatmap_ncols(&h), 7, "3 columns folded into the first");
+	ASSERT_EQ(heatmap_cell(&h, 0, 0), 1 + 2 + 3 + 4, "a 0: the columns up to the new t0");
+	ASSERT_EQ(heatmap_cell(&h, 0, 1), 5, "a 1");
+	ASSERT_EQ(heatmap_cell(&h, 1, 6), 1, "b 6: the last");
+	ASSERT_EQ(heatmap_add(&h, 0, T0 + 3 * SEC + 500000000ULL, 1), 0, "add after");
+	ASSERT_EQ(heatmap_cell(&h, 0, 0), 11, "lands in the new column 0");
+	ASSERT_EQ(heatmap_refit(&h, T0, 0), 0, "an earlier t0");
+	ASSERT_TRUE(h.t0_ns == T0 + 3 * SEC, "keeps its own");
+	heatmap_free(&h);
+}
+
+/* A run that ended at its deadline: the readings past it go into the last
+ * column, sampled ones by their maximum. */
+TEST(refit_bounds_the_end)
+{
+	struct heatmap h;
+
+	ten_columns(&h, true);
+	ASSERT_EQ(heatmap_refit(&h, T0, 8), 0, "refit to 8");
+	ASSERT_EQ(heatmap_ncols(&h), 8, "columns");
+	ASSERT_EQ(heatmap_cell(&h, 0, 7), 10, "a: max of 8, 9, 10");
+	ASSERT_EQ(heatmap_cell(&h, 1, 7), 3, "b: max of 3, 2, 1");
+	ASSERT_EQ(heatmap_cell(&h, 0, 6), 7, "before the end unchanged");
+	ASSERT_TRUE(h.sampled, "still sampled");
+	heatmap_free(&h);
+	heatmap_init(&h, "k", "T", "u", T0, SEC);
+	ASSERT_EQ(heatmap_refit(&h, T0 + SEC, 4), 0, "an empty map");
+	ASSERT_EQ(heatmap_ncols(&h), 0, "stays empty");
+	ASSERT_TRUE(h.t0_ns == T0 + SEC, "with the new t0");
+	heatmap_free(&h);
+}
+
 TEST(log2_buckets)
 {
 	ASSERT_EQ(heatmap_log2_bucket(0), HEATMAP_LOG2_ZERO, "0");

@@ -121,7 +121,10 @@ struct fd_errors {
 /* One of connscope's BPF programs over the window (BPF run-time stats). */
 #define AGENT_COST_MAX_PROGS 64
 struct prog_cost {
-	char name[16];		/* bpf_prog_info.name (the kernel keeps 15 chars) */
+	char name[64];		/* its function's name in its BTF: the kernel's
+				 * bpf_prog_info.name keeps 15 chars, and
+				 * handle_set_state_btf and _nested both read
+				 * "handle_set_stat" there */
 	uint32_t id;
 	uint64_t run_ns, runs;
 };

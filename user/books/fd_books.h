@@ -98,6 +98,8 @@ struct fd_books {
 
 void fd_books_init(struct fd_books *b, uint64_t t0_ns, uint64_t bucket_ns);
 void fd_books_free(struct fd_books *b);
+/* agg_fit_clock (tcp_books.h) for the fd books. */
+void fd_books_fit_clock(struct fd_books *b, uint64_t t0_ns, uint64_t end_ns);
 struct fd_proc *fd_books_proc(struct fd_books *b, pid_t pid);
 
 void fd_books_event(struct fd_books *b, const struct fd_event *e);

@@ -276,6 +276,44 @@ int heatmap_rebucket(const struct heatmap *src, struct heatmap *dst, size_t max_
 	return 0;
 }
 
+int heatmap_refit(struct heatmap *h, uint64_t t0_ns, size_t max_cols)
+{
+	uint64_t *cells;
+	size_t n = 0;
+
+	if (t0_ns < h->t0_ns)
+		t0_ns = h->t0_ns;
+	if (!h->ncols) {
+		h->t0_ns = t0_ns;
+		return 0;
+	}
+	cells = calloc(h->col_cap * h->row_stride, sizeof(*cells));
+	if (!cells)
+		return -ENOMEM;
+	for (size_t c = 0; c < h->ncols; c++) {
+		const uint64_t *from = h->cells + c * h->row_stride;
+		uint64_t start = h->t0_ns + c * h->bucket_ns, *to;
+		size_t k = start <= t0_ns ? 0 : (start - t0_ns) / h->bucket_ns;
+
+		if (max_cols && k >= max_cols)
+			k = max_cols - 1;
+		to = cells + k * h->row_stride;
+		for (int r = 0; r < h->nrows; r++) {
+			if (h->sampled)
+				to[r] = from[r] > to[r] ? from[r] : to[r];
+			else
+				to[r] = sat_add(to[r], from[r]);
+		}
+		if (k + 1 > n)
+			n = k + 1;
+	}
+	free(h->cells);
+	h->cells = cells;
+	h->ncols = n;
+	h->t0_ns = t0_ns;
+	return 0;
+}
+
 int heatmap_log2_bucket(uint64_t v)
 {
 	return v ? 63 - __builtin_clzll(v) : HEATMAP_LOG2_ZERO;

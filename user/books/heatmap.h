@@ -99,6 +99,16 @@ uint64_t heatmap_row_total(const struct heatmap *h, int row);
  * dst == src), -EOVERFLOW (bucket width) or -ENOMEM. */
 int heatmap_rebucket(const struct heatmap *src, struct heatmap *dst, size_t max_cols);
 
+/* Lays the map out anew over [t0_ns, t0_ns + max_cols columns) (max_cols 0:
+ * no end): each column moves to the column holding its start time, columns
+ * that start before t0_ns go to column 0 and those at or past the end to
+ * the last one, merged as heatmap_rebucket merges (sum, or max when
+ * sampled). For a run whose clock starts once its programs are loaded (what
+ * came in while loading is its first column) and ends at its deadline (what
+ * the last reading found after it is its last column). t0_ns below the
+ * map's own is taken as the map's own. 0 or -ENOMEM (the map unchanged). */
+int heatmap_refit(struct heatmap *h, uint64_t t0_ns, size_t max_cols);
+
 /* The log2 bucket of v: i with 2^i <= v < 2^(i+1), HEATMAP_LOG2_ZERO for 0. */
 int heatmap_log2_bucket(uint64_t v);
 /* "1-2 ms", "2-4 ms", "<1 ms" (HEATMAP_LOG2_ZERO), "9223372036854775808+ ms"

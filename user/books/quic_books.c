@@ -133,6 +133,24 @@ void quic_books_drop(struct quic_books *b, pid_t pid)
 	hmap_del(&b->procs, &pid);
 }
 
+void quic_books_fit_clock(struct quic_books *b, uint64_t t0_ns, uint64_t end_ns)
+{
+	size_t cols = 0;
+	struct quic_proc *p;
+
+	if (t0_ns < b->t0_ns)
+		t0_ns = b->t0_ns;
+	if (end_ns > t0_ns)
+		cols = (end_ns - t0_ns + b->bucket_ns - 1) / b->bucket_ns;
+	b->t0_ns = t0_ns;
+	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);) {
+		if (!p->hm_ready)
+			continue;
+		heatmap_refit(&p->hm_conns, t0_ns, cols);
+		heatmap_refit(&p->hm_handshake, t0_ns, cols);
+	}
+}
+
 void quic_books_free(struct quic_books *b)
 {
 	struct quic_proc *p;

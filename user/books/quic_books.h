@@ -87,6 +87,8 @@ struct quic_books {
 
 void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns);
 void quic_books_free(struct quic_books *b);
+/* agg_fit_clock (tcp_books.h) for the QUIC books. */
+void quic_books_fit_clock(struct quic_books *b, uint64_t t0_ns, uint64_t end_ns);
 /* Deletes pid's QUIC books (a daemon forgetting a process that is gone). */
 void quic_books_drop(struct quic_books *b, pid_t pid);
 

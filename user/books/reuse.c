@@ -312,6 +312,23 @@ void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns)
 	heatmap_extend(&p->hm_rpc, now_ns > a->t0_ns ? now_ns : a->t0_ns + 1);
 }
 
+void reuse_fit_clock(struct proc_books *p, uint64_t t0_ns, size_t max_cols)
+{
+	struct endpoint_stats *es;
+
+	for (size_t j = 0; hmap_next(&p->endpoints, &j, NULL, (void **)&es);) {
+		for (uint32_t i = 0; i < es->npend; i++)
+			if (es->pend[i] / 2 < t0_ns)
+				es->pend[i] = t0_ns * 2 + (es->pend[i] & 1);
+		if (es->live_since && es->live_since < t0_ns)
+			es->live_since = t0_ns;
+	}
+	if (!p->hm_reuse_ready)
+		return;
+	heatmap_refit(&p->hm_lifetime, t0_ns, max_cols);
+	heatmap_refit(&p->hm_rpc, t0_ns, max_cols);
+}
+
 void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats *es)
 {
 	sum->opened += es->opened;

@@ -25,6 +25,9 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *to, struct conn *c);
 /* Interval closed: concurrency samples and heatmap columns. */
 void reuse_tick(struct agg *a, struct proc_books *p, uint64_t now_ns);
+/* agg_fit_clock for p's reuse books: changes of live queued before t0_ns
+ * count from it, the heatmaps fit max_cols (0: no bound). */
+void reuse_fit_clock(struct proc_books *p, uint64_t t0_ns, size_t max_cols);
 /* A LISTEN socket of p. */
 void reuse_listen(struct proc_books *p, uint16_t port);
 /* Whether p listens on port (a connection there is one it accepted). */

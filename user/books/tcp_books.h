@@ -315,6 +315,13 @@ void agg_event(struct agg *a, const struct cs_event *e);
 
 /* Close the current interval of every process at now_ns (ktime). */
 void agg_tick(struct agg *a, uint64_t now_ns);
+/* The run's clock as it really went: it starts at t0_ns, once every
+ * program is loaded (loading takes seconds on a busy host: what came in
+ * meanwhile counts in the first interval, not in columns of its own before
+ * tracing began), and, end_ns > 0, ends there (a duration's deadline: the
+ * last readings after it count in the last interval, not in a column of a
+ * few ms). The heatmaps are laid out anew over [t0_ns, end_ns). */
+void agg_fit_clock(struct agg *a, uint64_t t0_ns, uint64_t end_ns);
 
 /* One kernel snapshot: every TCP socket, and inode -> pid of the processes
  * in the books. Fills each process's truth, moves TIME_WAIT tuples that

@@ -191,3 +191,26 @@ void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
 		es->bytes_recv += io->bytes_recv;
 	}
 }
+
+void agg_fit_clock(struct agg *a, uint64_t t0_ns, uint64_t end_ns)
+{
+	size_t cols = 0;
+	struct proc_books *p;
+
+	if (t0_ns < a->t0_ns)
+		t0_ns = a->t0_ns;
+	if (end_ns > t0_ns)
+		cols = (end_ns - t0_ns + a->bucket_ns - 1) / a->bucket_ns;
+	a->t0_ns = t0_ns;
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		p->t0_ns = t0_ns;
+		/* Joined while loading: joined at the start. */
+		if (p->joined_ns && p->joined_ns < t0_ns)
+			p->joined_ns = t0_ns;
+		reuse_fit_clock(p, t0_ns, cols);
+		if (!p->hm_ready)
+			continue;
+		heatmap_refit(&p->hm_tw, t0_ns, cols);
+		heatmap_refit(&p->hm_orphan, t0_ns, cols);
+	}
+}

@@ -648,6 +648,17 @@ int attach_run(const struct attach_opts *in)
 		format_live_header(stdout);
 	fflush(stdout);
 
+	/* The run's clock starts here, with every program loaded: loading
+	 * takes seconds on a busy host, and a clock started before it gave
+	 * a -d run that much less tracing and heatmaps whose first columns
+	 * were empty. What came in while loading counts in the first
+	 * interval. */
+	t0 = now_ns();
+	agg_fit_clock(&agg, t0, 0);
+	if (fs_on)
+		fd_books_fit_clock(&fs.books, t0, 0);
+	if (quic_on || kernel_quic_books)
+		quic_books_fit_clock(&qb, t0, 0);
 	rs = (struct attach_tick){ .o = o, .agg = &agg, .snap = &snap, .tracer = &tracer,
 				   .limits = &limits, .nsw = &nsw, .run = &run, .exp = exp,
 				   .fs = fs_on ? &fs : NULL, .qb = quic_on ? &qb : NULL, .qt = &qt,
@@ -726,6 +737,19 @@ int attach_run(const struct attach_opts *in)
 		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}
 
+	/* A run that reached its deadline lasted the duration asked: the
+	 * readings just after it (the last reconcile, listing and tick, a
+	 * few ms) go into the last interval, not into a column of their own
+	 * past the end. */
+	if (!strcmp(run.end_reason, "duration")) {
+		uint64_t end = t0 + (uint64_t)(o->duration_s * 1e9);
+
+		agg_fit_clock(&agg, t0, end);
+		if (fs_on)
+			fd_books_fit_clock(&fs.books, t0, end);
+		if (quic_on || kernel_quic_books)
+			quic_books_fit_clock(&qb, t0, end);
+	}
 	/* hook, records and features: set when tracing began. */
 	run.limits = &limits;
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;

@@ -42,6 +42,7 @@ void format_cost_text(FILE *out, const struct agent_cost *c, const struct agg *a
 {
 	uint64_t conns = cost_connections(a);
 	char when[64];
+	int w = 16;
 
 	if (!valid(c)) {
 		fprintf(out, "agent cost: unknown (BPF run-time stats could not be turned on)\n");
@@ -57,12 +58,17 @@ void format_cost_text(FILE *out, const struct agent_cost *c, const struct agg *a
 	if (conns)
 		fprintf(out, "  agent CPU a connection end: %.2f us (%llu ends)\n",
 			c->agent_cpu_s * 1e6 / conns, ULL(conns));
+	/* Names in one column as wide as the longest (whole names now, up
+	 * to 23 characters: handle_set_state_nested). */
+	for (size_t i = 0; i < c->nprogs; i++)
+		if (c->progs[i].runs && (int)strlen(c->progs[i].name) > w)
+			w = (int)strlen(c->progs[i].name);
 	for (size_t i = 0; i < c->nprogs; i++) {
 		const struct prog_cost *p = &c->progs[i];
 
 		if (!p->runs)
 			continue;
-		fprintf(out, "  %-16s %12.6f s %12llu runs %8.0f ns/run\n", p->name,
+		fprintf(out, "  %-*s %10.6f s %10llu runs %6.0f ns/run\n", w, p->name,
 			p->run_ns / 1e9, ULL(p->runs), (double)p->run_ns / p->runs);
 	}
 }
@@ -134,7 +140,7 @@ void prom_cost(FILE *out, const struct agent_cost *c, const struct agg *a)
 
 	if (!valid(c))
 		return;
-	/* Program names are BPF object names: [A-Za-z0-9_], no escaping. */
+	/* Program names are C function names: [A-Za-z0-9_], no escaping. */
 	family(out, "connscope_bpf_program_run_seconds_total", "counter",
 	       "Run time of each of connscope's BPF programs (BPF run-time stats), in the "
 	       "intervals measured (connscope_bpf_stats_seconds_total)");
@@ -170,6 +176,7 @@ void prom_cost(FILE *out, const struct agent_cost *c, const struct agg *a)
 void html_cost_facts(FILE *out, const struct agent_cost *c, const struct agg *a)
 {
 	uint64_t conns = cost_connections(a);
+	size_t idle = 0;
 	char when[64];
 
 	if (!valid(c)) {
@@ -188,18 +195,35 @@ void html_cost_facts(FILE *out, const struct agent_cost *c, const struct agg *a)
 	if (conns)
 		fprintf(out, "; agent CPU a connection end %.2f &micro;s (%llu)",
 			c->agent_cpu_s * 1e6 / conns, ULL(conns));
-	fputs("</dd>\n<dt>BPF programs</dt><dd><table class=\"ep\" id=\"bpf-programs\"><thead>"
+	/* The table on a row of its own, across the panel: whole program
+	 * names are wider than half of it. */
+	fputs("</dd>\n<dt class=\"wide\">BPF programs</dt><dd class=\"wide\"><div class=\"scroll\">"
+	      "<table class=\"ep\" id=\"bpf-programs\"><thead>"
 	      "<tr><th class=\"l\">program</th><th>run time s</th><th>runs</th><th>ns/run</th>"
 	      "</tr></thead><tbody>\n", out);
 	for (size_t i = 0; i < c->nprogs; i++) {
 		const struct prog_cost *p = &c->progs[i];
 
-		/* Names are BPF object names: [A-Za-z0-9_], nothing to escape. */
-		fprintf(out, "<tr><td class=\"l mono\">%s</td><td>%.6f</td><td>%llu</td><td>%s",
-			p->name, p->run_ns / 1e9, ULL(p->runs), p->runs ? "" : "&ndash;");
-		if (p->runs)
-			fprintf(out, "%.0f", (double)p->run_ns / p->runs);
+		if (!p->runs) {
+			idle++;
+			continue;
+		}
+		/* Names are C function names: [A-Za-z0-9_], nothing to escape. */
+		fprintf(out, "<tr><td class=\"l mono\">%s</td><td>%.6f</td><td>%llu</td><td>%.0f"
+			     "</td></tr>\n", p->name, p->run_ns / 1e9, ULL(p->runs),
+			(double)p->run_ns / p->runs);
+	}
+	/* Those that never ran in the intervals measured (the fd programs of
+	 * syscalls the targets did not make): named in one row, or with
+	 * --fd-sites the table is as tall as the rest of the page. */
+	if (idle) {
+		fprintf(out, "<tr data-k=\"programs_idle\"><td class=\"l\" colspan=\"4\" "
+			     "style=\"white-space:normal;max-width:60em\">%zu did not run: ", idle);
+		for (size_t i = 0, k = 0; i < c->nprogs; i++)
+			if (!c->progs[i].runs)
+				fprintf(out, "%s<span class=\"mono\">%s</span>", k++ ? ", " : "",
+					c->progs[i].name);
 		fputs("</td></tr>\n", out);
 	}
-	fputs("</tbody></table></dd>\n", out);
+	fputs("</tbody></table></div></dd>\n", out);
 }

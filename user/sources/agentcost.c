@@ -10,13 +10,60 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "agentcost.h"
 #include "procfs.h"
 #include "timeutil.h"
 
+/* The kernel keeps 15 characters of a program's name (BPF_OBJ_NAME_LEN
+ * 16), so two programs may read alike; the whole name is its function's,
+ * in the program's BTF (its first func_info record), where bpftool finds
+ * it too. Left as the kernel's when the program has no BTF. */
+static void full_name(int fd, const struct bpf_prog_info *info, char *buf, size_t len)
+{
+	struct bpf_func_info finfo;
+	struct bpf_prog_info fi;
+	__u32 fl = sizeof(fi);
+	const struct btf_type *t;
+	const char *name;
+	struct btf *btf;
+
+	snprintf(buf, len, "%s", info->name);
+	if (strlen(info->name) < BPF_OBJ_NAME_LEN - 1 || !info->btf_id || !info->nr_func_info)
+		return;
+	memset(&fi, 0, sizeof(fi));
+	memset(&finfo, 0, sizeof(finfo));
+	fi.nr_func_info = 1;
+	fi.func_info_rec_size = sizeof(finfo);
+	fi.func_info = (__u64)(unsigned long)&finfo;
+	if (bpf_obj_get_info_by_fd(fd, &fi, &fl))
+		return;
+	btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (libbpf_get_error(btf))
+		return;
+	t = btf__type_by_id(btf, finfo.type_id);
+	name = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+	if (name && *name)
+		snprintf(buf, len, "%s", name);
+	btf__free(btf);
+}
+
+/* A name found before, by program id: the BTF is read once a program. */
+static const char *known_name(const struct agentcost *c, uint32_t id)
+{
+	for (size_t i = 0; c && i < c->nacc; i++)
+		if (c->acc[i].id == id)
+			return c->acc[i].name;
+	for (size_t i = 0; c && i < c->nprog0; i++)
+		if (c->prog0[i].id == id)
+			return c->prog0[i].name;
+	return NULL;
+}
+
 /* Each of this process's BPF programs, once (by id), with its name and its
  * run-time stats as the kernel has them now. */
-static size_t bpf_programs(struct prog_cost *out, size_t max)
+static size_t bpf_programs(const struct agentcost *c, struct prog_cost *out, size_t max)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
@@ -50,7 +97,10 @@ static size_t bpf_programs(struct prog_cost *out, size_t max)
 		if (k < n)
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
-		snprintf(out[n].name, sizeof(out[n].name), "%s", info.name);
+		if (known_name(c, info.id))
+			snprintf(out[n].name, sizeof(out[n].name), "%s", known_name(c, info.id));
+		else
+			full_name(fd, &info, out[n].name, sizeof(out[n].name));
 		out[n].id = info.id;
 		out[n].run_ns = info.run_time_ns;
 		out[n].runs = info.run_cnt;
@@ -97,6 +147,8 @@ static int proc_ticks(pid_t pid, uint64_t *ticks)
 
 static int stats_on(struct agentcost *c, uint64_t conns)
 {
+	struct prog_cost now[AGENT_COST_MAX_PROGS];
+
 	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (c->stats_fd < 0) {
 		int err = -errno;
@@ -104,7 +156,9 @@ static int stats_on(struct agentcost *c, uint64_t conns)
 		c->stats_fd = -1;
 		return err;
 	}
-	c->nprog0 = bpf_programs(c->prog0, AGENT_COST_MAX_PROGS);
+	/* Into a copy: the names known come from c->prog0 itself. */
+	c->nprog0 = bpf_programs(c, now, AGENT_COST_MAX_PROGS);
+	memcpy(c->prog0, now, c->nprog0 * sizeof(now[0]));
 	c->on_ns = now_ns();
 	c->conns0 = conns;
 	return 0;
@@ -114,7 +168,7 @@ static int stats_on(struct agentcost *c, uint64_t conns)
 static void stats_sum(struct agentcost *c, uint64_t conns)
 {
 	struct prog_cost now[AGENT_COST_MAX_PROGS];
-	size_t n = bpf_programs(now, AGENT_COST_MAX_PROGS);
+	size_t n = bpf_programs(c, now, AGENT_COST_MAX_PROGS);
 	uint64_t t = now_ns();
 
 	for (size_t i = 0; i < n; i++) {
