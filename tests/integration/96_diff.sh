@@ -80,7 +80,7 @@ assert_eq "$(jqn "$SV | .endpoints[] | select(.endpoint == \"listen 127.0.0.1:$P
 "$CONNSCOPE" diff "$TMP/small.json" "$TMP/sized.json" >"$TMP/diff.txt" 2>&1
 assert_eq "$(grep -c '^Findings: 1 cleared, 0 raised, 0 still there$' "$TMP/diff.txt")" 1 text/summary
 assert_eq "$(grep -c "^  cleared  \[warning\] churn  poolfix  127.0.0.1:$PORT\$" "$TMP/diff.txt")" 1 text/cleared_line
-assert_eq "$(grep -A4 "^poolfix (PID $C1PID -> $C2PID)" "$TMP/diff.txt" | grep -c 'connections_per_request  *0.7525 -> 0.01  *x0.0133$')" \
+assert_eq "$(grep -A4 "^poolfix (PID $C1PID -> $C2PID)" "$TMP/diff.txt" | grep -c 'connections_per_request  *0.7525 -> 0.01  *x0.0133 better$')" \
 	1 text/ratio
 # ---- HTML ----
 assert_eq "$(grep -c '<div class="finding cleared" data-change="cleared" data-rule="churn">' "$TMP/diff.html")" 1 html/cleared_box

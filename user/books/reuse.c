@@ -197,6 +197,7 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 	es = ep_of(p, c);
 	if (!es)
 		return;
+	es->held++;
 	live_change(a, es, 1);
 	c->reuse_open = 1;
 }
@@ -333,6 +334,7 @@ void reuse_endpoint_add(struct endpoint_stats *sum, const struct endpoint_stats 
 {
 	sum->opened += es->opened;
 	sum->accepted += es->accepted;
+	sum->held += es->held;
 	sum->closed += es->closed;
 	sum->requests += es->requests;
 	sum->live_peak += es->live_peak;

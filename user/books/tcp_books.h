@@ -63,6 +63,8 @@ struct endpoint_stats {
 	uint32_t tw_live_peak;
 	/* Reuse (reuse.c): connections to or from this endpoint. */
 	uint64_t opened, accepted, closed;
+	uint64_t held;		/* connections it held when we attached (seeded): they
+				 * carry requests like the ones opened after */
 	uint64_t requests;	/* exchanges: (turns + 1) / 2 per connection */
 	uint64_t bytes_sent, bytes_recv;	/* application data of its connections */
 	uint32_t live, live_peak;

@@ -55,6 +55,21 @@ static double num(json_t *o, const char *key, bool *has)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* Which way each figure should go (diff_report.h): counts of work done
+ * have none (fewer requests is less work, not better); per request, per
+ * second of work and failures do. */
+static int better_of(const char *name)
+{
+	static const char *const lower[] = { "connections_per_request", "time_wait_per_request",
+					     "time_wait_peak", "connect_failed", "resets",
+					     "fd_growth_per_s", "port_share_peak" };
+
+	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
+		if (!strcmp(name, lower[i]))
+			return DIFF_LOWER_BETTER;
+	return !strcmp(name, "requests_per_s") ? DIFF_HIGHER_BETTER : DIFF_NEUTRAL;
+}
+
 static void put(struct diff_metrics *m, const char *name, const char *unit, double v, bool has,
 		bool after)
 {
@@ -69,6 +84,7 @@ static void put(struct diff_metrics *m, const char *name, const char *unit, doub
 		x = &m->m[m->n++];
 		x->name = name;
 		x->unit = unit;
+		x->better = better_of(name);
 	}
 	/* Several processes of one program add up (workers of a server). */
 	if (!has)
@@ -90,17 +106,40 @@ static const struct diff_metric *get(const struct diff_metrics *m, const char *n
 	return NULL;
 }
 
-/* connections / requests from the sums, on each side that has both. */
-static void per_request(struct diff_metrics *m)
+/* num / den on each side that has both (den > 0). */
+static void ratio_of(struct diff_metrics *m, const char *name, const char *unit,
+		     const char *num_name, const char *den_name)
 {
-	const struct diff_metric *c = get(m, "connections"), *r = get(m, "requests");
+	const struct diff_metric *n = get(m, num_name), *d = get(m, den_name);
 
-	for (int after = 0; c && r && after < 2; after++) {
-		bool has = after ? c->has_after && r->has_after : c->has_before && r->has_before;
-		double cv = after ? c->after : c->before, rv = after ? r->after : r->before;
+	for (int after = 0; n && d && after < 2; after++) {
+		bool has = after ? n->has_after && d->has_after : n->has_before && d->has_before;
+		double nv = after ? n->after : n->before, dv = after ? d->after : d->before;
 
-		if (has && rv > 0)
-			put(m, "connections_per_request", "", cv / rv, true, after);
+		if (has && dv > 0)
+			put(m, name, unit, nv / dv, true, after);
+	}
+}
+
+/* Two runs of different lengths or loads compare by rate: per request
+ * and per second of each run (its elapsed_s), from the sums. */
+static void derive(struct diff_metrics *m, double before_s, double after_s)
+{
+	const struct diff_metric *x;
+
+	ratio_of(m, "connections_per_request", "", "connections", "requests");
+	ratio_of(m, "time_wait_per_request", "", "time_wait_entered", "requests");
+	for (int after = 0; after < 2; after++) {
+		double s = after ? after_s : before_s;
+
+		if (s <= 0)
+			continue;
+		if ((x = get(m, "requests")) && (after ? x->has_after : x->has_before))
+			put(m, "requests_per_s", "/s", (after ? x->after : x->before) / s, true,
+			    after);
+		if ((x = get(m, "connections")) && (after ? x->has_after : x->has_before))
+			put(m, "connections_per_s", "/s", (after ? x->after : x->before) / s, true,
+			    after);
 	}
 }
 
@@ -145,7 +184,10 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 {
 	json_t *tot = json_object_get(p, "totals"), *reuse = json_object_get(p, "reuse");
 	json_t *fds = json_object_get(p, "fds"), *x;
-	double conns = num(tot, "connections_opened", NULL) + num(tot, "connections_accepted", NULL);
+	/* Connections held at the start carried requests too (4 keep-alive
+	 * connections carrying 483 requests are not 0 a request). */
+	double conns = num(tot, "connections_opened", NULL) + num(tot, "connections_accepted", NULL) +
+		       num(reuse, "connections_held_at_start", NULL);
 	double req = num(reuse, "requests", NULL), twpeak = num(p, "time_wait", NULL);
 	bool has_fds;
 	size_t i;
@@ -158,10 +200,14 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 	}
 	put(&d->m, "connections", "connections", conns, true, after);
 	put(&d->m, "requests", "requests", req, reuse != NULL, after);
-	put(&d->m, "connections_per_request", "", 0, false, after);	/* its place in the order */
+	/* Their places in the order, filled by derive(). */
+	put(&d->m, "connections_per_request", "", 0, false, after);
+	put(&d->m, "requests_per_s", "/s", 0, false, after);
+	put(&d->m, "connections_per_s", "/s", 0, false, after);
 	put(&d->m, "time_wait_peak", "sockets", twpeak, true, after);
 	put(&d->m, "time_wait_entered", "connections", num(tot, "time_wait_entered", NULL), true,
 	    after);
+	put(&d->m, "time_wait_per_request", "", 0, false, after);
 	put(&d->m, "connect_failed", "connections", num(tot, "connect_failed", NULL), true, after);
 	put(&d->m, "resets", "connections", num(tot, "resets", NULL), true, after);
 	has_fds = json_is_object(fds);
@@ -171,7 +217,8 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 
 	json_array_foreach(json_object_get(reuse, "endpoints"), i, x) {
 		const char *label = json_string_value(json_object_get(x, "endpoint"));
-		double c = num(x, "opened", NULL) + num(x, "accepted", NULL), r = num(x, "requests", NULL);
+		double c = num(x, "opened", NULL) + num(x, "accepted", NULL) +
+			   num(x, "held_at_start", NULL), r = num(x, "requests", NULL);
 		struct diff_ep *e;
 		double share;
 
@@ -180,6 +227,7 @@ static void read_proc(struct diff_proc *d, json_t *root, json_t *p, bool after)
 		put(&e->m, "connections", "connections", c, true, after);
 		put(&e->m, "requests", "requests", r, true, after);
 		put(&e->m, "connections_per_request", "", 0, false, after);
+		put(&e->m, "requests_per_s", "/s", 0, false, after);
 		put(&e->m, "peak_concurrent", "connections", num(x, "peak_concurrent", NULL), true,
 		    after);
 		if (port_share(root, label, &share))
@@ -386,9 +434,9 @@ int diff_load(struct diff_model *m, const char *before, const char *after)
 	}
 	for (int i = 0; i < m->nprocs; i++) {
 		pair_endpoints(m, &m->procs[i]);
-		per_request(&m->procs[i].m);
+		derive(&m->procs[i].m, m->before.elapsed_s, m->after.elapsed_s);
 		for (int k = 0; k < m->procs[i].neps; k++)
-			per_request(&m->procs[i].eps[k].m);
+			derive(&m->procs[i].eps[k].m, m->before.elapsed_s, m->after.elapsed_s);
 	}
 	read_findings(m, b, false);
 	read_findings(m, a, true);
@@ -407,8 +455,10 @@ static void diff_usage(FILE *out)
 	fprintf(out,
 		"usage: connscope diff BEFORE.json AFTER.json [-j] [--report FILE.html]\n"
 		"  compare two runs (`connscope doctor -j` or `connscope attach -j`) of the same\n"
-		"  programs: per process and endpoint, connections per request, TIME_WAIT,\n"
-		"  port use, fds, and the findings raised and cleared\n"
+		"  programs: per process and endpoint, connections per request and per\n"
+		"  second (held at the start included), requests per second, TIME_WAIT,\n"
+		"  port use, fds, each judged better or worse by its direction, and the\n"
+		"  findings raised and cleared\n"
 		"  -j, --json             the comparison as JSON\n"
 		"      --report FILE      also write it as a self-contained HTML page\n"
 		"exit status: 0 done, 1 error, 2 bad usage or input\n"

@@ -17,6 +17,18 @@ double diff_ratio(const struct diff_metric *x)
 	return x->after / x->before;
 }
 
+const char *diff_judge(const struct diff_metric *x)
+{
+	double r = diff_ratio(x);
+
+	/* A figure that went from 0 (resets, failures) compares too. */
+	if (isnan(r) && x->has_before && x->has_after && x->before == 0 && x->after > 0)
+		r = INFINITY;
+	if (isnan(r) || r == 1 || x->better == DIFF_NEUTRAL)
+		return "";
+	return (r < 1) == (x->better == DIFF_LOWER_BETTER) ? "better" : "worse";
+}
+
 static const char *change_name(int c)
 {
 	return c == DIFF_CLEARED ? "cleared" : c == DIFF_RAISED ? "raised" : "still";
@@ -56,7 +68,8 @@ static void text_metrics(FILE *out, const struct diff_metrics *m, const char *in
 		fmt(b, sizeof(b), x, false);
 		fmt(a, sizeof(a), x, true);
 		ratio_text(r, sizeof(r), x);
-		fprintf(out, "%s%-26s %12s -> %-12s %s\n", indent, x->name, b, a, r);
+		fprintf(out, "%s%-26s %12s -> %-12s %s%s%s\n", indent, x->name, b, a, r,
+			*diff_judge(x) ? " " : "", diff_judge(x));
 	}
 }
 
@@ -121,6 +134,8 @@ static void json_metrics(struct json *j, const struct diff_metrics *m)
 		else
 			json_double(j, r, 6);
 		json_kv_string(j, "unit", x->unit);
+		/* better / worse by the figure's direction, "" for none. */
+		json_kv_string(j, "judgement", diff_judge(x));
 		json_object_end(j);
 	}
 	json_object_end(j);
@@ -197,15 +212,14 @@ static void html_metrics(FILE *out, const struct diff_metrics *m)
 	      "<th>after/before</th></tr></thead>\n<tbody>\n", out);
 	for (int i = 0; i < m->n; i++) {
 		const struct diff_metric *x = &m->m[i];
-		double ra = diff_ratio(x);
-
 		fmt(b, sizeof(b), x, false);
 		fmt(a, sizeof(a), x, true);
 		ratio_text(r, sizeof(r), x);
+		/* Coloured by whether the change is good for that figure
+		 * (fewer requests is not green), not by its direction. */
 		fprintf(out, "<tr data-metric=\"%s\"><td class=\"l\">%s</td><td data-k=\"before\">"
 			     "%s</td><td data-k=\"after\">%s</td><td class=\"%s\">%s</td></tr>\n",
-			x->name, x->name, b, a, isnan(ra) || ra == 1 ? "" : ra < 1 ? "down" : "up",
-			r);
+			x->name, x->name, b, a, diff_judge(x), r);
 	}
 	fputs("</tbody>\n</table>\n", out);
 }
@@ -217,7 +231,7 @@ void format_diff_html(FILE *out, const struct diff_model *m)
 	      "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#111827}\n"
 	      "table{border-collapse:collapse;margin:6px 0 14px}\n"
 	      "td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #e5e7eb}\n"
-	      ".l{text-align:left}.down{color:#15803d}.up{color:#b45309}\n"
+	      ".l{text-align:left}.better{color:#15803d}.worse{color:#b91c1c}\n"
 	      ".finding{border-left:6px solid #9ca3af;padding:6px 12px;margin:8px 0;"
 	      "background:#f9fafb}\n"
 	      ".finding.cleared{border-color:#16a34a}.finding.raised{border-color:#dc2626}\n"

@@ -11,14 +11,20 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define DIFF_MAX_METRICS 12
+#define DIFF_MAX_METRICS 16
 #define DIFF_MAX_EPS 16
 #define DIFF_MAX_PROCS 32
 #define DIFF_MAX_FINDINGS 128
 
+/* Which way a figure should go after a fix: fewer requests or
+ * connections is no better (less work done), fewer per request or fewer
+ * failures is; a rate of work done higher is. */
+enum { DIFF_NEUTRAL = 0, DIFF_LOWER_BETTER = -1, DIFF_HIGHER_BETTER = 1 };
+
 struct diff_metric {
 	const char *name;	/* "connections_per_request" */
 	const char *unit;
+	int better;		/* DIFF_LOWER_BETTER, DIFF_HIGHER_BETTER, DIFF_NEUTRAL */
 	double before, after;
 	bool has_before, has_after;
 };
@@ -71,6 +77,8 @@ struct diff_model {
 
 /* before -> after as a ratio (after / before), NAN when it means nothing. */
 double diff_ratio(const struct diff_metric *x);
+/* "better", "worse" or "" (no change, no direction, nothing to compare). */
+const char *diff_judge(const struct diff_metric *x);
 
 void format_diff_text(FILE *out, const struct diff_model *m);
 void format_diff_json(FILE *out, const struct diff_model *m);

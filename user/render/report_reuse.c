@@ -90,6 +90,7 @@ static void json_endpoint(struct json *j, const char *label, const struct endpoi
 	}
 	json_kv_uint(j, "opened", es->opened);
 	json_kv_uint(j, "accepted", es->accepted);
+	json_kv_uint(j, "held_at_start", es->held);
 	json_kv_uint(j, "closed", es->closed);
 	json_kv_uint(j, "requests", es->requests);
 	json_kv_uint(j, "bytes_sent", es->bytes_sent);
@@ -118,6 +119,16 @@ void json_reuse(struct json *j, const struct proc_books *p, int top)
 	json_kv_uint(j, "connections_opened", p->total.opened);
 	json_kv_uint(j, "connections_accepted", p->total.accepted);
 	json_kv_uint(j, "connections_closed", p->total.closed);
+	{
+		/* Connections held at the start carried requests too: a
+		 * diff counts them with the ones opened after. */
+		const struct endpoint_stats *es;
+		uint64_t held = 0;
+
+		for (size_t i = 0; hmap_next(&p->endpoints, &i, NULL, (void **)&es);)
+			held += es->held;
+		json_kv_uint(j, "connections_held_at_start", held);
+	}
 	json_kv_uint(j, "requests", p->requests);
 	json_kv_uint(j, "bytes_sent", p->bytes_sent);
 	json_kv_uint(j, "bytes_received", p->bytes_recv);
