@@ -29,6 +29,10 @@ TEST(judged_by_direction)
 	ASSERT_STREQ(diff_judge(&x), "worse", "resets_from_none");
 	x = m(DIFF_LOWER_BETTER, 7, 7);
 	ASSERT_STREQ(diff_judge(&x), "", "same");
+	x = m(DIFF_HIGHER_BETTER, 2996, 2994);
+	ASSERT_STREQ(diff_judge(&x), "", "within_5_percent_is_noise");
+	x = m(DIFF_HIGHER_BETTER, 2996, 2800);
+	ASSERT_STREQ(diff_judge(&x), "worse", "beyond_5_percent");
 	x = m(DIFF_LOWER_BETTER, 7, 7);
 	x.has_after = false;
 	ASSERT_STREQ(diff_judge(&x), "", "nothing_to_compare");

@@ -24,7 +24,10 @@ const char *diff_judge(const struct diff_metric *x)
 	/* A figure that went from 0 (resets, failures) compares too. */
 	if (isnan(r) && x->has_before && x->has_after && x->before == 0 && x->after > 0)
 		r = INFINITY;
-	if (isnan(r) || r == 1 || x->better == DIFF_NEUTRAL)
+	/* Within DIFF_SAME_BAND of no change is no judgement: two runs of
+	 * one load on a shared machine differ by that much (requests per
+	 * second 2996 -> 2994 is not worse). */
+	if (isnan(r) || fabs(r - 1) < DIFF_SAME_BAND || x->better == DIFF_NEUTRAL)
 		return "";
 	return (r < 1) == (x->better == DIFF_LOWER_BETTER) ? "better" : "worse";
 }

@@ -20,6 +20,8 @@
  * connections is no better (less work done), fewer per request or fewer
  * failures is; a rate of work done higher is. */
 enum { DIFF_NEUTRAL = 0, DIFF_LOWER_BETTER = -1, DIFF_HIGHER_BETTER = 1 };
+/* A ratio within 5 % of 1 is judged neither better nor worse. */
+#define DIFF_SAME_BAND 0.05
 
 struct diff_metric {
 	const char *name;	/* "connections_per_request" */
