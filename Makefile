@@ -52,6 +52,9 @@ TEST_PKGS  += $(IMAGE_PKGS) runc
 # catatonit's), made from the manifest with python3-yaml (89_daemonset); the
 # schema check's npm packages run on the machine's Node.js and npm.
 TEST_PKGS  += catatonit python3-yaml
+# An HTTP/3 gateway on quic-go (Go, statically linked) under gtlsclient
+# (82_caddy_http3).
+TEST_PKGS  += caddy
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).

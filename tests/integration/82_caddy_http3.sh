@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# An HTTP/3 gateway on quic-go: Debian's Caddy (Go, quic-go compiled in;
+# HTTP/3 on the TCP listener's port number, `tls internal`, admin off, its
+# state in a temporary HOME) on 127.0.0.1, loaded by ngtcp2's gtlsclient.
+# attach -p CADDY must count every HTTP/3 connection and handshake from
+# the wire; quic-go's move to a new connection ID after each handshake is
+# that connection's, not an unmatched flow; the UDP traffic never reaches
+# the listener's TCP books (0 accepted, 0 requests, 0 bytes), and 5 TCP
+# connections beside it are counted exactly; summary names quic-go.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+quic_tools
+command -v caddy >/dev/null || { fail tools/caddy "caddy missing (apt-get install caddy)"; exit 1; }
+TMP=$(lib_tmpdir)
+CLIENTS=20
+TCP_CONNS=5
+
+# A port free for both TCP and UDP.
+for ((i = 0; i < 200; i++)); do
+	PORT=$(udp_free_port) || break
+	[[ -z $(ss -Hltn "sport = :$PORT") ]] && break
+done
+mkdir -p "$TMP/home"
+cat >"$TMP/Caddyfile" <<CADDY
+{
+	admin off
+	skip_install_trust
+	auto_https disable_redirects
+	servers {
+		protocols h1 h2 h3
+	}
+}
+https://localhost:$PORT {
+	bind 127.0.0.1
+	tls internal
+	respond "hello"
+}
+CADDY
+# gtlsclient names 127.0.0.1 "localhost" in its SNI: the site's name.
+spawn_bg env HOME="$TMP/home" XDG_DATA_HOME="$TMP/home/data" XDG_CONFIG_HOME="$TMP/home/config" \
+	caddy run --config "$TMP/Caddyfile" --adapter caddyfile >"$TMP/caddy.log" 2>&1
+CADDY_PID=$BG_PID
+if ! wait_for "[[ -n \$(ss -Hlun 'sport = :$PORT') && -n \$(ss -Hltn 'sport = :$PORT') ]]" 30; then
+	fail setup/caddy "caddy did not bind $PORT: $(tail -3 "$TMP/caddy.log")"
+	exit 1
+fi
+
+# One client: 1 when its handshake completed and it got a 200.
+fetch() {
+	gtlsclient --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 "$PORT" \
+		"https://127.0.0.1:$PORT/" </dev/null 2>&1 >/dev/null |
+		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
+}
+# Caddy issues its certificate at start: ready when a client gets through
+# (UDP only, before the agent starts, so the TCP books stay empty).
+wait_for fetch 30 || { fail setup/first_fetch "no HTTP/3 answer: $(tail -3 "$TMP/caddy.log")"; exit 1; }
+
+# summary: the stack compiled into /usr/bin/caddy.
+"$CONNSCOPE" summary -p "$CADDY_PID" -j >"$TMP/s.json" 2>"$TMP/s.err" || fail summary/run "$(cat "$TMP/s.err")"
+lib=$(jqn ".udp.processes[] | select(.pid == $CADDY_PID) | .quic_library" "$TMP/s.json")
+if [[ $lib == "quic-go "*"(statically linked"* ]]; then
+	ok summary/names_quic_go
+else
+	fail summary/names_quic_go "quic_library '$lib'"
+fi
+
+cs_attach "$TMP/a.json" "$TMP/a.err" -p "$CADDY_PID" -j -i 0.5 ||
+	{ fail attach "$(cat "$TMP/a.err")"; exit 1; }
+good=0
+for ((i = 0; i < CLIENTS; i++)); do
+	fetch && good=$((good + 1))
+done
+assert_eq "$good" "$CLIENTS" clients/completed_with_200
+J=$TMP/a.json
+cs_stop
+assert_eq "$?" 0 attach/exit_status
+sel=".processes[] | select(.pid == $CADDY_PID)"
+assert_eq "$(jqn "$sel | .quic | [.connections, .as_server, .handshakes_completed, .handshakes_failed] | @tsv" "$J")" \
+	"$(printf '%s\t%s\t%s\t0' "$CLIENTS" "$CLIENTS" "$CLIENTS")" quic/connections_handshakes
+assert_eq "$(jqn "$sel | .quic.lifecycle_source" "$J")" wire quic/source
+assert_eq "$(jqn "$sel | .quic.unmatched_short_flows" "$J")" 0 quic/no_unmatched_short_flows
+assert_eq "$(jqn "$sel | .quic.short_flows_new_cid" "$J")" "$CLIENTS" quic/new_cid_per_connection
+assert_eq "$(jqn "$sel | .reuse | [.connections_accepted, .requests] | @tsv" "$J")" \
+	"$(printf '0\t0')" tcp/untouched_by_http3
+assert_eq "$(jqn "[$sel | .reuse.endpoints[]?] | length" "$J")" 0 tcp/no_endpoint
+assert_eq "$(jqn ".agent.events_lost" "$J")" 0 agent/no_events_lost
+
+# TCP beside HTTP/3: exactly the connections made.
+cs_attach "$TMP/b.json" "$TMP/b.err" -p "$CADDY_PID" -j -i 0.5 ||
+	{ fail attach2 "$(cat "$TMP/b.err")"; exit 1; }
+good=0
+for ((i = 0; i < 5; i++)); do
+	fetch && good=$((good + 1))
+	curl -sk --http1.1 --resolve "localhost:$PORT:127.0.0.1" "https://localhost:$PORT/" \
+		-o /dev/null -w '%{http_code}\n' | grep -qx 200 || fail tcp/curl "curl got no 200"
+done
+assert_eq "$good" 5 clients2/completed_with_200
+cs_stop
+assert_eq "$?" 0 attach2/exit_status
+assert_eq "$(jqn ".processes[] | select(.pid == $CADDY_PID) | .reuse.connections_accepted" "$TMP/b.json")" \
+	"$TCP_CONNS" tcp/accepted_exact_beside_http3
+assert_eq "$(jqn ".processes[] | select(.pid == $CADDY_PID) | .quic.connections" "$TMP/b.json")" 5 \
+	quic/connections_beside_tcp
