@@ -288,7 +288,7 @@ int container_resolve(const char *arg, struct container_ref *out)
 {
 	struct scan s = { 0 };
 	char mnt[PATH_MAX], id[CONTAINER_ID_LEN + 1] = "", via[16] = "";
-	size_t match = 0, nmatch = 0;
+	size_t match = 0, second = 0, nmatch = 0;
 	bool docker = !access(DOCKER_DIR, F_OK), podman = have_podman();
 	int ret = -1;
 
@@ -326,16 +326,19 @@ int container_resolve(const char *arg, struct container_ref *out)
 
 		/* One container, one match: its cgroup may show twice (a
 		 * podman pod's infra and a workload do not share ids). */
-		if (hit && (!nmatch || strcmp(s.v[match].c.id, s.v[i].c.id))) {
+		if (hit && (!nmatch || strcmp(s.v[match].c.id, s.v[i].c.id)) &&
+		    (nmatch < 2 || strcmp(s.v[second].c.id, s.v[i].c.id))) {
 			if (!nmatch)
 				match = i;
+			else if (nmatch == 1)
+				second = i;	/* named in the error beside the first */
 			nmatch++;
 		}
 	}
 	if (nmatch > 1) {
 		fprintf(stderr, "connscope: --container %s: that id prefix matches %zu running "
 				"containers (%.12s, %.12s%s): give more of the id, or the name\n",
-			arg, nmatch, s.v[match].c.id, s.v[match + 1 < s.n ? match + 1 : match].c.id,
+			arg, nmatch, s.v[match].c.id, s.v[second].c.id,
 			nmatch > 2 ? ", ..." : "");
 		goto out;
 	}
