@@ -112,6 +112,9 @@ static void check_fix(const char *fix, const char *const *want, const char *cons
 	char msg[256];
 	const char *generic = strstr(fix, "in general: ");
 
+	/* A setting's own ';' (nginx's syntax) ends its part: no "";; */
+	snprintf(msg, sizeof(msg), "%s/no_double_semicolon in: %s", label, fix);
+	ASSERT_TRUE(strstr(fix, ";;") == NULL, msg);
 	for (; want && *want; want++) {
 		snprintf(msg, sizeof(msg), "%s/has '%s' in: %s", label, *want, fix);
 		ASSERT_TRUE(strstr(fix, *want) != NULL, msg);

@@ -35,6 +35,16 @@ static const struct dr_proc *client_of(const struct dr_facts *f, uint16_t port,
 	return NULL;
 }
 
+/* The separator after one software's part: "; ", or a space where the
+ * part ends in its configuration's own ';' (nginx: `Connection "";`),
+ * so the text never reads `"";;`. */
+static const char *part_end(const char *part)
+{
+	size_t n = strlen(part);
+
+	return n && part[n - 1] == ';' ? " " : "; ";
+}
+
 /* "client (pgbench): ...; server (PostgreSQL): ...; in general: GENERIC":
  * each side's fix in its software's words where known, the generic one
  * last, so a user of any software finds the setting to change. */
@@ -53,11 +63,12 @@ void dr_fix_for_pool(const struct dr_facts *f, const struct dr_proc *client,
 	sw_server_fix(server, proto, srv, sizeof(srv));
 	buf[0] = 0;
 	if (cli[0])
-		o += snprintf(buf + o, len - o, "client (%s): %s; ", sw_name(client->software),
-			      cli);
+		o += snprintf(buf + o, len - o, "client (%s): %s%s", sw_name(client->software),
+			      cli, part_end(cli));
 	if (srv[0] && o < len)
-		o += snprintf(buf + o, len - o, "server (%s): %s; ",
-			      server != SW_UNKNOWN ? sw_name(server) : "the server", srv);
+		o += snprintf(buf + o, len - o, "server (%s): %s%s",
+			      server != SW_UNKNOWN ? sw_name(server) : "the server", srv,
+			      part_end(srv));
 	if (o < len)
 		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
 }
@@ -104,13 +115,14 @@ void dr_tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 			      cep->live_peak ? cep->live_peak : 1, cli, sizeof(cli));
 		if (cli[0])
 			o = snprintf(buf, len, "its clients close each connection after %.1f "
-				     "requests: client (%s): %s; ",
+				     "requests: client (%s): %s%s",
 				     (double)cep->requests / cep->opened,
-				     sw_name(cp->software), cli);
+				     sw_name(cp->software), cli, part_end(cli));
 	}
 	if (own[0] && o < len)
-		snprintf(buf + o, len - o, "server (%s): %s; in general: %s",
-			 p->software ? sw_name(p->software) : "this server", own, generic);
+		snprintf(buf + o, len - o, "server (%s): %s%sin general: %s",
+			 p->software ? sw_name(p->software) : "this server", own, part_end(own),
+			 generic);
 	else if (o < len)
 		snprintf(buf + o, len - o, "%s%s", o ? "in general: " : "", generic);
 }
