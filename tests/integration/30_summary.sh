@@ -73,7 +73,12 @@ assert_eq "$(jq -r "[$c | .tcp.time_wait] | add // 0" "$TMP/tw.json")" 0 tw_not_
 inns "$CONNSCOPE" summary >"$TMP/tw.txt"
 assert_eq "$(grep -c '^unattributed: 15 sockets have no owning file' "$TMP/tw.txt")" 1 text_says_unattributed
 assert_eq "$(grep -E "^$FX_PID_srv +tcpfix" "$TMP/tw.txt" | awk '{print $3, $12}')" "0 1" text_server_row
-assert_eq "$(awk 'length > 100' "$TMP/tw.txt" | wc -l)" 0 text_line_width
+# A terminal's 80 columns: the table (12 counts), the namespace note, the
+# UDP part; the whole output and the -p one (it was 92 wide).
+assert_eq "$(awk 'length > 80' "$TMP/tw.txt" | head -3)" "" text_fits_80_columns
+inns "$CONNSCOPE" summary -p "$FX_PID_cli,$FX_PID_srv" >"$TMP/p.txt"
+assert_eq "$(grep -cE "^$FX_PID_cli +tcpfix" "$TMP/p.txt") $(awk 'length > 80' "$TMP/p.txt" | head -3)" \
+	"1 " text_p_fits_80_columns
 inns "$CONNSCOPE" summary -H >"$TMP/nohdr.txt"
 assert_eq "$(grep -c '^PID ' "$TMP/nohdr.txt")" 0 no_header
 

@@ -86,9 +86,9 @@ TEST(summary_table)
 	ASSERT_TRUE(table != NULL, "table_present");
 	ASSERT_STREQ(table,
 		     "TCP sockets by process and state (sock_diag + /proc/PID/fd)\n"
-		     "PID     COMM         ESTAB  SYNS  SYNR FINW1 FINW2 TIMEW CLOSE CLOSW LASTA LISTN CLSNG  ORPH\n"
-		     "4242    nginx            2     0     0     0     0     0     0     0     0     1     0     0\n"
-		     "-       unattributed     0     0     0     0     1     7     0     0     0     0     0     1\n"
+		     "PID     COMM         ESTB SYNS SYNR FIN1 FIN2 TIMW CLOS CLSW LACK LSTN CLSG ORPH\n"
+		     "4242    nginx           2    0    0    0    0    0    0    0    0    1    0    0\n"
+		     "-       unattributed    0    0    0    0    1    7    0    0    0    0    0    1\n"
 		     "unattributed: 8 sockets have no owning file (TIME_WAIT, orphaned,\n"
 		     "  not yet accepted) or an owner not visible from here; `connscope\n"
 		     "  attach` during the workload charges them to processes\n", "table");

@@ -42,25 +42,56 @@ void format_ss_summary(FILE *out, const struct sockstat *st)
 	fprintf(out, "\n");
 }
 
-/* Column headers of the per-process table, in tcp_state_order. */
+/* Column headers of the per-process table, in tcp_state_order: four
+ * characters, so that PID, COMM and the twelve counts fit 80 columns. */
 static const char *const state_hdr[TCP_STATE_ORDER_LEN] = {
-	"ESTAB", "SYNS", "SYNR", "FINW1", "FINW2", "TIMEW", "CLOSE", "CLOSW", "LASTA", "LISTN",
-	"CLSNG",
+	"ESTB", "SYNS", "SYNR", "FIN1", "FIN2", "TIMW", "CLOS", "CLSW", "LACK", "LSTN", "CLSG",
 };
 
+/* A count column is as wide as its header or its largest number: past
+ * 9,999 sockets in a state the line grows, the columns stay aligned. */
+#define COUNT_COLS (TCP_STATE_ORDER_LEN + 1)
+
+static int digits(uint32_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+static void widen(int *w, const struct summary_proc *p)
+{
+	for (int i = 0; i < COUNT_COLS; i++) {
+		uint32_t v = i < TCP_STATE_ORDER_LEN ? p->state[tcp_state_order[i]] : p->orphan;
+
+		if (digits(v) > w[i])
+			w[i] = digits(v);
+	}
+}
+
 static void format_proc_row(FILE *out, const char *pid, const char *comm,
-			    const struct summary_proc *p)
+			    const struct summary_proc *p, const int *w)
 {
 	fprintf(out, "%-7s %-12.12s", pid, comm);
 	for (int i = 0; i < TCP_STATE_ORDER_LEN; i++)
-		fprintf(out, " %5u", p->state[tcp_state_order[i]]);
-	fprintf(out, " %5u\n", p->orphan);
+		fprintf(out, " %*u", w[i], p->state[tcp_state_order[i]]);
+	fprintf(out, " %*u\n", w[TCP_STATE_ORDER_LEN], p->orphan);
 }
 
 void format_summary_text(FILE *out, const struct summary *sum, bool header)
 {
+	int w[COUNT_COLS];
 	char pid[16];
 
+	for (int i = 0; i < COUNT_COLS; i++)
+		w[i] = 4;
+	for (size_t i = 0; i < sum->nprocs; i++)
+		widen(w, &sum->procs[i]);
+	widen(w, &sum->unattributed);
 	format_ss_summary(out, &sum->st);
 	/* -p with processes in several namespaces: a block for each other. */
 	for (size_t i = 1; i < sum->nns; i++) {
@@ -69,20 +100,20 @@ void format_summary_text(FILE *out, const struct summary *sum, bool header)
 		format_ss_summary(out, &sum->ns[i].st);
 	}
 	if (sum->other_netns)
-		fprintf(out, "note: not the initial network namespace: TCP inuse/tw are this "
-			     "namespace's, orphaned/alloc (and so closed) are host-wide\n\n");
+		fprintf(out, "note: not the initial network namespace: TCP inuse/tw are this\n"
+			     "  namespace's, orphaned/alloc (and so closed) are host-wide\n\n");
 	if (header) {
 		fprintf(out, "TCP sockets by process and state (sock_diag + /proc/PID/fd)\n");
 		fprintf(out, "%-7s %-12s", "PID", "COMM");
 		for (int i = 0; i < TCP_STATE_ORDER_LEN; i++)
-			fprintf(out, " %5s", state_hdr[i]);
-		fprintf(out, " %5s\n", "ORPH");
+			fprintf(out, " %*s", w[i], state_hdr[i]);
+		fprintf(out, " %*s\n", w[TCP_STATE_ORDER_LEN], "ORPH");
 	}
 	for (size_t i = 0; i < sum->nprocs; i++) {
 		snprintf(pid, sizeof(pid), "%d", sum->procs[i].pid);
-		format_proc_row(out, pid, sum->procs[i].comm, &sum->procs[i]);
+		format_proc_row(out, pid, sum->procs[i].comm, &sum->procs[i], w);
 	}
-	format_proc_row(out, "-", "unattributed", &sum->unattributed);
+	format_proc_row(out, "-", "unattributed", &sum->unattributed, w);
 	if (sum->unattributed.total)
 		fprintf(out, "unattributed: %u sockets have no owning file (TIME_WAIT, orphaned,\n"
 			     "  not yet accepted) or an owner not visible from here; `connscope\n"
