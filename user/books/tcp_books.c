@@ -167,6 +167,7 @@ void agg_drop_proc(struct agg *a, const struct proc_key *key)
 	a->ends_dropped += p->total.opened + p->total.accepted;
 	proc_books_free(p);
 	hmap_del(&a->procs, &k);
+	a->procs_gen++;
 	seq = hmap_get(&a->cur, &k.pid);
 	if (seq && *seq == k.seq)
 		hmap_del(&a->cur, &k.pid);
@@ -189,6 +190,8 @@ static struct proc_books *proc_new(struct agg *a, pid_t pid, uint64_t start_ns, 
 {
 	struct proc_key k = { .pid = pid, .seq = ++a->proc_seq };
 	struct proc_books *p = hmap_upsert(&a->procs, &k, NULL);
+
+	a->procs_gen++;	/* books may have moved: proc_cached() forgets */
 	uint64_t *seq;
 
 	if (!p)
@@ -212,15 +215,39 @@ struct proc_books *agg_proc(struct agg *a, pid_t pid)
 	return p ? p : proc_new(a, pid, 0, true);
 }
 
+/* The answer for (pid, start_ns) stays the answer while a->procs does not
+ * change: the latest books of a pid change only with it, and a start time,
+ * once known, stays. start_ns 0 (the latest, whichever) is not kept. */
+static struct proc_books *proc_cached(struct agg *a, pid_t pid, uint64_t start_ns)
+{
+	struct proc_cache_slot *s = &a->proc_cache[(uint32_t)pid % 16];
+
+	return s->gen == a->procs_gen && s->pid == pid && s->start_ns == start_ns && start_ns ?
+		       s->p : NULL;
+}
+
+static void proc_cache_put(struct agg *a, struct proc_books *p)
+{
+	struct proc_cache_slot *s = &a->proc_cache[(uint32_t)p->pid % 16];
+
+	*s = (struct proc_cache_slot){ p->pid, p->start_ns, a->procs_gen, p };
+}
+
 struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns)
 {
-	struct proc_books *p = agg_find_proc(a, pid), *q;
+	struct proc_books *p = proc_cached(a, pid, start_ns), *q;
 	uint64_t latest_start;
 
+	if (p)
+		return p;
+	p = agg_find_proc(a, pid);
 	if (!p)
 		return proc_new(a, pid, start_ns, true);
-	if (!start_ns || p->start_ns == start_ns)
+	if (!start_ns || p->start_ns == start_ns) {
+		if (start_ns)
+			proc_cache_put(a, p);
 		return p;
+	}
 	if (!p->start_ns) {
 		p->start_ns = start_ns;	/* learnt now */
 		return p;
@@ -359,14 +386,14 @@ static void fill_ident(struct proc_books *p, const struct cs_owner *o)
  * the books have not seen this sock yet. */
 static struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new)
 {
-	struct conn *c = hmap_get(&a->conns, &e->sk), *seed;
+	struct conn *c, *seed;
+	bool created;
 
+	/* One lookup that inserts when absent, not a lookup and an insert. */
 	*is_new = false;
-	if (c)
+	c = hmap_upsert(&a->conns, &e->sk, &created);
+	if (!c || !created)
 		return c;
-	c = hmap_upsert(&a->conns, &e->sk, NULL);
-	if (!c)
-		return NULL;
 	seed = (e->owner.flags & CS_OWNER_SEED) ? hmap_get(&a->seeds, &e->tuple) : NULL;
 	if (seed) {
 		*c = *seed;

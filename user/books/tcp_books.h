@@ -220,6 +220,17 @@ struct agg {
 	struct hmap parents;
 	uint64_t parents_dropped;	/* notes not kept: AGG_MAX_PARENT_NOTES held */
 	size_t parents_iter;		/* where agg_parents_prune() goes on */
+	/* agg_proc_gen's last answers, a slot per pid % 16: nearly
+	 * every record names one of a few processes, and a hit saves the two
+	 * lookups (cur, then procs). Valid while procs_gen is unchanged: books
+	 * move when a->procs changes (proc_new, agg_drop_proc). */
+	struct proc_cache_slot {
+		pid_t pid;
+		uint64_t start_ns;
+		uint64_t gen;
+		struct proc_books *p;
+	} proc_cache[16];
+	uint64_t procs_gen;	/* changes of a->procs */
 	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
 	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
 				 * every process stay counters (cost_connections) */
