@@ -528,10 +528,20 @@ int attach_run(const struct attach_opts *in)
 		qb.no_heatmaps = o->exporter;
 		qrun.books = &qb;
 		quic_on = true;
+		/* Targets that join by name, cgroup or container join in the
+		 * kernel at their exec or fork, and a QUIC client sends its
+		 * first Initial milliseconds later: the system libngtcp2's
+		 * probes and the packet programs are on for the whole run,
+		 * or its connection was seen late or not at all (ngtcp2 0
+		 * for 10 --comm clients). */
+		bool joining = o->sel.ncomms || o->sel.cgroup_path || o->sel.container[0];
+
 		if (quic_tracer_open(&qt, &tracer.rb, &qb, o->tracer.all,
-				     tracer_targets_fd(&tracer), o->tracer.follow_children))
+				     tracer_targets_fd(&tracer), o->tracer.follow_children || joining))
 			fprintf(stderr, "connscope: QUIC on the wire is off for this run: %s\n",
 				qt.wire_error);
+		else if (joining)
+			quic_tracer_skb_now(&qt, "targets join by name, cgroup or container");
 		for (size_t i = 0; i < o->npids; i++)
 			quic_tracer_add_target(&qt, o->pids[i]);
 		attach_quic_refresh(&qrun, &qt, &agg);

@@ -242,6 +242,11 @@ bool quic_tracer_wire_on(const struct quic_tracer *t)
 	return t->wire != NULL;
 }
 
+int quic_tracer_skb_now(struct quic_tracer *t, const char *why)
+{
+	return attach_skb(t, why);
+}
+
 bool quic_tracer_skb_on(const struct quic_tracer *t)
 {
 	return t->skb_on;

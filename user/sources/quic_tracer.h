@@ -66,6 +66,10 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
  * library loaded later): what is already attached stays. */
 int quic_tracer_add_target(struct quic_tracer *t, pid_t pid);
+/* The packet programs on now, for the whole run (targets that join in
+ * the kernel, faster than the agent hears of their first UDP socket);
+ * why is said in every output. 0 or -errno. */
+int quic_tracer_skb_now(struct quic_tracer *t, const char *why);
 /* Whether the wire source runs / pid has the ngtcp2 probes. */
 bool quic_tracer_wire_on(const struct quic_tracer *t);
 /* Whether its per-packet programs (cgroup_skb) are attached yet. */
