@@ -6,12 +6,14 @@
 # children living at start are taken in (each said on stderr, "joined at
 # the start"), so the server's accepted connections are exact against
 # Apache's own count (mod_status Total Accesses) and the kernel's
-# (PassiveOpens of the test's own network namespace). Before, only
+# (PassiveOpens of the test's own network namespace), and so is its
+# TIME_WAIT (the namespace's TcpExt TW + TWKilled less ab's side). Before, only
 # children forked after attach were followed: accepted 0 of 3,001.
 # And without --children, the parent alone: stderr and the report say
 # that its listener's connections are accepted by processes not traced.
 set -u
 source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
@@ -29,6 +31,20 @@ new_netns "$NS" || { fail netns "cannot make network namespace $NS"; exit 0; }
 snmp_tcp() {
 	ip netns exec "$NS" awk -v f="$1" '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++)
 		if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp
+}
+
+# tw_made: TIME_WAIT sockets the namespace's kernel made (TcpExt TW +
+# TWKilled of /proc/net/netstat), both sides: ab's too.
+tw_made() {
+	ip netns exec "$NS" awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) {
+		if ($i == "TW") a = i; if ($i == "TWKilled") b = i }; h = 1 }
+		else print $a + $b }' /proc/net/netstat
+}
+
+# tw_server: the server's TIME_WAIT sockets now (its port as source); a
+# run is shorter than their 60 s, so none has ended yet.
+tw_server() {
+	ip netns exec "$NS" ss -Htan state time-wait "( sport = :$PORT )" | wc -l
 }
 
 # accesses: mod_status's Total Accesses (this request is counted after it).
@@ -81,25 +97,30 @@ stop_apache() {
 # attach_run NAME ARGS...: connscope attach ARGS on the server, ab, the
 # counters before and after; leaves J, ERR, AB_ACCESSES, PASSIVE.
 attach_run() {
-	local name=$1 a0 a1 p0 p1 cs
+	local name=$1 a0 a1 p0 p1 t0 s0 cs
 	shift
 	J=$TMP/$name.json ERR=$TMP/$name.err
 	a0=$(accesses)
 	spawn_bg "$CONNSCOPE" attach -d 120 -i 0.5 -j "$@" >"$J" 2>"$ERR"
 	cs=$BG_PID
 	wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $cs 2>/dev/null" 30
-	p0=$(snmp_tcp PassiveOpens)
+	p0=$(snmp_tcp PassiveOpens) t0=$(tw_made) s0=$(tw_server)
 	ip netns exec "$NS" ab -q -n "$N" -c 8 "http://127.0.0.1:$PORT/index.html" \
 		>"$TMP/$name.ab" 2>&1
 	assert_eq "$?" 0 "$name/ab_ran"
 	p1=$(snmp_tcp PassiveOpens)
+	# KeepAlive Off: Apache closes first, a TIME_WAIT a connection (ab's
+	# spare one too), made when ab's FIN comes in, maybe after ab is gone.
+	wait_for "[[ \$((\$(tw_made) - t0)) -ge $((p1 - p0)) ]]" 10
 	kill -INT "$cs"
 	wait "$cs"
 	assert_eq "$?" 0 "$name/exit_status"
+	TW_MADE=$(($(tw_made) - t0)) TW_SERVER=$(($(tw_server) - s0))
 	a1=$(accesses)
 	# The first status request is counted once it is done: in a1 - a0.
 	AB_ACCESSES=$((a1 - a0 - 1)) PASSIVE=$((p1 - p0))
-	echo "# $name: Apache counted $AB_ACCESSES requests, the kernel $PASSIVE passive opens"
+	echo "# $name: Apache counted $AB_ACCESSES requests, the kernel $PASSIVE passive opens," \
+		"$TW_MADE TIME_WAIT made, $TW_SERVER of the server's live"
 }
 
 start_apache || { fail apache/start "$(tail -3 "$TMP/error.log")"; exit 0; }
@@ -119,6 +140,15 @@ assert_eq "$AB_ACCESSES" "$N" children/apache_counted_ab
 assert_eq "$(accepted "$J")" "$PASSIVE" children/accepted_eq_kernel
 assert_eq "$(($(accepted "$J") - AB_ACCESSES))" "$((PASSIVE - N))" \
 	children/accepted_eq_mod_status
+# TIME_WAIT against the kernel's count: Apache closes first, a TIME_WAIT
+# a request; ab's spare connections (passive opens beyond the requests)
+# are closed by ab first, a TIME_WAIT each on ab's side. (Not against ss:
+# a client port used again takes the server's TIME_WAIT over early.)
+TW_CS=$(jqn '[.processes[] | select(.comm == "apache2") | .totals.time_wait_entered] | add' "$J")
+assert_eq "$TW_CS" "$((TW_MADE - (PASSIVE - AB_ACCESSES)))" children/time_wait_eq_kernel
+# Every process's TIME_WAIT books balance (entered = expired + ended
+# early + end unseen + live).
+assert_eq "$(tw_unbalanced "$J")" "" children/time_wait_books_balance
 # Each child living at start: taken in and said, once.
 assert_eq "$(grep -c 'joined at the start: a descendant of a target (--children)' "$ERR")" \
 	"$KIDS" children/each_child_at_start_said
