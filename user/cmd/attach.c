@@ -691,6 +691,9 @@ int attach_run(const struct attach_opts *in)
 	/* Everything the kernel wrote before we stopped, then the truth
 	 * (the last fd listing first: the dump tells its TCP states). */
 	ring_buffer__consume(tracer.rb);
+	/* A run shorter than its first interval (the clock now starts after
+	 * loading) had no tick to say who joined: said here. */
+	attach_say_joined(&agg, t0, NULL);
 	if (fs_on)
 		fd_session_tick(&fs, true);
 	agg.final_reconcile = true;
