@@ -42,3 +42,15 @@ grep -q "give more of the id, or the name" "$TMP/err" && ok says_the_fix || fail
 "$CONNSCOPE" attach --container "${A:0:16}" -d 1 >/dev/null 2>"$TMP/one.err"
 grep -q "that id prefix matches" "$TMP/one.err" && fail longer_prefix_resolves "$(cat "$TMP/one.err")" ||
 	ok longer_prefix_resolves
+
+# The container label where a process is in one (its cgroup; no runtime
+# knows these ids, so the short id): attach's JSON and fdleak's alike.
+spawn_bg sleep 60
+SPID=$BG_PID
+echo "$SPID" >"$P/x1/libpod-$A.scope/cgroup.procs" || fail move "pid $SPID into A's scope"
+# Back out before the scope is removed at exit (rmdir needs it empty).
+on_exit "echo $SPID >'$MNT/cgroup.procs' 2>/dev/null; kill $SPID 2>/dev/null"
+"$CONNSCOPE" attach -p "$SPID" -j -d 1 >"$TMP/a.json" 2>"$TMP/a.err"
+assert_eq "$(jqn '.processes[0].container' "$TMP/a.json")" "${A:0:12}" label/attach_json
+"$CONNSCOPE" fdleak -p "$SPID" -j -i 0.5 -d 1 >"$TMP/f.json" 2>"$TMP/f.err"
+assert_eq "$(jqn '.processes[0].container' "$TMP/f.json")" "${A:0:12}" label/fdleak_json
