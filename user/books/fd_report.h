@@ -19,6 +19,8 @@
 struct fdleak_proc {
 	pid_t pid;
 	char comm[16];
+	char container[128];	/* its container's name, else short id; "": none */
+	char pod_uid[40];	/* Kubernetes pod UID; "": none */
 	bool exited;
 	struct fd_inventory inv;	/* the last /proc listing */
 	struct fd_limits lim;

@@ -203,6 +203,17 @@ void json_fdleak_proc(struct json *j, const struct fdleak_proc *p)
 
 	json_kv_int(j, "pid", p->pid);
 	json_kv_string(j, "comm", p->comm);
+	/* As attach's JSON: the container's name (else short id), pod UID. */
+	json_key(j, "container");
+	if (p->container[0])
+		json_string(j, p->container);
+	else
+		json_null(j);
+	json_key(j, "pod_uid");
+	if (p->pod_uid[0])
+		json_string(j, p->pod_uid);
+	else
+		json_null(j);
 	json_kv_bool(j, "exited", p->exited);
 	/* "listing": counts from /proc listings only; "sites": fd syscall
 	 * events too, and the leak sites. */

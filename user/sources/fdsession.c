@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "proc_access.h"
+#include "containers.h"
 #include "fdinv.h"
 #include "fdsession.h"
 #include "fdsites.h"
@@ -161,6 +162,17 @@ void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap
 			apply_tcp_states(s, i);
 }
 
+/* Its container, once, while it lives (the labels attach's JSON has). */
+static void label_container(struct fdleak_proc *p)
+{
+	struct container_ref ref;
+
+	if (!container_of_pid(p->pid, &ref))
+		return;
+	container_label(&ref, p->container, sizeof(p->container));
+	snprintf(p->pod_uid, sizeof(p->pod_uid), "%s", ref.c.pod_uid);
+}
+
 int fd_session_open(struct fd_session *s, const pid_t *pids,
 		    const char (*comms)[16], size_t n, uint64_t t0_ns, uint64_t bucket_ns,
 		    double leak_age_s, int top, int targets_fd, bool sites)
@@ -200,6 +212,7 @@ int fd_session_open(struct fd_session *s, const pid_t *pids,
 			memcpy(s->procs[i].comm, comms[i], sizeof(s->procs[i].comm));
 		s->procs[i].seconds_to_limit = -1;
 		s->procs[i].listing_only = !sites;
+		label_container(&s->procs[i]);
 		if (sites) {
 			fd_tracer_add_target(&s->ft, pids[i]);
 			/* Maps now, while the process lives: names survive its exit. */
@@ -276,6 +289,7 @@ int fd_session_add(struct fd_session *s, pid_t pid, const char *comm)
 	s->procs[n - 1].pid = pid;
 	snprintf(s->procs[n - 1].comm, sizeof(s->procs[n - 1].comm), "%s", comm);
 	s->procs[n - 1].seconds_to_limit = -1;
+	label_container(&s->procs[n - 1]);
 	s->procs[n - 1].listing_only = s->books.listing_only;
 	s->execs_done[n - 1] = 0;
 	s->syms[n - 1] = NULL;
