@@ -561,6 +561,10 @@ int attach_run(const struct attach_opts *in)
 	agg.snapshot_ns = now_ns();
 	if (snapshot_take(&snap, o->tracer.all ? NULL : start_pids, nstart))
 		goto cleanup;
+	/* The namespaces read at the start are watched from the start: a
+	 * target's namespace whose processes are gone before the first
+	 * interval's reconcile is said unread as any other. */
+	netns_watch_before(&nsw, &snap, &agg);
 	/* --all reads the other network namespaces from inside (setns). */
 	if (snap.refused)
 		fprintf(stderr, "connscope: --all: %zu network namespace%s of other processes "
