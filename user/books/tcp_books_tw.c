@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The books' TIME_WAIT table: how a TIME_WAIT they hold leaves it (expired,
+ * ended early, end unseen, or never made when the kernel's bucket table was
+ * full), charged to its holder. Entering it is the close's, in
+ * tcp_books.c; the census that decides ends from the dumps is
+ * tcp_reconcile.c's. */
+#include <string.h>
+#include "tcp_books.h"
+
+/* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
+void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct cs_tuple key = *t;
+
+	if (!tw)
+		return;
+	/* The address may hold a newer TIME_WAIT by now (the kernel reuses
+	 * a freed one's memory): its mapping is not ours to delete. */
+	if (tw->tw) {
+		const struct cs_tuple *mapped = hmap_get(&a->tw_by_ptr, &tw->tw);
+
+		if (mapped && !memcmp(mapped, &key, sizeof(key)))
+			hmap_del(&a->tw_by_ptr, &tw->tw);
+	}
+	hmap_del(&a->tw, &key);
+}
+
+/* A TIME_WAIT the books hold has ended and the caller knows it did
+ * (early: true when it knows how, false when it does not): charged to
+ * its holder, then forgotten. Every entered TIME_WAIT leaves the books
+ * through here, agg_tw_forget after an expiry, or stays live, so
+ * entered = expired + ended early + end unseen + live per process. */
+void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct proc_books *holder;
+
+	if (!tw)
+		return;
+	holder = agg_find_proc(a, tw->pid);
+	if (early) {
+		if (holder)
+			holder->total.tw_killed++;
+	} else {
+		a->tw_gone_unknown++;
+		if (holder)
+			holder->total.tw_end_unseen++;
+	}
+	agg_tw_forget(a, t);
+}
+
+void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
+{
+	struct proc_books *holder = agg_find_proc(a, tw->pid);
+	struct endpoint_stats *es;
+
+	tw->maybe = 0;
+	if (!holder)
+		return;
+	holder->total.tw_entered++;
+	es = hmap_upsert(&holder->endpoints, &tw->ep, NULL);
+	if (es)
+		es->tw_entered++;
+}
+
+void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct proc_books *holder;
+
+	if (!tw)
+		return;
+	holder = agg_find_proc(a, tw->pid);
+	if (tw->maybe) {
+		/* A takeover shows the kernel made it; anything else (no
+		 * dump had it, a new connection at its tuple) that it made
+		 * none: the namespace's table was full. */
+		if (early) {
+			agg_tw_confirm(a, tw);
+		} else {
+			if (holder)
+				holder->total.tw_not_made++;
+			agg_tw_forget(a, t);
+			return;
+		}
+	}
+	if (!a->tw_census) {
+		agg_tw_ended(a, t, early || tw->cancelled);
+		return;
+	}
+	/* Census: no TIME_WAIT runs out before its deadline, so one gone
+	 * earlier was ended (a takeover, an RST, ss -K); gone at or after
+	 * it, it expired (or was ended in the interval before the dump
+	 * that saw it gone: the census' resolution). */
+	if (when_ns + AGG_TW_DEADLINE_SLACK_NS >= tw->deadline_ns) {
+		if (holder)
+			holder->total.tw_expired++;
+		agg_tw_forget(a, t);
+		return;
+	}
+	agg_tw_ended(a, t, true);
+}
