@@ -29,13 +29,9 @@ void fd_books_init(struct fd_books *b, uint64_t t0_ns, uint64_t bucket_ns)
 
 void fd_books_fit_clock(struct fd_books *b, uint64_t t0_ns, uint64_t end_ns)
 {
-	size_t cols = 0;
+	size_t cols = heatmap_fit_cols(b->t0_ns, &t0_ns, end_ns, b->bucket_ns);
 	struct fd_proc *p;
 
-	if (t0_ns < b->t0_ns)
-		t0_ns = b->t0_ns;
-	if (end_ns > t0_ns)
-		cols = (end_ns - t0_ns + b->bucket_ns - 1) / b->bucket_ns;
 	b->t0_ns = t0_ns;
 	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);) {
 		if (!p->hm_ready)

@@ -334,3 +334,11 @@ const char *heatmap_log2_label(char *buf, size_t len, int bucket, const char *un
 			 unit);
 	return buf;
 }
+
+size_t heatmap_fit_cols(uint64_t books_t0_ns, uint64_t *t0_ns, uint64_t end_ns,
+			uint64_t bucket_ns)
+{
+	if (*t0_ns < books_t0_ns)
+		*t0_ns = books_t0_ns;
+	return end_ns > *t0_ns && bucket_ns ? (end_ns - *t0_ns + bucket_ns - 1) / bucket_ns : 0;
+}

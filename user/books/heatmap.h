@@ -109,6 +109,13 @@ int heatmap_rebucket(const struct heatmap *src, struct heatmap *dst, size_t max_
  * map's own is taken as the map's own. 0 or -ENOMEM (the map unchanged). */
 int heatmap_refit(struct heatmap *h, uint64_t t0_ns, size_t max_cols);
 
+/* A run's clock fitted to [*t0_ns, end_ns): *t0_ns raised to books_t0_ns
+ * if it is earlier (a map cannot start before its books), and the columns
+ * of bucket_ns that cover the run (0: the run has no end yet), for every
+ * heatmap_refit of the books. */
+size_t heatmap_fit_cols(uint64_t books_t0_ns, uint64_t *t0_ns, uint64_t end_ns,
+			uint64_t bucket_ns);
+
 /* The log2 bucket of v: i with 2^i <= v < 2^(i+1), HEATMAP_LOG2_ZERO for 0. */
 int heatmap_log2_bucket(uint64_t v);
 /* "1-2 ms", "2-4 ms", "<1 ms" (HEATMAP_LOG2_ZERO), "9223372036854775808+ ms"

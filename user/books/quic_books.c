@@ -114,13 +114,9 @@ void quic_books_drop(struct quic_books *b, pid_t pid)
 
 void quic_books_fit_clock(struct quic_books *b, uint64_t t0_ns, uint64_t end_ns)
 {
-	size_t cols = 0;
+	size_t cols = heatmap_fit_cols(b->t0_ns, &t0_ns, end_ns, b->bucket_ns);
 	struct quic_proc *p;
 
-	if (t0_ns < b->t0_ns)
-		t0_ns = b->t0_ns;
-	if (end_ns > t0_ns)
-		cols = (end_ns - t0_ns + b->bucket_ns - 1) / b->bucket_ns;
 	b->t0_ns = t0_ns;
 	for (size_t i = 0; hmap_next(&b->procs, &i, NULL, (void **)&p);) {
 		if (!p->hm_ready)

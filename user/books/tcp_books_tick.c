@@ -194,13 +194,9 @@ void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
 
 void agg_fit_clock(struct agg *a, uint64_t t0_ns, uint64_t end_ns)
 {
-	size_t cols = 0;
+	size_t cols = heatmap_fit_cols(a->t0_ns, &t0_ns, end_ns, a->bucket_ns);
 	struct proc_books *p;
 
-	if (t0_ns < a->t0_ns)
-		t0_ns = a->t0_ns;
-	if (end_ns > t0_ns)
-		cols = (end_ns - t0_ns + a->bucket_ns - 1) / a->bucket_ns;
 	a->t0_ns = t0_ns;
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		p->t0_ns = t0_ns;
