@@ -32,25 +32,9 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	a->bucket_ns = 1000000000ULL;
 }
 
-static void proc_books_free(struct proc_books *p)
-{
-	reuse_endpoints_free(p);
-	free(p->rows);
-	hmap_free(&p->endpoints);
-	heatmap_free(&p->hm_lifetime);
-	heatmap_free(&p->hm_rpc);
-	heatmap_free(&p->hm_tw);
-	heatmap_free(&p->hm_orphan);
-}
-
 void agg_free(struct agg *a)
 {
-	struct proc_books *p;
-
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		proc_books_free(p);
-	hmap_free(&a->procs);
-	hmap_free(&a->cur);
+	agg_procs_free(a);
 	hmap_free(&a->conns);
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
@@ -59,122 +43,6 @@ void agg_free(struct agg *a)
 	hmap_free(&a->accepting);
 	hmap_free(&a->listen_addrs);
 	hmap_free(&a->parents);
-}
-
-void agg_drop_proc(struct agg *a, const struct proc_key *key)
-{
-	struct proc_key k = *key;	/* key may point into the table */
-	struct proc_books *p = hmap_get(&a->procs, &k);
-	const uint64_t *seq;
-
-	if (!p)
-		return;
-	a->ends_dropped += p->total.opened + p->total.accepted;
-	proc_books_free(p);
-	hmap_del(&a->procs, &k);
-	a->procs_gen++;
-	seq = hmap_get(&a->cur, &k.pid);
-	if (seq && *seq == k.seq)
-		hmap_del(&a->cur, &k.pid);
-	a->procs_dropped++;
-}
-
-struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
-{
-	const uint64_t *seq = hmap_get(&a->cur, &pid);
-	struct proc_key k = { .pid = pid };
-
-	if (!seq)
-		return NULL;
-	k.seq = *seq;
-	return hmap_get(&a->procs, &k);
-}
-
-/* New books for a process of pid; it becomes pid's latest when latest. */
-static struct proc_books *proc_new(struct agg *a, pid_t pid, uint64_t start_ns, bool latest)
-{
-	struct proc_key k = { .pid = pid, .seq = ++a->proc_seq };
-	struct proc_books *p = hmap_upsert(&a->procs, &k, NULL);
-
-	a->procs_gen++;	/* books may have moved: proc_cached() forgets */
-	uint64_t *seq;
-
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->start_ns = start_ns;
-	p->t0_ns = a->t0_ns;
-	hmap_init(&p->endpoints, sizeof(struct endpoint_key), sizeof(struct endpoint_stats));
-	if (latest) {
-		seq = hmap_upsert(&a->cur, &pid, NULL);
-		if (seq)
-			*seq = k.seq;
-	}
-	return p;
-}
-
-struct proc_books *agg_proc(struct agg *a, pid_t pid)
-{
-	struct proc_books *p = agg_find_proc(a, pid);
-
-	return p ? p : proc_new(a, pid, 0, true);
-}
-
-/* The answer for (pid, start_ns) stays the answer while a->procs does not
- * change: the latest books of a pid change only with it, and a start time,
- * once known, stays. start_ns 0 (the latest, whichever) is not kept. */
-static struct proc_books *proc_cached(struct agg *a, pid_t pid, uint64_t start_ns)
-{
-	struct proc_cache_slot *s = &a->proc_cache[(uint32_t)pid % 16];
-
-	return s->gen == a->procs_gen && s->pid == pid && s->start_ns == start_ns && start_ns ?
-		       s->p : NULL;
-}
-
-static void proc_cache_put(struct agg *a, struct proc_books *p)
-{
-	struct proc_cache_slot *s = &a->proc_cache[(uint32_t)p->pid % 16];
-
-	*s = (struct proc_cache_slot){ p->pid, p->start_ns, a->procs_gen, p };
-}
-
-struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns)
-{
-	struct proc_books *p = proc_cached(a, pid, start_ns), *q;
-	uint64_t latest_start;
-
-	if (p)
-		return p;
-	p = agg_find_proc(a, pid);
-	if (!p)
-		return proc_new(a, pid, start_ns, true);
-	if (!start_ns || p->start_ns == start_ns) {
-		if (start_ns)
-			proc_cache_put(a, p);
-		return p;
-	}
-	if (!p->start_ns) {
-		p->start_ns = start_ns;	/* learnt now */
-		return p;
-	}
-	/* Rare: a process of this pid other than the latest. */
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&q);)
-		if (q->pid == pid && q->start_ns == start_ns)
-			return q;
-	/* The pid was reused: a new process, books of its own. */
-	latest_start = p->start_ns;
-	q = proc_new(a, pid, start_ns, start_ns > latest_start);
-	if (!q)
-		return NULL;
-	if (start_ns < latest_start) {
-		q->exited = true;	/* an earlier process, met late */
-		return q;
-	}
-	/* proc_new() may have moved the books: find the earlier one again. */
-	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);)
-		if (p->pid == pid && p->start_ns == latest_start)
-			p->exited = true;
-	return agg_find_proc(a, pid);
 }
 
 static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive,

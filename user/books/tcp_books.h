@@ -277,6 +277,8 @@ struct tw_entry {
 };
 
 void agg_init(struct agg *a, uint64_t t0_ns);
+/* Every process's books and the process table (agg_free's part). */
+void agg_procs_free(struct agg *a);
 void agg_free(struct agg *a);
 
 /* Books are per process, a (pid, start time) pair: a pid reused by a new
