@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include "live_clock.h"
 #include "proc_access.h"
 #include "tcp_books.h"
@@ -39,6 +38,7 @@
 #include "attach_sources.h"
 #include "cgroup_watch.h"
 #include "attach_books.h"
+#include "attach_live.h"
 #include "interval_ndjson.h"
 #include "pidns.h"
 
@@ -89,48 +89,6 @@ static int report_commit(struct safefile *sf, const struct agg *a, const struct 
 		return err;
 	}
 	return safefile_commit(sf);
-}
-
-/* Columns of the terminal, 80 when not one (or unknown). */
-static int terminal_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
-		return ws.ws_col;
-	return 80;
-}
-
-/* On a terminal the live view is redrawn in place each interval: the last
- * interval's table and every target's heatmaps so far. */
-static void live_redraw(const struct agg *a, const struct tw_report_opts *tw, const char *clock,
-			double elapsed_s, const struct fd_report *fds, const struct quic_run *q)
-{
-	const struct proc_books *procs[256];
-	size_t n = report_procs(a, procs, 256);
-
-	printf("\033[H\033[2J");
-	printf("connscope attach  %.0f s  (Ctrl-C for the report)\n\n", elapsed_s);
-	format_live_header(stdout);
-	format_live_rows(stdout, a, clock, fds);
-	format_quic_live(stdout, q, clock);
-	for (size_t i = 0; i < n; i++) {
-		if (!procs[i]->target || !procs[i]->hm_ready)
-			continue;
-		printf("\n%d (%s)", procs[i]->pid, procs[i]->comm);
-		format_proc_heatmaps(stdout, procs[i], tw);
-		if (fd_report_proc(fds, procs[i]->pid)) {
-			const struct fd_proc *b = fd_report_proc(fds, procs[i]->pid)->books;
-			struct heatmap_term_opts t = { .width = tw->width, .color = tw->color,
-						       .unicode = tw->unicode };
-
-			if (b && b->hm_ready && heatmap_ncols(&b->hm_type)) {
-				printf("\n");
-				format_heatmap_term(stdout, &b->hm_type, &t);
-			}
-		}
-	}
-	fflush(stdout);
 }
 
 /* What the agent missed so far, from every source's counters (the
