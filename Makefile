@@ -143,7 +143,7 @@ $(OUTPUT)/connscope: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
 
@@ -152,7 +152,7 @@ $(OUTPUT)/asan/user/%.o: user/%.c $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out $(USER_INC),$(CFLAGS)) $(call layer_inc,$<) $(SAN_FLAGS) -c $< -o $@
 
-$(OUTPUT)/asan/tests/%: tests/unit/%.c tests/unit/unit.h $(ASAN_OBJS)
+$(OUTPUT)/asan/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(ASAN_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(ASAN_OBJS) $(LDLIBS) -o $@
@@ -160,6 +160,11 @@ $(OUTPUT)/asan/tests/%: tests/unit/%.c tests/unit/unit.h $(ASAN_OBJS)
 $(OUTPUT)/fixtures/%: tests/fixtures/%.c | $(OUTPUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
+
+# tcpfix is built from its parts in tests/fixtures/tcpfix/.
+$(OUTPUT)/fixtures/tcpfix: tests/fixtures/tcpfix.c $(wildcard tests/fixtures/tcpfix/*) | $(OUTPUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(wildcard tests/fixtures/tcpfix/*.c) -o $@
 
 # btfhide edits BTF files through libbpf.
 $(OUTPUT)/fixtures/btfhide: tests/fixtures/btfhide.c | $(OUTPUT)/fixtures
