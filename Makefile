@@ -55,6 +55,9 @@ TEST_PKGS  += catatonit python3-yaml
 # An HTTP/3 gateway on quic-go (Go, statically linked) under gtlsclient
 # (82_caddy_http3).
 TEST_PKGS  += caddy
+# Real clients of two runtimes: Node.js's http.Agent and Python's requests
+# (urllib3 underneath), churning and pooled (97_clients).
+TEST_PKGS  += nodejs python3-requests python3-urllib3
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).
