@@ -62,8 +62,9 @@ int cmd_attach(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 /* `connscope doctor`: attach's run with the doctor's report */
 int cmd_doctor(int argc, char **argv);
-/* attach's target and tracing options, for commands that share them:
- * 1 taken, 0 not one of them, -1 bad (said). */
+/* attach's target, tracing and report options (-j, --report, --prom,
+ * --per-transition, --no-quic, --max-sockets), for commands that share
+ * them: 1 taken, 0 not one of them, -1 bad (said). */
 int attach_tracing_opt(int c, const char *arg, struct attach_opts *o);
 
 #endif

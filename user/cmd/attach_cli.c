@@ -51,6 +51,38 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 	return r;
 }
 
+/* The report and tracer options attach, doctor and run take alike (the
+ * exporter serves none of them): -j, --report, --prom, --per-transition,
+ * --no-quic, --max-sockets. Returns as tracing_opt() does. */
+static int report_opt(int c, const char *arg, struct attach_opts *o)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return 1;
+	case 'r':
+		o->report_html = arg;
+		return 1;
+	case 'm':
+		o->prom_file = arg;
+		return 1;
+	case 'X':
+		o->tracer.no_sk_storage = true;
+		return 1;
+	case 'Q':
+		o->no_quic = true;
+		return 1;
+	case 'M':
+		if (cli_parse_u64("--max-sockets", arg, 1024, 1 << 24, &v))
+			return -1;
+		o->tracer.max_sockets = v;
+		return 1;
+	}
+	return 0;
+}
+
 /* The options attach and doctor share (doctor is attach ending in
  * findings); one text for both --help outputs and so both man pages. */
 #define ATTACH_TARGET_OPTIONS \
@@ -219,19 +251,11 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		d_set |= c == 'd';
 		i_set |= c == 'i';
 		switch (c) {
-		case 'j':
-			o.json = true;
-			break;
 		case 'H':
 			o.header = false;
 			break;
 		case 'B':
 			o.tracer.btf_path = optarg;
-			break;
-		case 'M':
-			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
-				return EXIT_USAGE;
-			o.tracer.max_sockets = v;
 			break;
 		case 'w':
 			if (cli_parse_u64("--max-time-wait", optarg, 1024, 1 << 24, &v))
@@ -241,23 +265,11 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		case 'T':
 			o.tracer.classic_tp = true;
 			break;
-		case 'X':
-			o.tracer.no_sk_storage = true;
-			break;
 		case 'Y':
 			o.tracer.tw_timers = true;
 			break;
 		case 'N':
 			o.no_color = true;
-			break;
-		case 'r':
-			o.report_html = optarg;
-			break;
-		case 'Q':
-			o.no_quic = true;
-			break;
-		case 'm':
-			o.prom_file = optarg;
 			break;
 		case 'h':
 			if (doctor)
@@ -268,6 +280,8 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		default:
 			leak_age_set |= c == 'L';
 			r = cli_report_opt(c, optarg, 60, &o.leak_age_s, &o.top, &o.warn_share);
+			if (!r)
+				r = report_opt(c, optarg, &o);
 			if (!r)
 				r = tracing_opt(c, optarg, &o);
 			if (r < 0)
@@ -415,5 +429,7 @@ int cmd_exporter(int argc, char **argv)
 
 int attach_tracing_opt(int c, const char *arg, struct attach_opts *o)
 {
-	return tracing_opt(c, arg, o);
+	int r = report_opt(c, arg, o);
+
+	return r ? r : tracing_opt(c, arg, o);
 }

@@ -216,7 +216,6 @@ int cmd_run(int argc, char **argv)
 	bool trace_command = true;
 	int fail_on = 0, worst = 0, status, c, r, ret;
 	double warmup_s = 0;
-	unsigned long long v;
 	struct child ch = { .gate = -1 };
 	FILE *stream = NULL;
 
@@ -226,26 +225,6 @@ int cmd_run(int argc, char **argv)
 	 * are its own. */
 	while ((c = getopt_long(argc, argv, "+p:i:d:jvh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			o.json = true;
-			break;
-		case 'r':
-			o.report_html = optarg;
-			break;
-		case 'm':
-			o.prom_file = optarg;
-			break;
-		case 'X':
-			o.tracer.no_sk_storage = true;
-			break;
-		case 'Q':
-			o.no_quic = true;
-			break;
-		case 'M':
-			if (cli_parse_u64("--max-sockets", optarg, 1024, 1 << 24, &v))
-				return EXIT_USAGE;
-			o.tracer.max_sockets = v;
-			break;
 		case 'd':
 			fprintf(stderr, "connscope run: -d: the run lasts as long as COMMAND; "
 					"give --cooldown S to trace on after it ends\n");
