@@ -13,7 +13,14 @@ the object that defines it, and prints one test line per rule:
   below it: lib <- books <- {sources, render} <- cmd;
 - sources stay behind cmd: no file of lib, books or render includes a
   header of user/sources/ (or a BPF skeleton), so cmd is the one layer
-  that joins the kernel's readers to the books and the renderers.
+  that joins the kernel's readers to the books and the renderers;
+- no include circle: a file and its header (x.c, x.h) are one unit, and
+  no two units include each other's headers, directly or through others
+  (x.c includes y.h while y.c or y.h includes x.h); the objects can be
+  free of circles while the declarations still go round, which is how
+  the next split of a big file turns into an object circle;
+- internal headers stay inside: an x_internal.h is included only by the
+  files of its own folder.
 
 The Makefile's per-layer include paths stop a wrong-way #include at
 compile time; this catches what an include cannot show: a function
@@ -120,6 +127,53 @@ def include_check(repo):
     return wrong, loose, to_sources, seen
 
 
+def include_graph(repo):
+    """Units (a path without .c/.h: a file and its header are one) and, for
+    each, the units whose headers it includes, with the #include lines that
+    make each edge. Headers are found by name, as the build's -I folders
+    find them; system and include/abi headers are no unit of user/."""
+    headers = {}
+    for d, _, files in os.walk(os.path.join(repo, "user")):
+        for f in files:
+            if f.endswith(".h"):
+                headers.setdefault(f, []).append(os.path.relpath(os.path.join(d, f), repo))
+    edges, why, internal = {}, {}, []
+    for d, _, files in os.walk(os.path.join(repo, "user")):
+        for f in sorted(files):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.relpath(os.path.join(d, f), repo)
+            unit = path[:-2]
+            edges.setdefault(unit, set())
+            with open(os.path.join(repo, path)) as fh:
+                for line in fh:
+                    line = line.strip()
+                    if not line.startswith('#include "'):
+                        continue
+                    h = os.path.basename(line.split('"')[1])
+                    for hp in headers.get(h, []):
+                        if h.endswith("_internal.h") and os.path.dirname(hp) != os.path.relpath(d, repo):
+                            internal.append(f"{path}: {h}")
+                        if hp[:-2] == unit:
+                            continue
+                        edges[unit].add(hp[:-2])
+                        edges.setdefault(hp[:-2], set())
+                        why.setdefault((unit, hp[:-2]), f"{path} includes {h}")
+    return edges, why, internal
+
+
+def include_circles(repo):
+    """The include circles, each as the #include lines that close it."""
+    edges, why, internal = include_graph(repo)
+    out = []
+    for comp in components(edges.keys(), edges):
+        if len(comp) < 2:
+            continue
+        inside = set(comp)
+        out.append(", ".join(why[(u, v)] for u in comp for v in sorted(edges[u]) if v in inside))
+    return out, len(edges), internal
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else ".output"
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,6 +185,11 @@ def main():
           "none of a sources header)")
     print(("not ok - layers/no_loose_files: " + ", ".join(loose)) if loose
           else "ok - layers/no_loose_files")
+    inc_circles, nunits, internal = include_circles(repo)
+    print(("not ok - layers/no_include_circle: " + "; ".join(inc_circles)) if inc_circles
+          else f"ok - layers/no_include_circle ({nunits} units)")
+    print(("not ok - layers/internal_headers_inside: included from another folder: " +
+           "; ".join(internal)) if internal else "ok - layers/internal_headers_inside")
     objs = []
     for d, _, files in os.walk(os.path.join(root, "user")):
         objs += [os.path.join(d, f) for f in files if f.endswith(".o")]
@@ -153,7 +212,7 @@ def main():
             d = definer.get(s)
             if d and d != n:
                 edges[n].add(d)
-    failed = bool(wrong) + bool(loose) + bool(to_sources)
+    failed = bool(wrong) + bool(loose) + bool(to_sources) + bool(inc_circles) + bool(internal)
     circles = [c for c in components(edges.keys(), edges) if len(c) > 1]
     if circles:
         failed += 1
