@@ -321,7 +321,7 @@ size_t doctor_rules(const struct dr_facts *f, struct finding *out, size_t max);
 /* The one-sentence healthy verdict with the key numbers (no findings). */
 int doctor_healthy_text(const struct dr_facts *f, char *buf, size_t len);
 
-/* Books -> facts (render/doctor_facts.c). run is struct run_info (report.h); the
+/* Books -> facts (render/doctor_facts.c). run is struct run_info (run_info.h); the
  * caller frees with doctor_facts_free. */
 struct agg;
 struct run_info;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "tcp_books.h"
+#include "endpoint.h"
 
 void tuple_from_sd(struct cs_tuple *t, const struct sd_sock *s)
 {

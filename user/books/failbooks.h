@@ -5,7 +5,7 @@
 #ifndef CONNSCOPE_FAILBOOKS_H
 #define CONNSCOPE_FAILBOOKS_H
 
-#include "tcp_books.h"
+#include "tcp_books_types.h"
 
 /* The connection c of p reached CLOSE from state old (event e). */
 void failbooks_close(struct proc_books *p, const struct conn *c, uint8_t old,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "reuse.h"
 #include "doctor.h"
+#include "endpoint.h"
 
 int reuse_log2(uint64_t v)
 {

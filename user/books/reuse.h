@@ -5,7 +5,7 @@
 #ifndef CONNSCOPE_REUSE_H
 #define CONNSCOPE_REUSE_H
 
-#include "tcp_books.h"
+#include "tcp_books_types.h"
 
 int reuse_log2(uint64_t v);
 

@@ -13,7 +13,7 @@
 #include "reuse.h"
 
 /* Every traced socket has one: a byte more is 1 MiB more at 1M sockets. */
-_Static_assert(sizeof(struct conn) == 80, "struct conn: 80 bytes (tcp_books.h)");
+_Static_assert(sizeof(struct conn) == 80, "struct conn: 80 bytes (tcp_books_types.h)");
 
 void agg_init(struct agg *a, uint64_t t0_ns)
 {

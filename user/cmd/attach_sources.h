@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
+#include "attach_opts.h"
 #include "doctor_books.h"
 #include "fdsession.h"
 #include "quic_tracer.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "attach.h"
+#include "attach_opts.h"
 #include "exporter.h"
 #include "prom_findings.h"
 #include "exporter_http.h"

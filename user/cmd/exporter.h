@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "exporter_limits.h"
 
 #define EXPORTER_DEFAULT_ADDR "127.0.0.1"
 #define EXPORTER_DEFAULT_PORT 9477
@@ -27,15 +28,6 @@
 #define EXPORTER_TRAILER_SERIES (2 + EXPORTER_PROCESS_SERIES)
 /* process_* of the exporter itself (exporter_self.c). */
 #define EXPORTER_PROCESS_SERIES 6
-
-/* What limits the series of one scrape. */
-struct exporter_limits {
-	uint32_t top_processes;	/* --all: processes with series of their own; 0 with -p */
-	uint32_t max_series;	/* --max-series */
-	bool proc_fds;		/* --all without --no-fd: their fd gauges from /proc */
-	bool retire_gone;	/* --comm/--cgroup: gone processes' series and books
-				 * go after the grace, as with --all */
-};
 
 /* The exporter's own options, for the command's getopt_long table; parsed
  * by exporter_opt(). */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "diff_report.h"
 #include "json.h"
-#include "report_html_internal.h"
+#include "html_text.h"
 #include "report_findings.h"
 
 double diff_ratio(const struct diff_metric *x)

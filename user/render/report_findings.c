@@ -8,9 +8,9 @@
 #include <string.h>
 #include "doctor.h"
 #include "tcp_books.h"
-#include "report.h"
+#include "run_info.h"
 #include "report_findings.h"
-#include "report_html_internal.h"
+#include "html_text.h"
 
 /* Findings of the run; the caller frees. */
 static struct finding *findings_of(const struct agg *a, const struct run_info *run, size_t *n,

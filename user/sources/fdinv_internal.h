@@ -14,8 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fdinv.h"
 #include "hashmap.h"
+
+/* Only pointers here: each part includes fdinv.h itself, so this header
+ * and fdinv.c (which includes it) do not need each other. */
+struct fd_inventory;
+struct fdinv_opts;
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

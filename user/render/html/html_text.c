@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "report_html_internal.h"
+#include "html_text.h"
 #include "utf8.h"
 
 /* ---- escaping ------------------------------------------------------------ */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* What the parts of the HTML report share: the escaping writer, number
- * formatting, the usage meter, the heatmap figure and the parts drawn in
- * files of their own (fds, connection reuse). Internal to
- * report_html*.c; the interface is report_html.h. */
+/* What the parts of the HTML report share: the primitives (html_text.h),
+ * the heatmap figure and the parts drawn in files of their own (fds,
+ * connection reuse). Internal to report_html*.c; the interface is
+ * report_html.h. */
 #ifndef CONNSCOPE_REPORT_HTML_INTERNAL_H
 #define CONNSCOPE_REPORT_HTML_INTERNAL_H
 
@@ -11,31 +11,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "heatmap.h"
+#include "html_text.h"
 
 #define ULL(x) ((unsigned long long)(x))
 
-/* ---- report_html.c ---- */
-
-/* s as HTML text or attribute value: markup characters as entities,
- * control characters as '?'. At most n bytes, so a comm[16] need not be
- * terminated; html_esc takes NULL as "". */
-void html_esc_n(FILE *out, const char *s, size_t n);
-void html_esc(FILE *out, const char *s);
-
-/* Seconds from nanoseconds with at most 3 decimals and no trailing zeros:
- * "0", "0.5", "12.25". The hover script's num() rounds the same way. */
-const char *html_fmt_s(char *buf, size_t len, uint64_t ns);
-
-/* part of whole in percent; 0 for an empty whole. */
-double html_pct(uint64_t part, uint64_t whole);
-
-/* A usage bar, pct_used full, "hot" from warn_pct on (> 100: never). */
-void html_meter(FILE *out, double pct_used, double warn_pct);
-
-/* The text report's warnings (one a line, "WARNING: " first), each as a
- * warning paragraph, worded exactly as the terminal shows them. text may be
- * NULL; it is cut up in place. */
-void html_warnings(FILE *out, char *text);
+/* The primitives (escaping, numbers, the usage meter): html_text.h. */
 
 /* ---- report_html_heatmap.c ---- */
 

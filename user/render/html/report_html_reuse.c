@@ -16,6 +16,7 @@
 
 #include "report_html_internal.h"
 #include "reuse.h"
+#include "endpoint.h"
 
 /* Churning endpoints marked in the table, at most. */
 #define HTML_MAX_FINDINGS 32

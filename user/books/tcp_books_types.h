@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What the TCP books are made of: a process's books, a connection, a
+ * TIME_WAIT entry, an endpoint's figures and the books as a whole (struct
+ * agg). A header of its own, below tcp_books.h, so the parts the
+ * aggregator calls (reuse.c, failbooks.c) read the books without
+ * including the aggregator that includes them. */
+#ifndef CONNSCOPE_TCP_BOOKS_TYPES_H
+#define CONNSCOPE_TCP_BOOKS_TYPES_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "hashmap.h"
+#include "tcpstate.h"
+#include "tcp_state_names.h"
+#include "heatmap.h"
+
+/* Event counters of one process; all from the BPF events. */
+struct proc_counters {
+	uint64_t opened;	/* CLOSE->SYN_SENT: outgoing connections */
+	uint64_t accepted;	/* accept() returned a TCP socket (still a connection) */
+	uint64_t never_accepted;/* handshake completed, ended in the accept queue
+				 * before accept() returned it (CS_F_NOT_ACCEPTED) */
+	uint64_t closed;	/* connections (not listeners) that reached CLOSE */
+	uint64_t connect_failed;/* SYN_SENT->CLOSE */
+	uint64_t resets;	/* reached CLOSE with ECONNRESET/EPIPE: resets received */
+	uint64_t resets_sent;	/* aborted by this side (failbooks.c): resets sent */
+	uint64_t tw_entered;	/* FIN_WAIT2/CLOSING->CLOSE, clean: now TIME_WAIT */
+	uint64_t orphaned;	/* seen orphaned (closed by the app, alive) */
+	uint64_t tw_expired;	/* TIME_WAIT that ran its 60 s (tw timer expired) */
+	uint64_t tw_killed;	/* TIME_WAIT ended early: reuse, RST, ss -K */
+	uint64_t tw_end_unseen;	/* TIME_WAIT gone from the kernel, how it ended not seen */
+	uint64_t tw_not_made;	/* clean close the kernel made no TIME_WAIT for: its
+				 * table was full (tcp_max_tw_buckets) */
+	uint64_t closed_active;	/* this side closed first (ESTABLISHED->FIN_WAIT1) */
+	uint64_t closed_passive;/* the peer closed first (ESTABLISHED->CLOSE_WAIT) */
+};
+
+/* The kernel's view of one process at a reconcile: sockets by state. */
+struct proc_truth {
+	uint32_t state[CS_TCP_MAX_STATES];
+	uint32_t orphan;	/* no inode, charged via the books */
+	uint32_t orphan_state[CS_TCP_MAX_STATES];	/* those orphans by state */
+	bool valid;		/* a reconcile has filled it */
+};
+
+/* Where a TIME_WAIT socket points: the remote endpoint of an outgoing
+ * connection, or the local listening port of an accepted one. */
+#define EP_REMOTE 0
+#define EP_LISTEN 1
+struct endpoint_key {
+	uint8_t family;
+	uint8_t side;		/* EP_REMOTE / EP_LISTEN */
+	uint16_t port;
+	uint8_t addr[16];
+};
+
+#define REUSE_HIST_BUCKETS 32	/* log2 buckets: lifetime ms, requests, handshake us */
+
+struct endpoint_stats {
+	uint64_t tw_entered;
+	uint32_t tw_live;	/* at the last reconcile */
+	uint32_t tw_live_peak;
+	/* Reuse (reuse.c): connections to or from this endpoint. */
+	uint64_t opened, accepted, closed;
+	uint64_t held;		/* connections it held when we attached (seeded): they
+				 * carry requests like the ones opened after */
+	uint64_t requests;	/* exchanges: (turns + 1) / 2 per connection */
+	uint64_t bytes_sent, bytes_recv;	/* application data of its connections */
+	uint32_t live, live_peak;
+	uint64_t live_area;	/* integral of live over time (connection-ns) ... */
+	uint64_t live_since;	/* ... up to this moment (ktime ns) */
+	/* Changes of live not yet applied, each at its own time: records come
+	 * a socket's birth and its end, not in time order (a close is told at
+	 * CLOSE, after births that came later), so each tick applies them
+	 * sorted (reuse_sweep). */
+	uint64_t *pend;		/* each: its time * 2, + 1 for an open (live_change) */
+	uint32_t npend, pend_cap;
+	uint64_t horizon;	/* the earliest start of its connections still open:
+				 * changes before it are final (reuse_sweep) */
+	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
+	uint64_t rpc_hist[REUSE_HIST_BUCKETS];	/* requests per connection */
+	/* How its connections failed (failbooks.c), from the CLOSE event. */
+	uint64_t connect_refused, connect_timeout, connect_other;
+	uint64_t resets_recv, resets_sent;
+};
+
+#define ORPHAN_HIST_BUCKETS 32	/* log2 of milliseconds */
+
+struct interval_row {
+	uint64_t t_ns;		/* end of the interval, ns since the run began */
+	struct proc_counters delta;
+	struct proc_truth truth;
+};
+
+struct proc_books {
+	pid_t pid;
+	char comm[16];
+	uint64_t start_ns;	/* boottime ns; 0 unknown */
+	bool target;		/* asked for by the user (not only seen) */
+	bool exited;
+	pid_t ptgid;		/* its parent (fork, join or /proc); 0 unknown:
+				 * reports group one server's children */
+	uint64_t joined_ns;	/* ktime it became a target during the run (--comm,
+				 * --cgroup: started, renamed, moved in); 0: at start */
+	bool joined_said;	/* attach told the user (stderr) */
+	uint8_t software;	/* enum sw_kind (software.h), from /proc while alive */
+	bool software_probed;
+	/* Its container (its name, else the short id) and Kubernetes pod UID,
+	 * from its cgroup while alive; "" for neither. */
+	char container[128];
+	char pod_uid[40];
+	bool container_probed;
+	struct proc_counters total;
+	struct proc_counters at_last_tick;
+	/* Live sockets by state from the events (+ the start-up seed). */
+	int64_t live[CS_TCP_MAX_STATES];
+	struct proc_truth truth;	/* last reconcile */
+	uint32_t seeded;		/* sockets it held when we attached */
+	struct interval_row *rows;
+	size_t nrows, rows_cap;
+	struct hmap endpoints;		/* struct endpoint_key -> struct endpoint_stats */
+	/* How long sockets stayed orphaned, log2(ms) buckets (bucket 0: < 2 ms). */
+	uint64_t orphan_ms_hist[ORPHAN_HIST_BUCKETS];
+	uint64_t orphan_ended;
+	/* Reuse (reuse.c) */
+	uint64_t requests;		/* exchanges on this process's connections */
+	uint64_t bytes_sent, bytes_recv;
+	uint64_t handshake_us_hist[REUSE_HIST_BUCKETS];
+	uint64_t lifetime_ms_hist[REUSE_HIST_BUCKETS];
+	uint64_t rpc_hist[REUSE_HIST_BUCKETS];
+	/* Exact sums behind the histograms (Prometheus _sum). */
+	uint64_t handshake_ns_sum, lifetime_ns_sum, rpc_sum;
+	uint64_t ticks;			/* intervals closed */
+	uint64_t t0_ns;			/* the run's start (ktime), for time-weighted means */
+	struct heatmap hm_lifetime;	/* closed connections by lifetime (log2 ms) */
+	struct heatmap hm_rpc;		/* closed connections by requests (log2) */
+	bool hm_reuse_ready;
+	uint16_t listen_ports[16];	/* where it listens: accepted sockets' endpoint */
+	uint8_t nlisten;
+	struct heatmap hm_tw;		/* live TIME_WAIT by endpoint, per interval */
+	struct heatmap hm_orphan;	/* live orphans by state, per interval */
+	bool hm_ready;
+};
+
+/* The unattributed sockets: no inode and not in the books (sockets that
+ * predate the agent or whose owner was never seen). */
+struct unattributed {
+	uint32_t state[CS_TCP_MAX_STATES];
+	uint32_t orphan;
+};
+
+#define AGG_MAX_DUMPED_NS 64
+
+struct agg {
+	struct hmap procs;	/* struct proc_key -> struct proc_books: every process
+				 * seen, a reused pid's earlier ones included */
+	struct hmap cur;	/* pid_t -> uint64_t proc_key.seq of its latest process */
+	uint64_t proc_seq;	/* proc_key.seq of the last books made */
+	struct hmap conns;	/* u64 sk -> struct conn */
+	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
+	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
+	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
+	struct hmap listen_addrs;	/* struct listen_addr_key -> u8: the listeners seen
+					 * (events, seeds), for their children's endpoints */
+	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
+					 * birth record not yet come (birth_came_late) */
+	uint64_t births_late;	/* birth records that came after their socket's end */
+	struct hmap accepting;	/* u64 sk -> u64 ts: a listener's child that closed
+				 * while accept() held it, its accept record not yet
+				 * come (per-transition mode; apply_accept) */
+	uint64_t birth_pass_failed;	/* birth passes that missed a namespace */
+	struct unattributed unattributed;
+	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
+	uint64_t now_ns;	/* the latest event time seen */
+	uint64_t ev_ns;		/* the time of the transition being applied (0: now_ns) */
+	uint64_t bucket_ns;	/* heatmap column width: the interval (default 1 s) */
+	uint64_t events;	/* events applied */
+	uint64_t unknown_events;/* events for sockets with no owner */
+	uint64_t tw_reused;	/* TIME_WAIT tuples taken over by a new connection */
+	uint64_t mismatch_last;	/* sockets where books and kernel differ, last reconcile */
+	uint64_t mismatch_max;	/* the largest such gap of the run */
+	uint64_t reconciles;
+	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
+	uint64_t births_known_ns;	/* set by the caller: when the last birth pass began
+					 * (ktime; 0: births come as they happen). A
+					 * connection established before it that is still
+					 * open has been told; one after, maybe not yet, so
+					 * live changes from then on wait (reuse_sweep). */
+	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
+				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
+	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
+	uint64_t live_dropped;	/* live changes not queued (out of memory) */
+	uint64_t conns_replaced;	/* a socket's record found another socket's books at
+					 * its address (that one's end record was lost) */
+	/* The namespaces the reconcile's dump read (agg_set_dumped; none
+	 * set: all). A TIME_WAIT of another namespace (a container whose
+	 * traced processes are gone, or not reachable) is no absence there:
+	 * it is left to its timer's events. */
+	uint32_t dumped_ns[AGG_MAX_DUMPED_NS];
+	size_t ndumped;
+	bool dumped_known;	/* agg_set_dumped said which (none: all) */
+	bool tw_census;		/* TIME_WAIT ends told by the dumps alone (no tw
+				 * hook): gone at an age of TCP_TIMEWAIT_LEN or more
+				 * is expired, younger ended early */
+	bool final_reconcile;	/* set before the run's last reconcile: a TIME_WAIT
+				 * whose making is still in doubt is judged on one
+				 * dump */
+	uint64_t tw_absent_once;	/* TIME_WAIT the last dump lacked for the first
+					 * time: the next dump says if they are gone */
+	bool final_tick;	/* set before the last agg_tick: every queued live
+				 * change is applied, open connections stay live */
+	/* A daemon (the exporter) writes no report: no heatmaps, and only the
+	 * last AGG_DAEMON_ROWS interval rows, so memory stays flat for as
+	 * long as it runs. */
+	bool daemon;
+	/* Parents told at fork (CS_EV_FORK) of children not in the books yet:
+	 * pid -> struct parent_note, taken when the child's books are made
+	 * (parents.c). */
+	struct hmap parents;
+	uint64_t parents_dropped;	/* notes not kept: AGG_MAX_PARENT_NOTES held */
+	size_t parents_iter;		/* where agg_parents_prune() goes on */
+	/* agg_proc_gen's last answers, a slot per pid % 16: nearly
+	 * every record names one of a few processes, and a hit saves the two
+	 * lookups (cur, then procs). Valid while procs_gen is unchanged: books
+	 * move when a->procs changes (proc_new, agg_drop_proc). */
+	struct proc_cache_slot {
+		pid_t pid;
+		uint64_t start_ns;
+		uint64_t gen;
+		struct proc_books *p;
+	} proc_cache[16];
+	uint64_t procs_gen;	/* changes of a->procs */
+	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
+	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
+				 * every process stay counters (cost_connections) */
+};
+
+#define AGG_DAEMON_ROWS 4
+
+/* A live connection in the books: 80 bytes (88 with its key), one for
+ * every traced socket, so a field here costs 8 MiB at 1M sockets; the
+ * flags are bits, and the handshake's start is since_ns (syn_seen). */
+struct conn {
+	struct cs_tuple tuple;
+	pid_t pid;
+	uint8_t state;
+	uint8_t orphan : 1;	/* counted as orphaned already */
+	uint8_t seeded : 1;
+	uint8_t passive : 1;	/* accepted: its local port is a listening port */
+	uint8_t reuse_open : 1;	/* counted live at its endpoint (reuse.c) */
+	uint8_t accepted : 1;	/* counted in its owner's accepted (CS_F_ACCEPTED) */
+	uint8_t io_added : 1;	/* its live traffic was added at the end (agg_add_live_io) */
+	uint8_t listen_any : 1;	/* passive: its listener is bound to the wildcard
+				 * address (else to the address it was reached at) */
+	uint8_t syn_seen : 1;	/* CLOSE->SYN_SENT seen: since_ns is the handshake's start */
+	uint64_t since_ns;
+	uint64_t orphan_ns;	/* when it was first seen orphaned */
+	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
+};
+
+struct tw_entry {
+	pid_t pid;
+	uint8_t cancelled;	/* timer cancelled: expiry or early end follows */
+	uint8_t missed;		/* reconciles in a row whose dump lacked it */
+	uint8_t maybe;		/* census mode, table full at its close (CS_F_TW_MAYBE):
+				 * made or not is for the dumps to say; not yet
+				 * counted entered */
+	uint8_t pad;
+	uint64_t entered_ns;
+	uint64_t gone_ns;	/* the first dump that lacked it began then (0: none) */
+	uint64_t deadline_ns;	/* census mode: when its timer runs out (entered + 60 s,
+				 * then the last dump's idiag_expires: a re-armed
+				 * timer, an orphaned FIN_WAIT2's tcp_fin_timeout) */
+	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
+	struct endpoint_key ep;
+};
+
+#endif
