@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The kernel side's cost, two connscope binaries against each other and
+# against nothing attached, in rotated rounds (issue #23 items 2-5):
+#
+#  traced:   a loopback churn, both ends traced, --cost-every 1: conns/s and
+#            the BPF run time a connection (the kernel's own run-time
+#            statistics of connscope's programs over the run, each run
+#            carrying the statistics' ~33 ns of clock reads), split into the
+#            state program, its nested twin, send/receive and the rest; the
+#            nested program's catches (agent.state_changes_nested).
+#  untraced: the same churn by a process nobody traces while the binary
+#            traces a sleep: conns/s, and the BPF run time its connections
+#            cost (all of connscope's programs over the run / connections).
+#
+#	tests/bench/bpf_ab.sh BEFORE AFTER	two connscope binaries
+#	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
+#	MODES="traced untraced" (default both)
+#	KEEP=DIR: the agent's JSON of every attached run kept there
+#
+# One line a run, then min/median/max of each figure; throughput as the
+# ratio to the unattached run of the same round. Run time is CPU the
+# programs took, much less sensitive than throughput to whoever else runs
+# on the machine. A measurement: nothing is asserted.
+set -u
+export LC_ALL=C
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=$REPO_ROOT/.output/bench
+ROUNDS=${ROUNDS:-5} N=${N:-20000} C=${C:-32} MODES=${MODES:-traced untraced}
+if (($# != 2)) || [[ ! -x $1 || ! -x $2 ]]; then
+	echo "usage: bpf_ab.sh BEFORE AFTER (two connscope binaries)" >&2
+	exit 2
+fi
+((EUID == 0)) || { echo "bpf_ab: needs root (BPF, network namespaces)" >&2; exit 1; }
+[[ -x $B/loadgen ]] || { echo "bpf_ab: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-bpfab.XXXXXX") || exit 1
+BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes HAVE_PERF=false
+# shellcheck source=tests/bench/lib.sh
+source "$REPO_ROOT/tests/bench/lib.sh"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+# The agent's JSON -> "bpf_ns state nested io other catches runs" over
+# conns (runs: program runs a connection, each carrying the statistics'
+# own ~33 ns).
+cost_of() {
+	jq -r --argjson n "$2" '.agent as $a | $a.cost as $c |
+		[$c.programs[]? | {g: (if (.name | test("nested")) then 1
+			elif (.name | test("set_stat")) then 0
+			elif (.name | test("send|recv")) then 2 else 3 end), t: .run_time_ns}] as $p |
+		[($c.bpf_run_time_ns // 0)] + [range(4) as $i | $p | map(select(.g == $i) | .t) | add // 0]
+		| map(. / $n | floor) + [$a.state_changes_nested // 0,
+			(([$c.programs[]?.runs] | add // 0) / $n * 10 | floor / 10)]
+		| map(tostring) | join(" ")' "$1"
+}
+
+# one MODE NAME BIN|-: one churn; prints "NAME conns_per_s" and cost_of's.
+one() {
+	local mode=$1 name=$2 cs=$3 tool= target= conns thr
+
+	ns_new || return 1
+	rm -f "$WORK/att.json" "$WORK/att.err"
+	lg_start "$NS" "$WORK/lg.out" run -n "$N" -c "$C" -r 1 || { ns_del "$NS"; return 1; }
+	if [[ $cs != - ]]; then
+		if [[ $mode == traced ]]; then
+			ip netns exec "$NS" "$cs" attach -p "$LG_PIDS" -d 600 -i 1 -j --cost-every 1 \
+				>"$WORK/att.json" 2>"$WORK/att.err" &
+		else
+			sleep 3600 </dev/null &
+			target=$!
+			BG+=("$target")
+			"$cs" attach -p "$target" -d 600 -i 1 -j --cost-every 1 \
+				>"$WORK/att.json" 2>"$WORK/att.err" &
+		fi
+		tool=$!
+		BG+=("$tool")
+		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
+	fi
+	lg_go
+	lg_end || say "loadgen: $(tail -n 2 "$WORK/loadgen.err" 2>/dev/null)"
+	if [[ -n $tool ]]; then
+		if [[ $mode == traced ]]; then
+			# It ends by itself once every target has exited.
+			wait_for "! kill -0 $tool 2>/dev/null" 30 || kill -INT "$tool" 2>/dev/null
+			wait "$tool"
+			bg_forget "$tool"
+		else
+			stop_proc "$tool"
+			stop_proc "$target"
+		fi
+	fi
+	ns_del "$NS"
+	conns=$(kv "$WORK/lg.out" conns) thr=$(kv "$WORK/lg.out" conns_per_s)
+	[[ -n ${KEEP:-} && -n $tool ]] && cp "$WORK/att.json" "$KEEP/$mode.$name.$(date +%s%N).json"
+	if [[ -n $tool ]]; then
+		echo "$name ${thr:-0} $(cost_of "$WORK/att.json" "${conns:-1}")"
+	else
+		echo "$name ${thr:-0} - - - - - - -"
+	fi
+}
+
+stats() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "-"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f / %.3f / %.3f", v[1], m, v[NR] }'
+}
+
+for mode in $MODES; do
+	: >"$WORK/$mode.res"
+	names=(none before after)
+	for ((r = 0; r < ROUNDS; r++)); do
+		for ((k = 0; k < 3; k++)); do
+			name=${names[(k + r) % 3]}
+			case $name in none) bin=- ;; before) bin=$1 ;; after) bin=$2 ;; esac
+			line=$(one "$mode" "$name" "$bin")
+			echo "$mode round $((r + 1)): $line"
+			echo "$r $line" >>"$WORK/$mode.res"
+		done
+	done
+	echo "$mode: min / median / max of $ROUNDS rounds"
+	for name in before after; do
+		# Throughput as the ratio to the same round's unattached run.
+		ratio=$(awk -v w="$name" '$2 == "none" { n[$1] = $3 } $2 == w { t[$1] = $3 }
+			END { for (r in t) if (n[r] > 0) print t[r] / n[r] }' "$WORK/$mode.res" | stats)
+		echo "  $name conns/s / none: $ratio"
+		col=4
+		for fig in "BPF ns/conn" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/conn"; do
+			echo "  $name $fig: $(awk -v w="$name" -v c="$col" '$2 == w { print $c }' "$WORK/$mode.res" | stats)"
+			col=$((col + 1))
+		done
+	done
+	echo "  none conns/s: $(awk '$2 == "none" { print $3 }' "$WORK/$mode.res" | stats)"
+done
