@@ -432,10 +432,10 @@ static __always_inline void owner_put(__u64 key, const struct cs_owner *o)
 /* A record about sk with what every one has, the rest zeroed; NULL when
  * the ring is full (counted). ev_submit() sends it. trusted: as in
  * sock_read.bpf.h. */
-static __always_inline struct cs_event *ev_reserve(const struct sock *sk,
-						   const struct cs_owner *o, __u8 type,
-						   int oldstate, int newstate, __u8 flags, __u64 tw,
-						   bool trusted)
+static __always_inline struct cs_event *ev_reserve_at(const struct sock *sk,
+						      const struct cs_owner *o, __u8 type,
+						      int oldstate, int newstate, __u8 flags,
+						      __u64 tw, bool trusted, __u64 now)
 {
 	struct cs_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -444,7 +444,7 @@ static __always_inline struct cs_event *ev_reserve(const struct sock *sk,
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now;
 	e->sk = (__u64)sk;
 	e->tw = tw;
 	if (o)
@@ -459,6 +459,17 @@ static __always_inline struct cs_event *ev_reserve(const struct sock *sk,
 	e->sk_err = SK_FIELD(trusted, sk, sk_err);
 	e->sk_shutdown = SK_FIELD(trusted, sk, sk_shutdown);
 	return e;
+}
+
+/* The same, stamped now: the state program's run has read the clock
+ * already (one read a run). */
+static __always_inline struct cs_event *ev_reserve(const struct sock *sk,
+						   const struct cs_owner *o, __u8 type,
+						   int oldstate, int newstate, __u8 flags, __u64 tw,
+						   bool trusted)
+{
+	return ev_reserve_at(sk, o, type, oldstate, newstate, flags, tw, trusted,
+			     bpf_ktime_get_ns());
 }
 
 static __always_inline void ev_submit(struct cs_event *e)

@@ -42,12 +42,19 @@ struct {
 	__type(value, struct cs_sk);
 } sk_state SEC(".maps");
 
+/* The clock, read once a run: the first use reads it into the run's now,
+ * the others get the same time (0: not read yet). A transition that
+ * stamps nothing reads it not at all; before, every run read it once, and
+ * the CLOSE and LISTEN records once more (ev_reserve), as did every send
+ * and receive. */
+#define SK_NOW(now) ((now) ? (now) : ((now) = bpf_ktime_get_ns()))
+
 static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st,
 				   const struct cs_owner *o, __u8 type, int oldstate,
-				   int newstate, __u8 flags, __u64 tw)
+				   int newstate, __u8 flags, __u64 tw, __u64 now)
 {
-	struct cs_event *e = ev_reserve(sk, o, type, oldstate, newstate, flags | CS_F_SUMMARY,
-					tw, true);
+	struct cs_event *e = ev_reserve_at(sk, o, type, oldstate, newstate,
+					   flags | CS_F_SUMMARY, tw, true, SK_NOW(now));
 
 	if (!e)
 		return -1;	/* counted lost */
@@ -70,7 +77,7 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
  * or end record carries the owner set here. The owner is written inside
  * CS_TOLD_SETTLING, so a birth pass running beside it on another CPU
  * never sends a half-written owner (birth_pass). */
-static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st)
+static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st, __u64 now)
 {
 	struct cs_owner none = {};
 	__u32 told;
@@ -86,11 +93,11 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 		told = __sync_fetch_and_and(&st->told, ~CS_TOLD_SETTLING);
 		st->sum &= ~CS_SUM_PROVISIONAL;
 		if (told & CS_TOLD_BIRTH)
-			emit_sk(sk, st, &st->owner, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
+			emit_sk(sk, st, &st->owner, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
 		return true;
 	}
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_GONE) & CS_TOLD_BIRTH)
-		emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0);
+		emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return false;
 }
@@ -150,18 +157,19 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
  * and its end was counted as a connection the server opened, towards an
  * endpoint named after the client's port (a server attached mid-load: 2
  * of 6 runs). */
-static __always_inline void sk_child_adopt(const struct sock *sk, struct cs_sk *st, int state,
-					   __u64 now)
+static __always_inline __u64 sk_child_adopt(const struct sock *sk, struct cs_sk *st, int state,
+					    __u64 now)
 {
 	if (st->sk == (__u64)sk)
-		return;
+		return now;
 	st->owner.flags = CS_OWNER_LISTENER;
 	st->sk = (__u64)sk;
 	st->syn_ns = st->fin_ns = st->orphan_ns = 0;
-	st->est_ns = state == TCP_SYN_RECV ? 0 : now;
+	st->est_ns = state == TCP_SYN_RECV ? 0 : SK_NOW(now);
 	__builtin_memset(&st->io, 0, sizeof(st->io));
 	st->sum = CS_SUM_PASSIVE | CS_SUM_PROVISIONAL | (state == TCP_SYN_RECV ? 0 : CS_SUM_EST);
 	st->told = 0;
+	return now;
 }
 
 static __always_inline void sk_state_reset(struct cs_sk *st, const struct sock *sk, __u8 sum,
@@ -180,8 +188,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 					   bool quic)
 {
 	__u8 flags = quic ? CS_F_QUIC : 0;
+	__u64 now = 0, tw = 0;
 	struct cs_sk *st;
-	__u64 now, tw = 0;
 
 	stat_inc(CS_STAT_STATE_CALLS);
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
@@ -199,32 +207,31 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		}
 		flags |= CS_F_NEW_OWNER;
 	}
-	now = bpf_ktime_get_ns();
 	if (oldstate != TCP_LISTEN && newstate != TCP_LISTEN && oldstate != TCP_CLOSE)
-		sk_child_adopt(sk, st, oldstate, now);
+		now = sk_child_adopt(sk, st, oldstate, now);
 	if (oldstate == TCP_CLOSE && (newstate == TCP_SYN_SENT || newstate == TCP_LISTEN)) {
 		/* Born again (a connect() after a failed one reuses the socket):
 		 * in this task, whose process holds it now. */
 		if (!(flags & CS_F_NEW_OWNER) && current_is_target())
 			owner_from_current(&st->owner, newstate == TCP_LISTEN ?
 					   CS_OWNER_LISTEN : CS_OWNER_CONNECT);
-		sk_state_reset(st, sk, 0, now);
+		sk_state_reset(st, sk, 0, SK_NOW(now));
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
 		/* The listener's storage, cloned: the child's own from here. */
 		st->owner.flags = CS_OWNER_LISTENER;
-		sk_state_reset(st, sk, CS_SUM_PASSIVE | CS_SUM_PROVISIONAL, now);
+		sk_state_reset(st, sk, CS_SUM_PASSIVE | CS_SUM_PROVISIONAL, SK_NOW(now));
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED) {
-		st->est_ns = now;
+		st->est_ns = SK_NOW(now);
 		st->sum |= CS_SUM_EST;
 	}
 	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_CLOSE_WAIT) && !st->fin_ns) {
-		st->fin_ns = now;
+		st->fin_ns = SK_NOW(now);
 		st->sum |= newstate == TCP_FIN_WAIT1 ? CS_SUM_ACTIVE_CLOSE : CS_SUM_PASSIVE_CLOSE;
 	}
 	if (!(st->sum & CS_SUM_ORPHAN) && sk_is_orphan(sk, true)) {
-		st->orphan_ns = now;
+		st->orphan_ns = SK_NOW(now);
 		st->sum |= CS_SUM_ORPHAN;
 	}
 	/* The application's close() runs in its task: the owner, if it was
@@ -232,11 +239,11 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	if ((st->sum & CS_SUM_PROVISIONAL) &&
 	    ((oldstate == TCP_ESTABLISHED && newstate == TCP_FIN_WAIT1) ||
 	     (oldstate == TCP_CLOSE_WAIT && newstate == TCP_LAST_ACK)) &&
-	    !owner_settle(sk, st))
+	    !owner_settle(sk, st, now))
 		return 0;
 
 	if (newstate == TCP_LISTEN)
-		return emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0);
+		return emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, 0, now);
 	if (newstate != TCP_CLOSE)
 		return 0;	/* ESTABLISHED too: see birth_pass */
 	if (oldstate == TCP_LISTEN) {
@@ -266,7 +273,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		flags |= CS_F_NOT_ACCEPTED;
 	else if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
-	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw);
+	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw, now);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return 0;
 }
@@ -285,17 +292,24 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 		 * state change: adopt its seed here. */
 		int state;
 
-		if (!seed_port(sk_local_port(sk)) || !sk_is_tcp(sk, true))
+		/* Its protocol first: a plain load, where the port is a
+		 * probe read (UDP and unix sockets pass here too). */
+		if (!sk_is_tcp(sk, true) || !seed_port(sk_local_port(sk)))
 			return 0;
 		state = sk->__sk_common.skc_state;
 		st = sk_state_new(sk, state, state);
 		if (!st)
 			return 0;
-		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0);
+		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
 	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
-		sk_child_adopt(sk, st, sk->__sk_common.skc_state, bpf_ktime_get_ns());
+		/* No clock unless adopted: a send or receive reads it not at
+		 * all (it read it every run before). An adopted child has
+		 * told nothing, so the settle below sends nothing: one read
+		 * at most. (No run's now carried here: one more live value
+		 * took the program past the 512-byte stack.) */
+		sk_child_adopt(sk, st, sk->__sk_common.skc_state, 0);
 	}
-	if ((st->sum & CS_SUM_PROVISIONAL) && !owner_settle(sk, st))
+	if ((st->sum & CS_SUM_PROVISIONAL) && !owner_settle(sk, st, 0))
 		return 0;
 	io = &st->io;
 	if (dir == CS_DIR_SEND)
