@@ -6,8 +6,10 @@
 # fields; then its validators); the DaemonSet's pod template runs for real
 # with `podman kube play` (a Pod made from it) on the image make image
 # builds, with exactly the capabilities and memory limit it asks for; its
-# exporter, scraped from the host, counts a churn between two fixtures in
-# another container's network namespace exactly; and the Prometheus
+# exporter, scraped from the host, counts a server and a client in another
+# container's network namespace, both there before the agent, exactly
+# against the fixtures' own counts and that namespace's ss (opened,
+# accepted, TIME_WAIT, established, listen); and the Prometheus
 # config's relabelling, run by a real Prometheus on that exporter, keeps the
 # annotated pod, scrapes the annotated port and adds `node`.
 set -u
@@ -16,7 +18,7 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-N=20
+N=20 H=5 H2=3
 DEPLOY=$REPO_ROOT/deploy/kubernetes
 for b in podman runc catatonit node npm python3 promtool prometheus curl; do
 	command -v "$b" >/dev/null || { fail "tools/$b" "$b missing (make test-deps installs it)"; exit 1; }
@@ -47,7 +49,7 @@ out=$(schema "$TMP/type.yaml" 2>&1)
 [[ $out == *"DaemonSet connscope"*"not assignable to type 'boolean"* ]] && ok schema/wrong_type_found ||
 	fail schema/wrong_type_found "got: ${out:0:300}"
 
-# ---- the pod template, for real ----
+# ---- the image ----
 source "$TESTS_DIR/podman.sh"
 pm_setup "$TMP/podman"
 make --no-print-directory -C "$REPO_ROOT" image >"$TMP/make.out" 2>&1 ||
@@ -56,6 +58,27 @@ version=$("$CONNSCOPE" --version | awk '{print $2}')
 IMG=localhost/connscope:$version
 pm load -q -i "$REPO_ROOT/.output/connscope-image.oci.tar" >/dev/null || { fail image/load "podman load"; exit 1; }
 
+# ---- a target in other containers, there before the agent ----
+# A server and a client in one network namespace of their own (as a pod's
+# containers share one), started and holding H connections before the
+# agent's pod: the listener is known to the agent only from a dump made in
+# that namespace (setns, hence CAP_SYS_ADMIN in the template). The image
+# has the loader and libc the fixture needs.
+fix_start srv podman "${PM_ARGS[@]}" run -i --rm --name "cs-srv-$$" --network none \
+	-v "$FIXTURES/tcpfix:/tcpfix:ro" --entrypoint /tcpfix "$IMG" server -p 8080
+fix_expect srv "listening*" 30 || fail target/server "did not start"
+fix_start cli podman "${PM_ARGS[@]}" run -i --rm --name "cs-cli-$$" --network "container:cs-srv-$$" \
+	-v "$FIXTURES/tcpfix:/tcpfix:ro" --entrypoint /tcpfix "$IMG" client -p 8080
+fix_expect cli "ready*" 30 || fail target/client "did not start"
+S=$(pm inspect --format '{{.State.Pid}}' "cs-srv-$$")
+C=$(pm inspect --format '{{.State.Pid}}' "cs-cli-$$")
+[[ $(readlink "/proc/$C/ns/net") != "$(readlink /proc/self/ns/net)" ]] && ok target/own_netns ||
+	fail target/own_netns "the client is in the host's network namespace"
+assert_eq "$(fx_cmd cli "open $H")" "opened $H" target/held_before_the_agent
+accepted0=$(fx_cmd srv stats | awk '{print $3}')
+assert_eq "$accepted0" "$H" target/server_accepted_before
+
+# ---- the pod template, for real ----
 # A Pod of the DaemonSet's template (what the DaemonSet controller makes on
 # each node), changed only where podman kube play differs from a kubelet
 # or this machine requires:
@@ -85,7 +108,8 @@ for c in pod["spec"]["containers"]:
     sp = c.get("securityContext", {}).pop("seccompProfile", None)
     if sp:
         meta["annotations"]["seccomp.security.alpha.kubernetes.io/pod"] = (
-            "unconfined" if sp["type"] == "Unconfined" else "localhost/" + sp.get("localhostProfile", ""))
+            {"Unconfined": "unconfined", "RuntimeDefault": "runtime/default"}.get(sp["type"])
+            or "localhost/" + sp.get("localhostProfile", ""))
 yaml.safe_dump(pod, open(dst, "w"), sort_keys=False)
 PY
 out=$(schema "$TMP/pod.yaml" 2>&1)
@@ -122,6 +146,9 @@ PY
 assert_eq "$(awk '/^CapEff:/ {print $2}' "/proc/$APID/status")" "$want" pod/capabilities_exactly_the_templates
 assert_eq "$(readlink "/proc/$APID/ns/pid")" "$(readlink /proc/self/ns/pid)" pod/host_pid
 assert_eq "$(readlink "/proc/$APID/ns/net")" "$(readlink /proc/self/ns/net)" pod/host_network
+# The runtime's default seccomp filter is in force (RuntimeDefault: with
+# SYS_ADMIN it lets bpf(), perf_event_open() and setns() through).
+assert_eq "$(awk '/^Seccomp:/ {print $2}' "/proc/$APID/status")" 2 pod/seccomp_filter_on
 # The memory limit in force is the template's (256Mi), on the memory
 # cgroup the agent and its BPF maps are charged to.
 mcg=$(awk -F: '$2 == "memory" {print $3}' "/proc/$APID/cgroup")
@@ -133,27 +160,44 @@ assert_eq "$(grep -c '^connscope_figure_available{.*} 0$' "$TMP/first.prom")" 0 
 	"pod/every_figure_available $(grep '^connscope_figure_available{.*} 0$' "$TMP/first.prom" | tr '\n' ' ')"
 echo "89_daemonset: agent VmRSS $(awk '/^VmRSS:/ {print $2}' "/proc/$APID/status") kB, its memory cgroup $(($(cat "/sys/fs/cgroup/memory$mcg/memory.usage_in_bytes") / 1024)) KiB (BPF maps included) of $((lim / 1024))" >&2
 
-# ---- a target in other containers: server and client in one network namespace ----
-# The image has the loader and libc the fixture needs.
-fix_start srv podman "${PM_ARGS[@]}" run -i --rm --name "cs-srv-$$" --network none \
-	-v "$FIXTURES/tcpfix:/tcpfix:ro" --entrypoint /tcpfix "$IMG" server -p 8080
-fix_expect srv "listening*" 30 || fail target/server "did not start"
-fix_start cli podman "${PM_ARGS[@]}" run -i --rm --name "cs-cli-$$" --network "container:cs-srv-$$" \
-	-v "$FIXTURES/tcpfix:/tcpfix:ro" --entrypoint /tcpfix "$IMG" client -p 8080
-fix_expect cli "ready*" 30 || fail target/client "did not start"
-S=$(pm inspect --format '{{.State.Pid}}' "cs-srv-$$")
-C=$(pm inspect --format '{{.State.Pid}}' "cs-cli-$$")
-[[ $(readlink "/proc/$C/ns/net") != "$(readlink /proc/self/ns/net)" ]] && ok target/own_netns ||
-	fail target/own_netns "the client is in the host's network namespace"
-assert_eq "$(fx_cmd cli "churn $N")" "churned $N" target/churned
-mval() {
-	scrape | awk -v m="$1" -v p="{pid=\"$2\"," 'index($0, m p) == 1 {print $NF}' | head -1
+# val NAME PID [STATE]: the process's sample (empty: no series).
+val() {
+	scrape | awk -v m="$1{pid=\"$2\"," -v st="state=\"${3:-}\"" \
+		'index($0, m) == 1 && (st == "state=\"\"" || index($0, st)) {print $NF}' | head -1
 }
-wait_for "[ \"\$(mval connscope_process_time_wait_entered_total $C)\" = $N ]" 20
-assert_eq "$(mval connscope_process_connections_opened_total "$C")" "$N" exact/client_opened
-assert_eq "$(mval connscope_process_time_wait_entered_total "$C")" "$N" exact/client_time_wait
-wait_for "[ \"\$(mval connscope_process_connections_accepted_total $S)\" = $N ]" 10
-assert_eq "$(mval connscope_process_connections_accepted_total "$S")" "$N" exact/server_accepted
+# The listener is known only from the dump made inside its namespace.
+wait_for "[ \"\$(val connscope_process_tcp_sockets $S listen)\" = 1 ]" 20
+assert_eq "$(val connscope_process_tcp_sockets "$S" listen)" 1 exact/server_listener_read_in_its_namespace
+assert_eq "$(fx_cmd cli "churn $N")" "churned $N" target/churned
+assert_eq "$(fx_cmd cli "open $H2")" "opened $H2" target/held_after
+# The fixtures' own counts: the client opened N + H2 since the agent
+# started, the server accepted what its stats say less what it had before.
+st=$(fx_cmd srv stats)
+assert_eq "$st" "stats accepted $((H + N + H2)) closed $N open $((H + H2))" target/server_stats
+accepted=$(($(awk '{print $3}' <<<"$st") - accepted0))
+wait_for "[ \"\$(val connscope_process_time_wait_entered_total $C)\" = $N ]" 20
+assert_eq "$(val connscope_process_connections_opened_total "$C")" "$((N + H2))" exact/client_opened
+assert_eq "$(val connscope_process_time_wait_entered_total "$C")" "$N" exact/client_time_wait
+wait_for "[ \"\$(val connscope_process_connections_accepted_total $S)\" = $accepted ]" 10
+assert_eq "$(val connscope_process_connections_accepted_total "$S")" "$accepted" exact/server_accepted_eq_its_stats
+# Live gauges against the namespace's own ss (made at each interval's
+# reconcile: waited for, then read).
+nss() { nsenter -t "$S" -n ss -Htan "$@" | wc -l; }
+est_srv=$(nss state established "( sport = :8080 )")
+est_cli=$(nss state established "( dport = :8080 )")
+assert_eq "$est_srv $est_cli" "$((H + H2)) $((H + H2))" target/kernel_counts
+wait_for "[ \"\$(val connscope_process_tcp_sockets $S established)\" = $est_srv ]" 10
+assert_eq "$(val connscope_process_tcp_sockets "$S" established)" "$est_srv" exact/server_established_eq_ss
+assert_eq "$(val connscope_process_tcp_sockets "$C" established)" "$est_cli" exact/client_established_eq_ss
+wait_for "[ \"\$(val connscope_process_tcp_sockets $C time_wait)\" = \$(nss state time-wait) ]" 10
+assert_eq "$(val connscope_process_tcp_sockets "$C" time_wait)" "$(nss state time-wait)" exact/client_time_wait_eq_ss
+# The series name the server's container: by its short id, as the test's
+# podman store (private, under $TMP) is not one the agent knows to read
+# names from.
+sid=$(pm inspect --format '{{.Id}}' "cs-srv-$$")
+scrape | grep "^connscope_process_connections_accepted_total{pid=\"$S\"," | grep -q "container=\"${sid:0:12}\"" &&
+	ok target/server_series_carry_container || fail target/server_series_carry_container \
+	"$(scrape | grep "^connscope_process_connections_accepted_total{pid=\"$S\"," | head -c 300)"
 
 # ---- the Prometheus config ----
 PCONF=$DEPLOY/prometheus.yml
@@ -203,8 +247,8 @@ spawn_bg prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom
 promq() { http_get "$pport" "/api/v1/query?query=$(jq -rn --arg q "$1" '$q | @uri')" |
 	jq -r '.data.result[0].value[1] // empty' 2>/dev/null; }
 q="connscope_process_connections_opened_total{job=\"connscope\",node=\"node-a\",instance=\"127.0.0.1:$EP\",pid=\"$C\"}"
-wait_for "[ \"\$(promq '$q')\" = $N ]" 40
-assert_eq "$(promq "$q")" "$N" prometheus/scraped_with_node_label
+wait_for "[ \"\$(promq '$q')\" = $((N + H2)) ]" 40
+assert_eq "$(promq "$q")" "$((N + H2))" prometheus/scraped_with_node_label
 assert_eq "$(http_get "$pport" /api/v1/targets | jq -r '[.data.activeTargets[] | "\(.labels.instance) \(.labels.node) \(.health)"] | join(",")')" \
 	"127.0.0.1:$EP node-a up" prometheus/only_the_annotated_pod
 
