@@ -6,7 +6,8 @@
 # (--network container:NAME), traced from the host by name: attach on the
 # server's (accepted), the exporter on the client's (opened, TIME_WAIT,
 # series labelled container="NAME"), exact against the fixtures' own
-# counts; a container restarted under attach, followed; bad names.
+# counts; summary --prom's container label; a container restarted under
+# attach, followed; bad names.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -55,6 +56,11 @@ fix_start cli podman run -i --rm --name "$cli" --network "container:$srv" --root
 	/bin/tcpfix client -p "$port" || fail start/client "podman run $cli"
 fix_expect cli "ready *" 60 || fail start/client_ready "$FIX_LINE"
 spid=$(pm inspect --format '{{.State.Pid}}' "$srv")
+# summary --prom labels the server's sockets with its container's name, as
+# the exporter's series are.
+"$CONNSCOPE" summary --prom -p "$spid" >"$TMP/sum.prom"
+assert_eq "$?:$(grep -c "^connscope_process_tcp_sockets{pid=\"$spid\",comm=\"tcpfix\",container=\"$srv\",state=\"listen\"} 1\$" "$TMP/sum.prom")" \
+	0:1 summary_prom/container_label
 
 cs_attach "$TMP/srv.json" "$TMP/srv.err" --container "$srv" -i 0.5 -j ||
 	fail attach/started "$(cat "$TMP/srv.err")"

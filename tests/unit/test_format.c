@@ -10,6 +10,7 @@
 #include "json.h"
 #include "report_tw.h"
 #include "report_cgroup.h"
+#include "prom.h"
 
 static char *render(void (*fn)(FILE *, const void *), const void *arg)
 {
@@ -92,6 +93,41 @@ TEST(summary_table)
 		     "unattributed: 8 sockets have no owning file (TIME_WAIT, orphaned,\n"
 		     "  not yet accepted) or an owner not visible from here; `connscope\n"
 		     "  attach` during the workload charges them to processes\n", "table");
+	free(out);
+}
+
+static void sum_json_fn(FILE *f, const void *arg);
+
+static void sum_prom_fn(FILE *f, const void *arg)
+{
+	format_prom_summary(f, arg);
+}
+
+/* summary --prom labels a process's series with its container and pod, as
+ * the exporter's are, and leaves the labels out where there is none. */
+TEST(summary_prom_container_labels)
+{
+	struct summary s = sample_summary();
+	struct summary_proc procs[2];
+	char *out;
+
+	procs[0] = s.procs[0];
+	strcpy(procs[0].container, "web");
+	strcpy(procs[0].pod_uid, "0b2c0d4e-1f2a-4b3c-8d9e-0f1a2b3c4d5e");
+	procs[1] = s.procs[0];
+	procs[1].pid = 77;
+	s.procs = procs;
+	s.nprocs = 2;
+	out = render(sum_prom_fn, &s);
+	ASSERT_TRUE(strstr(out, "\nconnscope_process_tcp_sockets{pid=\"4242\",comm=\"nginx\","
+				"container=\"web\",pod_uid=\"0b2c0d4e-1f2a-4b3c-8d9e-0f1a2b3c4d5e\","
+				"state=\"established\"} 2\n") != NULL, "labelled");
+	ASSERT_TRUE(strstr(out, "\nconnscope_process_tcp_sockets{pid=\"77\",comm=\"nginx\","
+				"state=\"listen\"} 1\n") != NULL, "none_where_none");
+	free(out);
+	out = render(sum_json_fn, &s);
+	ASSERT_TRUE(strstr(out, "\"container\": \"web\",\n") != NULL, "json_container");
+	ASSERT_TRUE(strstr(out, "\"container\": null,\n") != NULL, "json_none");
 	free(out);
 }
 

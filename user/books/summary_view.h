@@ -42,6 +42,8 @@ struct udp_view {
 struct summary_proc {
 	pid_t pid;
 	char comm[16];
+	char container[128];	/* its container's name, else short id; "": none */
+	char pod_uid[40];	/* Kubernetes pod UID from the kubepods path; "": none */
 	uint32_t state[CS_TCP_MAX_STATES];
 	uint32_t orphan;
 	uint32_t total;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "containers.h"
 #include "hashmap.h"
 #include "json.h"
 #include "summary.h"
@@ -89,10 +90,17 @@ int summary_build(struct summary *sum, const struct tcp_snapshot *snap, const pi
 	for (size_t i = 0; hmap_next(&by_pid, &i, NULL, (void **)&p);) {
 		struct proc_ident id;
 
+		struct container_ref ref;
+
 		if (!procfs_read_ident(p->pid, &id))
 			memcpy(p->comm, id.comm, sizeof(p->comm));
 		else
 			snprintf(p->comm, sizeof(p->comm), "?");
+		/* The labels the exporter's series carry. */
+		if (container_of_pid(p->pid, &ref)) {
+			container_label(&ref, p->container, sizeof(p->container));
+			snprintf(p->pod_uid, sizeof(p->pod_uid), "%s", ref.c.pod_uid);
+		}
 		sum->procs[k++] = *p;
 	}
 	sum->nprocs = k;

@@ -51,19 +51,6 @@ static void proc_labels(FILE *out, pid_t pid, const char *comm)
 	fputc('"', out);
 }
 
-static void proc_sample(FILE *out, const char *name, pid_t pid, const char *comm,
-			const char *extra_label, const char *extra_value, unsigned long long v)
-{
-	fputs(name, out);
-	proc_labels(out, pid, comm);
-	if (extra_label) {
-		fprintf(out, ",%s=\"", extra_label);
-		label_value(out, extra_value);
-		fputc('"', out);
-	}
-	fprintf(out, "} %llu\n", v);
-}
-
 void format_prom_sockstat(FILE *out, const struct sockstat *st)
 {
 	static const struct {
@@ -99,33 +86,41 @@ void format_prom_sockstat(FILE *out, const struct sockstat *st)
 	}
 }
 
-static void states_family(FILE *out, const char *name, size_t n,
-			  const pid_t *pids, const char (*comms)[16], const uint32_t (*states)[CS_TCP_MAX_STATES])
+/* container and pod_uid, only where known: an empty label is no label to
+ * Prometheus. */
+static void container_labels(FILE *out, const char *container, const char *pod_uid)
 {
-	family(out, name, "gauge", "TCP sockets of the process by state (sock_diag + "
-				   "/proc/PID/fd; TIME_WAIT and orphans joined by 4-tuple)");
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
-			proc_sample(out, name, pids[i], comms[i], "state",
-				    tcp_state_name(tcp_state_order[k]),
-				    states[i][tcp_state_order[k]]);
+	if (container[0]) {
+		fputs(",container=\"", out);
+		label_value(out, container);
+		fputc('"', out);
+	}
+	if (pod_uid[0]) {
+		fputs(",pod_uid=\"", out);
+		label_value(out, pod_uid);
+		fputc('"', out);
+	}
 }
 
 void format_prom_summary(FILE *out, const struct summary *sum)
 {
-	pid_t pids[1024];
-	char comms[1024][16];
-	uint32_t states[1024][CS_TCP_MAX_STATES];
+	static const char name[] = "connscope_process_tcp_sockets";
 	size_t n = sum->nprocs < 1024 ? sum->nprocs : 1024;
 
 	format_prom_sockstat(out, &sum->st);
+	family(out, name, "gauge", "TCP sockets of the process by state (sock_diag + "
+				   "/proc/PID/fd; TIME_WAIT and orphans joined by 4-tuple)");
 	for (size_t i = 0; i < n; i++) {
-		pids[i] = sum->procs[i].pid;
-		memcpy(comms[i], sum->procs[i].comm, 16);
-		memcpy(states[i], sum->procs[i].state, sizeof(states[i]));
+		const struct summary_proc *p = &sum->procs[i];
+
+		for (int k = 0; k < TCP_STATE_ORDER_LEN; k++) {
+			fputs(name, out);
+			proc_labels(out, p->pid, p->comm);
+			container_labels(out, p->container, p->pod_uid);
+			fprintf(out, ",state=\"%s\"} %u\n", tcp_state_name(tcp_state_order[k]),
+				p->state[tcp_state_order[k]]);
+		}
 	}
-	states_family(out, "connscope_process_tcp_sockets", n, pids, (const char (*)[16])comms,
-		      (const uint32_t (*)[CS_TCP_MAX_STATES])states);
 	family(out, "connscope_unattributed_tcp_sockets", "gauge",
 	       "TCP sockets with no owning file a process could be found for, by state");
 	for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
@@ -141,17 +136,7 @@ static void view_labels(FILE *out, const struct prom_view *v)
 		return;
 	}
 	proc_labels(out, v->pid, v->comm);
-	/* Only where known: an empty label is no label to Prometheus. */
-	if (v->container[0]) {
-		fputs(",container=\"", out);
-		label_value(out, v->container);
-		fputc('"', out);
-	}
-	if (v->pod_uid[0]) {
-		fputs(",pod_uid=\"", out);
-		label_value(out, v->pod_uid);
-		fputc('"', out);
-	}
+	container_labels(out, v->container, v->pod_uid);
 }
 
 static void view_sample(FILE *out, const char *name, const struct prom_view *v,

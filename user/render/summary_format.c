@@ -179,6 +179,17 @@ void format_summary_json(FILE *out, const struct summary *sum)
 		json_object_begin(&j);
 		json_kv_int(&j, "pid", sum->procs[i].pid);
 		json_kv_string(&j, "comm", sum->procs[i].comm);
+		/* As attach's and fdleak's JSON: name (else short id), pod UID. */
+		json_key(&j, "container");
+		if (sum->procs[i].container[0])
+			json_string(&j, sum->procs[i].container);
+		else
+			json_null(&j);
+		json_key(&j, "pod_uid");
+		if (sum->procs[i].pod_uid[0])
+			json_string(&j, sum->procs[i].pod_uid);
+		else
+			json_null(&j);
 		json_tcp_states(&j, &sum->procs[i]);
 		json_object_end(&j);
 	}
