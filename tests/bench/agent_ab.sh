@@ -2,11 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The agent's own CPU a connection, two connscope binaries in alternated
 # rounds on the same loopback churn (issue #23 item 6: <= 0.7 us a
-# connection). CPU time, not throughput: the machine is shared, and the
-# agent's task-clock from the moment it traces until it exits (perf stat
-# -p, in ns: GNU time's and /proc/PID/stat's 10 ms ticks are 5 us a
-# connection at 20,000) divided by the connections it saw does not depend
-# on who else runs.
+# connection): the agent's task-clock from the moment it traces until it
+# exits (agent_perf_start in lib.sh; make bench's row "agent us/conn"
+# measures the same) divided by the connections it saw.
 #
 #	tests/bench/agent_ab.sh BEFORE AFTER	two connscope binaries
 #	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
@@ -52,10 +50,8 @@ one() {
 		say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 	# ip netns exec execs: the agent is $tool itself.
 	child=$tool
-	perf stat -x, -e task-clock -p "$child" -o "$WORK/perf.out" &
-	perfp=$!
-	BG+=("$perfp")
-	wait_for "[[ -s '$WORK/perf.out' ]]" 5
+	agent_perf_start "$child" "$WORK/perf.out"
+	perfp=$AGENT_PERF
 	lg_go
 	lg_end || say "loadgen: $(tail -n 2 "$WORK/loadgen.err" 2>/dev/null)"
 	# It ends by itself once every target has exited.
@@ -65,7 +61,7 @@ one() {
 	wait "$perfp"
 	bg_forget "$perfp"
 	ns_del "$NS"
-	ms=$(awk -F, '$3 == "task-clock" { print $1 }' "$WORK/perf.out")
+	ms=$(agent_perf_ms "$WORK/perf.out")
 	ev=$(jq -r '.agent.events // 0' "$WORK/att.json")
 	lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json")
 	conns=$(kv "$WORK/lg.out" conns)

@@ -146,6 +146,22 @@ proc_cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
+# agent_perf_start PID FILE: the agent's CPU from now until it exits (perf
+# stat -p, task-clock in ns: GNU time's and /proc/PID/stat's 10 ms ticks
+# are 0.5 us a connection at 20,000); AGENT_PERF is the perf process, to
+# be waited for once the agent ended. agent_perf_ms FILE: its milliseconds.
+# CPU time, not throughput: it does not depend on who else runs.
+agent_perf_start() {
+	perf stat -x, -e task-clock -p "$1" -o "$2" &
+	AGENT_PERF=$!
+	BG+=("$AGENT_PERF")
+	wait_for "[[ -s '$2' ]]" 5
+}
+
+agent_perf_ms() {
+	awk -F, '$3 == "task-clock" { print $1 }' "$1" 2>/dev/null
+}
+
 # The tracer attached: a perf_event fd (tracepoint attach) in PID, then a moment.
 wait_perf_event() {
 	wait_for "ls -l /proc/$1/fd 2>/dev/null | grep -q perf_event" 20 || return 1

@@ -80,11 +80,12 @@ say "machine: $(nproc) cores, ${CPU_MODEL:-unknown CPU}, Linux $(uname -r); $REP
 
 # one_run CFG KIND: a fresh namespace, the tool attached (or not), one
 # loadgen run (KIND: churn, ka, max, churn8). Prints "throughput events
-# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds bpf_ns bpf_groups"
-# (bpf_ns, bpf_groups: "-" when the agent reported no BPF run time).
+# lost agent_cpu_s agent_rss_kib workload_cpu_ms conns seconds bpf_ns bpf_groups
+# agent_ms" (bpf_ns, bpf_groups: "-" when the agent reported no BPF run
+# time; agent_ms: the agent's task-clock while tracing, "-" without perf).
 one_run() {
 	local cfg=$1 kind=$2 out=$WORK/run.out tool= child= ticks0=0 args thr ev=0 lost=0
-	local acpu=0 arss=0 wcpu=0 bpfns= bpfgrp=
+	local acpu=0 arss=0 wcpu=0 bpfns= bpfgrp= ams=
 
 	case $kind in
 	churn) args=(run -n "$CHURN_N" -c 32 -r 1) ;;
@@ -108,6 +109,10 @@ one_run() {
 			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 		child=$(pgrep -P "$tool" -x connscope | head -n 1)
 		[[ -n $child ]] && ticks0=$(proc_cpu_ticks "$child")
+		# What tests/bench/agent_ab.sh measures: its task-clock.
+		rm -f "$WORK/agent.perf"
+		AGENT_PERF=
+		[[ -n $child ]] && $HAVE_PERF && agent_perf_start "$child" "$WORK/agent.perf"
 		;;
 	record)
 		"$B/aggbench" record -p "$LG_PIDS" -o "$WORK/recorded.ev" >"$WORK/rec.out" \
@@ -131,6 +136,11 @@ one_run() {
 		wait_for "! kill -0 $tool 2>/dev/null" 20 || kill -INT "$child" 2>/dev/null
 		wait "$tool"
 		bg_forget "$tool"
+		if [[ -n $AGENT_PERF ]]; then
+			wait "$AGENT_PERF"
+			bg_forget "$AGENT_PERF"
+			ams=$(agent_perf_ms "$WORK/agent.perf")
+		fi
 		ev=$(jq -r '.agent.events // 0' "$WORK/att.json" 2>/dev/null)
 		lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json" 2>/dev/null)
 		# The kernel's own run-time stats of connscope's programs, as
@@ -142,11 +152,11 @@ one_run() {
 			then .connections / .stats_connections else 0 end' "$WORK/att.json" 2>/dev/null)
 		bpfns=$(jq -r --argjson k "${scale:-0}" '.agent.cost.bpf_run_time_ns // empty |
 			. * $k | floor' "$WORK/att.json" 2>/dev/null)
-		# The same by group of programs (names cut to 15 characters by
-		# the kernel): state changes, TIME_WAIT
-		# timers, send/receive, the rest (state:timers:io:other, ns).
-		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("set_stat")) then 0
-			elif (.name | test("timer")) then 1 elif (.name | test("send|recv")) then 2
+		# The same by group of programs: state changes, the state
+		# program's nested twin, send/receive, the rest (TIME_WAIT
+		# timers with --tw-timers among them) (state:nested:io:other, ns).
+		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("nested")) then 1
+			elif (.name | test("set_stat")) then 0 elif (.name | test("send|recv")) then 2
 			else 3 end), t: .run_time_ns}] | [range(4) as $i | map(select(.g == $i) | .t) | add // 0]
 			| map(. * $k | floor | tostring) | join(":")' --argjson k "${scale:-0}" "$WORK/att.json" 2>/dev/null)
 		# GNU time puts "Command exited with non-zero status" first.
@@ -161,7 +171,7 @@ one_run() {
 	ns_del "$NS"
 	if [[ $kind == ka ]]; then thr=$(kv "$out" reqs_per_s); else thr=$(kv "$out" conns_per_s); fi
 	[[ -f $out.perf ]] && wcpu=$(awk -F, '$3 == "task-clock" { print $1 }' "$out.perf")
-	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds) ${bpfns:--} ${bpfgrp:--}"
+	echo "${thr:-0} ${ev:-0} ${lost:-0} ${acpu:-0} ${arss:-0} ${wcpu:-0} $(kv "$out" conns) $(kv "$out" seconds) ${bpfns:--} ${bpfgrp:--} ${ams:--}"
 }
 
 # cs_cfg_args CFG: connscope attach's options for a bench configuration.
@@ -176,7 +186,7 @@ cs_cfg_args() {
 }
 
 declare -A THR WCPU REC_CONN
-EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN=""
+EV_RATES="" LOST_TOTAL=0 LOST_KA=0 ACPU_US="" ARSS="" BPF_NS_CONN="" AGENT_US_CONN=""
 declare -A BPF_GRP_CONN
 if want 1 || want 2; then
 	cfgs=(none connscope connscope-stats connscope-nostats connscope-pt connscope-nofd connscope-sites
@@ -187,7 +197,7 @@ if want 1 || want 2; then
 		for ((r = 0; r < REPS; r++)); do
 			for ((k = 0; k < ${#cfgs[@]}; k++)); do
 				cfg=${cfgs[(k + r) % ${#cfgs[@]}]}
-				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
+				one_run "$cfg" "$kind" >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp ams <"$WORK/one.res"
 				THR[$kind.$cfg]+="$thr "
 				WCPU[$kind.$cfg]+="$(awk -v c="$wcpu" -v n="${conns:-1}" -v r="$([[ $kind == ka ]] && echo "$KA_R" || echo 1)" 'BEGIN { printf "%.4f", c * 1000 / (n * r) }') "
 				[[ $cfg == connscope && $kind == ka ]] && LOST_KA=$((LOST_KA + lost))
@@ -198,6 +208,7 @@ if want 1 || want 2; then
 					EV_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 					LOST_TOTAL=$((LOST_TOTAL + lost))
 					ACPU_US+="$(awk -v c="$acpu" -v e="$ev" 'BEGIN { printf "%.3f", e ? c * 1e6 / e : 0 }') "
+					[[ $ams != - ]] && AGENT_US_CONN+="$(awk -v m="$ams" -v n="${conns:-1}" 'BEGIN { printf "%.3f", m * 1e3 / n }') "
 					ARSS+="$arss "
 					[[ $bpfns != - ]] && BPF_NS_CONN+="$(awk -v b="$bpfns" -v n="${conns:-1}" 'BEGIN { printf "%.1f", b / n }') "
 					if [[ $bpfgrp != - ]]; then
@@ -259,11 +270,11 @@ if want 2; then
 	say "2: highest-rate churn (2 pairs, $MAX_N connections) attached, $SMALL_REPS runs"
 	MAX_RATES="" MAX_LOST=0 MAX_LOST_PT=0 MAX_LOST_RUNS="" MAX_LOST_PT_RUNS=""
 	for ((r = 0; r < SMALL_REPS; r++)); do
-		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
+		one_run connscope max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp ams <"$WORK/one.res"
 		MAX_RATES+="$(awk -v e="$ev" -v s="${secs:-1}" 'BEGIN { printf "%.0f", e / s }') "
 		MAX_LOST=$((MAX_LOST + lost))
 		MAX_LOST_RUNS+="$lost "
-		one_run connscope-pt max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp <"$WORK/one.res"
+		one_run connscope-pt max >"$WORK/one.res"; read -r thr ev lost acpu arss wcpu conns secs bpfns bpfgrp ams <"$WORK/one.res"
 		MAX_LOST_PT=$((MAX_LOST_PT + lost))
 		MAX_LOST_PT_RUNS+="$lost "
 	done
@@ -277,10 +288,13 @@ if want 2; then
 	row 2 "events lost, max-rate, --per-transition" "events" - 0 "$MAX_LOST_PT"
 	want 1 && row 2 "events lost, keep-alive runs (all)" "events" "<=" 0 "$LOST_KA"
 	row 2 "agent CPU per event (attach)" "us" - 0 $ACPU_US
+	# The churn's connections, both ends traced: its task-clock over them
+	# (tests/bench/agent_ab.sh measures the same between two binaries).
+	[[ -n $AGENT_US_CONN ]] && row 2 "agent us/conn (perf task-clock, churn)" "us" "<=" 0.7 $AGENT_US_CONN
 	if [[ -n $BPF_NS_CONN ]]; then
 		row 2 "BPF run time/conn, kernel stats (churn)" "ns" - 0 $BPF_NS_CONN
 		row 2 "  of it: state-change programs" "ns" - 0 ${BPF_GRP_CONN[0]:-}
-		row 2 "  of it: TIME_WAIT timer programs" "ns" - 0 ${BPF_GRP_CONN[1]:-}
+		row 2 "  of it: nested state program" "ns" - 0 ${BPF_GRP_CONN[1]:-}
 		row 2 "  of it: send/receive programs" "ns" - 0 ${BPF_GRP_CONN[2]:-}
 		row 2 "  of it: the others" "ns" - 0 ${BPF_GRP_CONN[3]:-}
 		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) in the intervals it was measured (one in 10 by default, the first among them, where a churn run mostly falls), per connection end seen in them, times the ends per connection (2: both ends traced: every program that ran for them, in any task)"
@@ -571,15 +585,17 @@ gp_run() {
 	echo "${rate:-0}"
 }
 
-# uc_run CFG: conns/s of a churn in a fresh namespace while CFG is
-# attached to another process (GP_TARGET).
+# uc_run CFG: "conns/s bpf_ns" of a churn in a fresh namespace while CFG
+# is attached to another process (GP_TARGET); bpf_ns: connscope's BPF run
+# time a connection of the churn (connscope-stats, whose statistics cover
+# the whole run; "-" otherwise).
 uc_run() {
-	local cfg=$1 tool= out=$WORK/uc.out thr
+	local cfg=$1 tool= out=$WORK/uc.out thr bpfns=-
 
 	ns_new || return 1
 	case $cfg in
 	connscope*)
-		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
+		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >"$WORK/uc.json" \
 			2>"$WORK/uc.err" &
 		tool=$!
 		BG+=("$tool")
@@ -600,7 +616,10 @@ uc_run() {
 	[[ -n $tool ]] && stop_proc "$tool"
 	ns_del "$NS"
 	thr=$(kv "$out" conns_per_s)
-	echo "${thr:-0}"
+	[[ $cfg == connscope-stats ]] &&
+		bpfns=$(jq -r --argjson n "$(kv "$out" conns)" '.agent.cost.bpf_run_time_ns // empty |
+			. / $n | floor' "$WORK/uc.json" 2>/dev/null)
+	echo "${thr:-0} ${bpfns:--}"
 }
 
 if want 7; then
@@ -629,24 +648,31 @@ if want 7; then
 	# Connections of a process nobody traces: every tracer's programs
 	# run for every socket of the machine, connscope's find no storage
 	# on them (or, --per-transition, no owner) and return.
-	ucfgs=(none connscope connscope-pt tcplife)
+	ucfgs=(none connscope connscope-pt connscope-stats tcplife)
 	say "7: churn of an untraced process, $REPS rounds of ${ucfgs[*]} (order rotated)"
 	sleep 3600 </dev/null &
 	GP_TARGET=$!
 	BG+=("$GP_TARGET")
 	declare -A UC
+	UC_BPF=""
 	for ((r = 0; r < REPS; r++)); do
 		for ((k = 0; k < ${#ucfgs[@]}; k++)); do
 			cfg=${ucfgs[(k + r) % ${#ucfgs[@]}]}
-			UC[$cfg]+="$(uc_run "$cfg") "
+			read -r thr bpfns < <(uc_run "$cfg")
+			UC[$cfg]+="$thr "
+			[[ $bpfns != - ]] && UC_BPF+="$bpfns "
 		done
 	done
 	stop_proc "$GP_TARGET"
 	row 7 "untraced churn conns/s, none" "/s" - 0 ${UC[none]}
-	row 7 "untraced churn, connscope / none" "ratio" - 0 $(ratios "${UC[connscope]}" "${UC[none]}")
+	row 7 "untraced churn, connscope / none" "ratio" ">=" 0.98 $(ratios "${UC[connscope]}" "${UC[none]}")
 	row 7 "untraced churn, --per-transition / none" "ratio" - 0 \
 		$(ratios "${UC[connscope-pt]}" "${UC[none]}")
 	row 7 "untraced churn, tcplife / none" "ratio" - 0 $(ratios "${UC[tcplife]}" "${UC[none]}")
+	# Run time (CPU) of connscope's programs for the untraced churn's
+	# connections, statistics on for the whole run (each program run
+	# carries ~33 ns of their own clock reads).
+	[[ -n $UC_BPF ]] && row 7 "untraced churn, BPF ns/conn (--cost-every 1)" "ns" - 0 $UC_BPF
 fi
 
 # ---- 8: the books on our hash table against uthash ----
