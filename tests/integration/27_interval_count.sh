@@ -65,6 +65,57 @@ assert_eq "$?" 0 fdleak/exit_status
 check fdleak "$TMP/f.out" 3 10
 # The report says the window the count made.
 assert_eq "$(grep -c '^connscope fdleak: 3\.[0-9] s (duration), interval 1 s' "$TMP/f.out")" 1 fdleak/window
+# A tick that runs late by more than half an interval (the agent held off
+# the CPU under load; here stopped, SIGSTOP, across its due time) is still
+# labelled with its own interval: a label from the time the tick ran
+# said the next interval's time, and every later row stayed one ahead
+# (rows 1, 3, 4 of `2.5 3`, the last past the run's end). Interval 2.5 s
+# (labels in tenths, so the test knows when each tick is due): stopped
+# 0.2 s before the second tick is due until 1.75 s after it (0.7 of an
+# interval late: over half, under a whole, with 0.5 s to spare each way).
+# late NAME COMMAND...: the command runs `-p P 2.5 3` with a late second tick.
+LATE_PID=
+late_reap() {
+	[[ -n $LATE_PID ]] || return 0
+	kill -CONT "$LATE_PID" 2>/dev/null
+	kill -KILL "$LATE_PID" 2>/dev/null
+	wait "$LATE_PID" 2>/dev/null
+	LATE_PID=
+}
+on_exit late_reap
+late() {
+	local name=$1 out=$TMP/late_$1.out pid first due now d
+	shift
+	"$@" -p "$P" 2.5 3 >"$out" 2>"$TMP/late_$name.err" &
+	pid=$!
+	LATE_PID=$pid
+	wait_for "grep -Eq '^[0-9]{2}:[0-9]{2}\.[0-9] +$P ' '$out'" 20 ||
+		{ fail "$name/first_row" "no row: $(cat "$TMP/late_$name.err")"; late_reap; return; }
+	first=$(grep -Eo "^[0-9]{2}:[0-9]{2}\.[0-9]" "$out" | head -n 1)
+	# Tenths of a second within the hour: when the second tick is due, now.
+	due=$(( ($(tenths "$first") + 25) % 36000 ))
+	now=$(date +%M:%S.%N)
+	now=$(( (10#${now%%:*} * 60 + 10#$(cut -c4-5 <<<"$now")) * 10 + 10#$(cut -c7 <<<"$now") ))
+	d=$(( (due - now + 36000) % 36000 ))
+	# The first row is printed at once when its tick runs: 2.5 s before
+	# the next is due, less what the tick took (labels are rounded and
+	# now truncated to tenths: up to 0.15 s more).
+	if ((d < 5 || d > 27)); then
+		fail "$name/setup" "first row $first, now ${now} tenths, second tick due in $d tenths"
+		late_reap
+		return
+	fi
+	sleep "$(( (d - 2) / 10 )).$(( (d - 2) % 10 ))"
+	kill -STOP "$pid"
+	sleep 1.95
+	kill -CONT "$pid"
+	wait "$pid"
+	assert_eq "$?" 0 "$name/exit_status"
+	LATE_PID=
+	check "$name" "$out" 3 25
+}
+late fdleak_late_tick "$CONNSCOPE" fdleak
+late attach_late_tick "$CONNSCOPE" attach
 # -j: no live rows, the duration is interval x count.
 "$CONNSCOPE" attach -p "$P" 0.5 2 -j >"$TMP/j.out" 2>"$TMP/j.err"
 assert_eq "$(jqn '.run.duration_s' "$TMP/j.out")" 1 attach_json/duration

@@ -296,11 +296,11 @@ static int attach_tick(void *ctx, uint64_t now)
 	if (!s->warned && format_limits_warnings(stderr, s->limits))
 		s->warned = true;
 	if (s->live_tty) {
-		live_clock_label(&s->lclock, now, clock, sizeof(clock));
+		live_clock_label(&s->lclock, s->loop->due_ns, clock, sizeof(clock));
 		live_redraw(s->agg, &s->run->tw, clock, (now - s->loop->t0_ns) / 1e9, &s->run->fds,
 			    s->qb ? s->qrun : NULL);
 	} else if (!o->json && !o->quiet_live) {
-		live_clock_label(&s->lclock, now, clock, sizeof(clock));
+		live_clock_label(&s->lclock, s->loop->due_ns, clock, sizeof(clock));
 		format_live_rows(stdout, s->agg, clock, &s->run->fds);
 		format_quic_live(stdout, s->qb ? s->qrun : NULL, clock);
 		fflush(stdout);

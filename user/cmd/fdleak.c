@@ -113,7 +113,7 @@ static int fdleak_tick(void *ctx, uint64_t now)
 	struct fdleak_tick *s = ctx;
 	char clock[16];
 
-	live_clock_label(&s->lclock, now, clock, sizeof(clock));
+	live_clock_label(&s->lclock, s->loop->due_ns, clock, sizeof(clock));
 	if (targets_any(&s->o->sel))
 		join_matches(s->o, s->fs, s->loop->t0_ns, false);
 	fd_session_tick(s->fs, false);

@@ -60,12 +60,16 @@ int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 		}
 		if (now < next)
 			continue;
+		l->due_ns = next;
 		err = l->tick(l->ctx, now);
 		if (err)
 			return err;
 		next += l->tick_ns;
+		/* A tick a whole interval late is not run twice: the next is
+		 * the first one due after now, on the same grid, so the labels
+		 * stay the schedule's. */
 		if (next < now)
-			next = now + l->tick_ns;
+			next += (now - next) / l->tick_ns * l->tick_ns + l->tick_ns;
 	}
 	return 0;
 }

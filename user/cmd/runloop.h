@@ -24,6 +24,9 @@ struct run_loop {
 	/* The interval's work; nonzero stops the run as a failure. */
 	int (*tick)(void *ctx, uint64_t now_ns);
 	void *ctx;
+	/* Out, for tick: when the tick it runs was due (t0_ns + k x tick_ns),
+	 * however late it runs; the live tables' TIME is this, not now. */
+	uint64_t due_ns;
 	/* Out: "duration", "interrupted" or "target exited". */
 	const char *end_reason;
 };

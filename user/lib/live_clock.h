@@ -21,9 +21,11 @@ struct live_clock {
 /* Starts at t0_ns (now_ns() clock) with the wall clock read now. */
 void live_clock_init(struct live_clock *c, uint64_t t0_ns, double interval_s);
 
-/* The label for a row printed at now_ns: "HH:MM:SS" (local time), or
- * "MM:SS.d" with tenths when the interval is not whole seconds. k is the
- * nearest interval end, and always one more than the last. */
+/* The label for a row of the tick due at now_ns (run_loop's due_ns: a
+ * tick run late, even by more than half an interval, keeps its own time),
+ * or of the run's end at now_ns: "HH:MM:SS" (local time), or "MM:SS.d"
+ * with tenths when the interval is not whole seconds. k is the nearest
+ * interval end, and always one more than the last. */
 void live_clock_label(struct live_clock *c, uint64_t now_ns, char *buf, size_t len);
 
 #endif
