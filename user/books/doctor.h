@@ -215,7 +215,7 @@ struct dr_proc {
 };
 
 struct dr_facts {
-	double window_s;
+	double window_s;		/* the load's seconds (run_info.load_s): rates are per second of it */
 	struct dr_proc *procs;
 	size_t nprocs;
 	const struct listen_sample *listeners;

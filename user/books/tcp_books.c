@@ -205,6 +205,15 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 	int old = e->oldstate, new = e->newstate;
 
 	a->ev_ns = e->ts_ns;
+	if (e->ts_ns >= a->t0_ns && old != new &&
+	    (new == CS_TCP_SYN_SENT || new == CS_TCP_SYN_RECV || new == CS_TCP_ESTABLISHED ||
+	     new == CS_TCP_FIN_WAIT1 || new == CS_TCP_CLOSE_WAIT ||
+	     (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN))) {
+		if (!a->load_first_ns || e->ts_ns < a->load_first_ns)
+			a->load_first_ns = e->ts_ns;
+		if (e->ts_ns > a->load_last_ns)
+			a->load_last_ns = e->ts_ns;
+	}
 
 	c = conn_for(a, e, &is_new);
 	if (!c)
@@ -619,4 +628,16 @@ void agg_event(struct agg *a, const struct cs_event *e)
 		/* Takes the seed into the books by sk; nothing else changes. */
 		conn_for(a, e, &is_new);
 	}
+}
+
+double agg_load_s(const struct agg *a, double min_s, double max_s)
+{
+	double s;
+
+	if (!a->load_first_ns || a->load_last_ns < a->load_first_ns)
+		return max_s;
+	s = (a->load_last_ns - a->load_first_ns) / 1e9;
+	if (s < min_s)
+		s = min_s;
+	return s < max_s ? s : max_s;
 }

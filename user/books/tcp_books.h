@@ -71,6 +71,9 @@ void agg_event(struct agg *a, const struct cs_event *e);
 
 /* Close the current interval of every process at now_ns (ktime). */
 void agg_tick(struct agg *a, uint64_t now_ns);
+/* Seconds from the first to the last connection transition of the run,
+ * never less than min_s nor more than max_s; max_s when none was seen. */
+double agg_load_s(const struct agg *a, double min_s, double max_s);
 /* The run's clock as it really went: it starts at t0_ns, once every
  * program is loaded (loading takes seconds on a busy host: what came in
  * meanwhile counts in the first interval, not in columns of its own before

@@ -174,6 +174,11 @@ struct agg {
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
 	uint64_t now_ns;	/* the latest event time seen */
 	uint64_t ev_ns;		/* the time of the transition being applied (0: now_ns) */
+	/* The load's window: the first and the last connection transition
+	 * (a handshake begun or done, a close begun or done) at or after
+	 * t0_ns. Rates are per second of it, not of an idle lead-in or
+	 * tail (0: none seen). */
+	uint64_t load_first_ns, load_last_ns;
 	uint64_t bucket_ns;	/* heatmap column width: the interval (default 1 s) */
 	uint64_t events;	/* events applied */
 	uint64_t unknown_events;/* events for sockets with no owner */

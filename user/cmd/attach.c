@@ -746,6 +746,8 @@ int attach_run(const struct attach_opts *in)
 	run.duration_s = o->duration_s;
 	run.elapsed_s = (now_ns() - t0) / 1e9;
 	run.interval_s = o->interval_s;
+	/* No finer than an interval, the figures' own resolution. */
+	run.load_s = agg_load_s(&agg, o->interval_s, run.elapsed_s);
 	run.follow_children = o->tracer.follow_children;
 	run.comms = (const char (*)[16])o->sel.comms;
 	run.ncomms = o->sel.ncomms;

@@ -122,7 +122,8 @@ static void ratio_of(struct diff_metrics *m, const char *name, const char *unit,
 }
 
 /* Two runs of different lengths or loads compare by rate: per request
- * and per second of each run (its elapsed_s), from the sums. */
+ * and per second of each run's load (its load_s: first to last
+ * connection transition, not the idle time around it), from the sums. */
 static void derive(struct diff_metrics *m, double before_s, double after_s)
 {
 	const struct diff_metric *x;
@@ -401,6 +402,8 @@ static void read_run(struct diff_run *r, json_t *root, const char *path)
 	snprintf(r->command, sizeof(r->command), "%s",
 		 json_string_value(json_object_get(run, "command")));
 	r->elapsed_s = num(run, "elapsed_s", NULL);
+	/* Reports before load_s: the whole run. */
+	r->load_s = json_object_get(run, "load_s") ? num(run, "load_s", NULL) : r->elapsed_s;
 }
 
 int diff_load(struct diff_model *m, const char *before, const char *after)
@@ -434,9 +437,9 @@ int diff_load(struct diff_model *m, const char *before, const char *after)
 	}
 	for (int i = 0; i < m->nprocs; i++) {
 		pair_endpoints(m, &m->procs[i]);
-		derive(&m->procs[i].m, m->before.elapsed_s, m->after.elapsed_s);
+		derive(&m->procs[i].m, m->before.load_s, m->after.load_s);
 		for (int k = 0; k < m->procs[i].neps; k++)
-			derive(&m->procs[i].eps[k].m, m->before.elapsed_s, m->after.elapsed_s);
+			derive(&m->procs[i].eps[k].m, m->before.load_s, m->after.load_s);
 	}
 	read_findings(m, b, false);
 	read_findings(m, a, true);

@@ -63,6 +63,7 @@ struct diff_run {
 	char path[256];
 	char command[16];	/* attach / doctor */
 	double elapsed_s;
+	double load_s;		/* the load's seconds (run.load_s; elapsed_s when absent) */
 };
 
 struct diff_model {

@@ -223,7 +223,7 @@ int doctor_facts_build(struct dr_facts *f, const struct agg *a, const struct run
 	qsort(procs, n, sizeof(procs[0]), by_target_pid);
 
 	memset(f, 0, sizeof(*f));
-	f->window_s = run->elapsed_s;
+	f->window_s = run->load_s > 0 ? run->load_s : run->elapsed_s;
 	f->procs = calloc(n ? n : 1, sizeof(*f->procs));
 	if (!f->procs)
 		return -1;

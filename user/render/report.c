@@ -165,9 +165,13 @@ static void text_states(FILE *out, const char *label, const uint32_t *state, uin
 	fprintf(out, "%s\n", any ? "" : " none");
 }
 
+/* The run's rate: per second of its load (an idle lead-in or tail
+ * does not dilute it). */
 static double per_s(uint64_t n, const struct run_info *run)
 {
-	return run->elapsed_s > 0 ? n / run->elapsed_s : 0;
+	double s = run->load_s > 0 ? run->load_s : run->elapsed_s;
+
+	return s > 0 ? n / s : 0;
 }
 
 /* How the run counted fds: every output says it. */
@@ -490,6 +494,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "records", run->records ? run->records : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);
 	json_kv_double(&j, "elapsed_s", run->elapsed_s, 3);
+	json_kv_double(&j, "load_s", run->load_s > 0 ? run->load_s : run->elapsed_s, 3);
 	json_kv_double(&j, "interval_s", run->interval_s, 3);
 	json_kv_bool(&j, "follow_children", run->follow_children);
 	json_key(&j, "comm");

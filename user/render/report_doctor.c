@@ -16,6 +16,10 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 		if (procs[i]->target)
 			used += snprintf(line + used, sizeof(line) - used, "%s PID %d (%s)",
 					 shown++ ? "," : ";", procs[i]->pid, procs[i]->comm);
+	/* Rates are per second of the load, not of idle time around it. */
+	if (run->load_s > 0 && run->load_s < run->elapsed_s - 0.05 && used < sizeof(line))
+		snprintf(line + used, sizeof(line) - used, "; rates per second of its load, %.1f s",
+			 run->load_s);
 	snprintf(head, sizeof(head), "connscope %s: ",
 		 run->doctor && run->doctor->command ? run->doctor->command : "doctor");
 	findings_wrap(out, head, "  ", line);

@@ -40,6 +40,9 @@ struct run_info {
 	const char *records;		/* what crosses the ring: per socket or per transition */
 	double duration_s;		/* asked for; 0: until Ctrl-C */
 	double elapsed_s;		/* what ran */
+	double load_s;			/* of it, the load's: first to last connection
+					 * transition (agg_load_s); rates are per second
+					 * of this. 0: elapsed_s */
 	double interval_s;
 	bool follow_children;
 	const char (*comms)[16];	/* --comm NAMEs, ncomms of them */
