@@ -72,9 +72,12 @@ assert_eq "$(jqn "$M.connections_per_request | [.before, (.after - 4 / 483 | fab
 	"$(printf '1\ttrue\tbetter')" diff/connections_per_request_not_zero
 assert_eq "$(jqn "$M.requests | [.before, .after, .judgement] | @tsv" "$J")" \
 	"$(printf '300\t483\t')" diff/more_requests_is_no_judgement
-# Per second: each run's requests over its own elapsed time.
-eb=$(jqn '.run.elapsed_s' "$TMP/before.json")
-ea=$(jqn '.run.elapsed_s' "$TMP/after.json")
+# Per second: each run's requests over its own load's time (run.load_s:
+# first to last connection transition, within the run).
+eb=$(jqn '.run.load_s' "$TMP/before.json")
+ea=$(jqn '.run.load_s' "$TMP/after.json")
+assert_eq "$(jq -n --slurpfile b "$TMP/before.json" --slurpfile a "$TMP/after.json" \
+	'[$b[0], $a[0]] | map(.run.load_s > 0 and .run.load_s <= .run.elapsed_s) | all')" true diff/load_within_run
 assert_eq "$(jqn "$M.requests_per_s | (.before - 300 / $eb | fabs < 1e-3) and (.after - 483 / $ea | fabs < 1e-3)" "$J")" \
 	true diff/requests_per_s
 assert_eq "$(jqn "$M.time_wait_per_request | [.before, .after, .judgement] | @tsv" "$J")" \
