@@ -189,6 +189,75 @@ TEST(concurrency_counts_connections_carrying_requests)
 	}
 }
 
+/* A server that accepts slowly (#26): 8 connections wait in its accept
+ * queue from 1 ms, and it accepts and serves them one at a time from 10
+ * ms, closing each before the next accept. One connection at a time
+ * carries a request; the queued ones carry none yet. Before, concurrency
+ * counted each from its SYN: 8 (a prefork child's peak_concurrent 8). The
+ * time accept() returned is the per-transition record's (socket-storage
+ * summaries carry none: from the handshake's end there). */
+TEST(server_concurrency_counts_from_accept)
+{
+	struct endpoint_stats *es;
+	struct agg a;
+
+	agg_init(&a, 0);
+	ev(&a, CS_EV_STATE, 10, SERVER, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	for (int k = 0; k < 8; k++) {
+		uint64_t syn = MS + k * 10 * US;
+		struct cs_tuple t = tup(8080, 40000 + k);
+
+		ev(&a, CS_EV_STATE, 100 + k, SERVER, t, CS_TCP_LISTEN, CS_TCP_SYN_RECV, syn, 0);
+		ev(&a, CS_EV_STATE, 100 + k, SERVER, t, CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED,
+		   syn + 10 * US, 0);
+	}
+	for (int k = 0; k < 8; k++) {
+		uint64_t sk = 100 + k, acc = 10 * MS + k * 2 * MS, fin = acc + MS;
+		struct cs_tuple t = tup(8080, 40000 + k);
+
+		ev(&a, CS_EV_ACCEPT, sk, SERVER, t, CS_TCP_ESTABLISHED, CS_TCP_ESTABLISHED, acc, 0);
+		ev(&a, CS_EV_STATE, sk, SERVER, t, CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1, fin, 0);
+		ev(&a, CS_EV_STATE, sk, SERVER, t, CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, fin, 0);
+		ev(&a, CS_EV_STATE, sk, SERVER, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE, fin + 500 * US, 2);
+	}
+	agg_tick(&a, 40 * MS);
+	es = ep(agg_find_proc(&a, SERVER), EP_LISTEN, 8080);
+	ASSERT_TRUE(es != NULL, "endpoint");
+	if (es) {
+		ASSERT_EQ(es->accepted, 8, "accepted");
+		ASSERT_EQ(es->live_peak, 1, "peak_is_accepted_and_carrying_not_queued");
+		ASSERT_EQ(es->live, 0, "none_live_at_the_end");
+	}
+	agg_free(&a);
+}
+
+/* Queued and never accepted (ended in the queue): never carried one. */
+TEST(server_concurrency_leaves_out_the_never_accepted)
+{
+	struct endpoint_stats *es;
+	struct agg a;
+
+	agg_init(&a, 0);
+	ev(&a, CS_EV_STATE, 10, SERVER, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	for (int k = 0; k < 4; k++) {
+		struct cs_tuple t = tup(8080, 40000 + k);
+		struct cs_event e = { .type = CS_EV_STATE, .sk = 100 + k, .tuple = t,
+				      .oldstate = CS_TCP_ESTABLISHED, .newstate = CS_TCP_CLOSE,
+				      .ts_ns = 5 * MS, .flags = CS_F_SUMMARY | CS_F_NOT_ACCEPTED,
+				      .syn_ns = MS, .est_ns = MS + 10 * US,
+				      .sum = CS_SUM_EST | CS_SUM_PASSIVE, .cookie = 100 + k,
+				      .sk_err = 104 };
+
+		e.owner.tgid = SERVER;
+		e.owner.flags = CS_OWNER_LISTENER;
+		agg_event(&a, &e);
+	}
+	agg_tick(&a, 10 * MS);
+	es = ep(agg_find_proc(&a, SERVER), EP_LISTEN, 8080);
+	ASSERT_TRUE(!es || es->live_peak == 0, "never_accepted_not_concurrent");
+	agg_free(&a);
+}
+
 TEST(churn_finding_fires_only_for_churn)
 {
 	struct agg a;

@@ -130,7 +130,8 @@ void reuse_horizon_note(struct proc_books *p, const struct conn *c)
 	struct endpoint_stats *es;
 	struct endpoint_key k;
 
-	if (!c->reuse_open)
+	/* A queued one's accept comes later, at or after since_ns. */
+	if (!c->reuse_open && !c->queued)
 		return;
 	reuse_endpoint(p, c, &k);
 	es = hmap_get(&p->endpoints, &k);
@@ -189,6 +190,30 @@ void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
 	c->reuse_open = 1;
 }
 
+void reuse_conn_queued(struct agg *a, struct proc_books *p, struct conn *c)
+{
+	struct endpoint_stats *es = ep_of(p, c);
+
+	if (!es)
+		return;
+	es->accepted++;
+	c->queued = 1;
+}
+
+void reuse_conn_accepted(struct agg *a, struct proc_books *p, struct conn *c)
+{
+	struct endpoint_stats *es;
+
+	if (!c->queued)
+		return;
+	c->queued = 0;
+	es = ep_of(p, c);
+	if (!es)
+		return;
+	live_change(a, es, 1);
+	c->reuse_open = 1;
+}
+
 void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 {
 	struct endpoint_stats *es;
@@ -207,6 +232,7 @@ void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c)
 {
 	struct endpoint_stats *es;
 
+	c->queued = 0;	/* closed in the queue: never concurrent */
 	if (!c->reuse_open)
 		return;
 	es = ep_of(p, c);
@@ -219,6 +245,14 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 {
 	struct endpoint_stats *es;
 
+	if (c->queued) {
+		/* Still in the queue: its count moves, no concurrency yet. */
+		es = ep_of(from, c);
+		if (es)
+			es->accepted -= es->accepted > 0;
+		reuse_conn_queued(a, to, c);
+		return;
+	}
 	if (!c->reuse_open)
 		return;
 	es = ep_of(from, c);

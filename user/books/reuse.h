@@ -11,6 +11,12 @@ int reuse_log2(uint64_t v);
 
 /* A connection began (connect, or a listener's child / accept). */
 void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c);
+/* A listener's child made (LISTEN -> SYN_RECV): counted at its endpoint,
+ * but concurrent only once accept() returned it (reuse_conn_accepted), at
+ * the time being applied: one waiting in the accept queue carries no
+ * request. */
+void reuse_conn_queued(struct agg *a, struct proc_books *p, struct conn *c);
+void reuse_conn_accepted(struct agg *a, struct proc_books *p, struct conn *c);
 /* A connection held before we attached: concurrent, not opened by us. */
 void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c);
 /* The application closed it (FIN_WAIT1, LAST_ACK): no longer in use,

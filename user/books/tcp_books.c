@@ -228,8 +228,10 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 	if (old == CS_TCP_LISTEN && new == CS_TCP_SYN_RECV) {
 		c->passive = 1;
 		c->listen_any = listen_any_for(a, &e->tuple);
+		/* Concurrent once accept() returns it (apply_accept, or
+		 * a summary's accepted flag), not while it waits in the queue. */
 		if (is_new)
-			reuse_conn_begin(a, p, c);
+			reuse_conn_queued(a, p, c);
 		/* A SYN to the 4-tuple of a TIME_WAIT of ours took it over
 		 * (tcp_timewait_state_process -> TCP_TW_SYN): the kernel
 		 * makes a child at a TIME_WAIT's tuple no other way. A proxy
@@ -402,6 +404,7 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	if (!c)
 		return;
 	c->passive = 1;
+	a->ev_ns = e->ts_ns;
 	if (is_new) {
 		c->listen_any = listen_any_for(a, &e->tuple);
 		c->state = e->newstate;
@@ -409,6 +412,8 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 		reuse_conn_begin(a, p, c);
 	} else {
 		conn_set_owner(a, c, p);
+		/* From here it carries requests: accept() returned it. */
+		reuse_conn_accepted(a, p, c);
 	}
 }
 
@@ -488,6 +493,12 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
 			p->total.accepted++;
 			c->accepted = 1;
+			/* Concurrent from its handshake's end: the summary
+			 * carries no accept() time (the socket-storage
+			 * programs trace no syscall), so the time it waited in
+			 * the queue is counted in this mode. */
+			a->ev_ns = e->est_ns ? e->est_ns : x.ts_ns;
+			reuse_conn_accepted(a, p, c);
 		}
 	}
 	if (!c || e->newstate == CS_TCP_LISTEN) {

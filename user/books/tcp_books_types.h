@@ -259,6 +259,8 @@ struct conn {
 	uint8_t listen_any : 1;	/* passive: its listener is bound to the wildcard
 				 * address (else to the address it was reached at) */
 	uint8_t syn_seen : 1;	/* CLOSE->SYN_SENT seen: since_ns is the handshake's start */
+	uint8_t queued : 1;	/* a listener's child not yet returned by accept(): counted
+				 * at its endpoint, not yet concurrent (reuse.c) */
 	uint64_t since_ns;
 	uint64_t orphan_ns;	/* when it was first seen orphaned */
 	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
