@@ -7,7 +7,9 @@
 # nothing (the kernel's queue holds 8: ss's Recv-Q), then the server
 # accepts, answers and closes them one at a time. One connection at a
 # time carried a request on the server: its listener's peak_concurrent is
-# 1, with 8 accepted, in both record modes. Before: 8.
+# 1, with 8 accepted. Before: 8. Per-transition records only: they carry
+# accept()'s time; socket-storage summaries carry none (that mode traces
+# no syscall) and count a connection from its handshake's end.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -56,5 +58,4 @@ acceptq_case() {
 	fix_send "${name}s" exit
 }
 
-acceptq_case default
 acceptq_case per_transition --per-transition
