@@ -210,6 +210,12 @@ if want 1 || want 2; then
 					ACPU_US+="$(awk -v c="$acpu" -v e="$ev" 'BEGIN { printf "%.3f", e ? c * 1e6 / e : 0 }') "
 					[[ $ams != - ]] && AGENT_US_CONN+="$(awk -v m="$ams" -v n="${conns:-1}" 'BEGIN { printf "%.3f", m * 1e3 / n }') "
 					ARSS+="$arss "
+				fi
+				# BPF run time from the runs whose statistics cover the
+				# whole run (--cost-every 1): the default's first full
+				# interval often missed a churn of a few seconds on a
+				# loaded machine (every row 0 in a run at eb0e549).
+				if [[ $cfg == connscope-stats && $kind == churn ]]; then
 					[[ $bpfns != - ]] && BPF_NS_CONN+="$(awk -v b="$bpfns" -v n="${conns:-1}" 'BEGIN { printf "%.1f", b / n }') "
 					if [[ $bpfgrp != - ]]; then
 						IFS=: read -r -a g <<<"$bpfgrp"
@@ -292,12 +298,12 @@ if want 2; then
 	# (tests/bench/agent_ab.sh measures the same between two binaries).
 	[[ -n $AGENT_US_CONN ]] && row 2 "agent us/conn (perf task-clock, churn)" "us" "<=" 0.7 $AGENT_US_CONN
 	if [[ -n $BPF_NS_CONN ]]; then
-		row 2 "BPF run time/conn, kernel stats (churn)" "ns" - 0 $BPF_NS_CONN
+		row 2 "BPF run time/conn, kernel stats (churn)" "ns" "<=" 1500 $BPF_NS_CONN
 		row 2 "  of it: state-change programs" "ns" - 0 ${BPF_GRP_CONN[0]:-}
 		row 2 "  of it: nested state program" "ns" - 0 ${BPF_GRP_CONN[1]:-}
 		row 2 "  of it: send/receive programs" "ns" - 0 ${BPF_GRP_CONN[2]:-}
 		row 2 "  of it: the others" "ns" - 0 ${BPF_GRP_CONN[3]:-}
-		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) in the intervals it was measured (one in 10 by default, the first among them, where a churn run mostly falls), per connection end seen in them, times the ends per connection (2: both ends traced: every program that ran for them, in any task)"
+		note "BPF run time per connection: the run_time_ns of connscope's own programs (BPF_ENABLE_STATS, as attach reports it in agent.cost) in the --cost-every 1 churn runs (every interval measured; each program run carries ~33 ns of the statistics' own clock reads), per connection end seen in them, times the ends per connection (2: both ends traced: every program that ran for them, in any task)"
 	else
 		note "BPF run time per connection: the agent reported no agent.cost (BPF run-time stats unavailable)"
 	fi
@@ -585,17 +591,15 @@ gp_run() {
 	echo "${rate:-0}"
 }
 
-# uc_run CFG: "conns/s bpf_ns" of a churn in a fresh namespace while CFG
-# is attached to another process (GP_TARGET); bpf_ns: connscope's BPF run
-# time a connection of the churn (connscope-stats, whose statistics cover
-# the whole run; "-" otherwise).
+# uc_run CFG: conns/s of a churn in a fresh namespace while CFG is
+# attached to another process (GP_TARGET).
 uc_run() {
-	local cfg=$1 tool= out=$WORK/uc.out thr bpfns=-
+	local cfg=$1 tool= out=$WORK/uc.out thr
 
 	ns_new || return 1
 	case $cfg in
 	connscope*)
-		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >"$WORK/uc.json" \
+		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
 			2>"$WORK/uc.err" &
 		tool=$!
 		BG+=("$tool")
@@ -616,10 +620,7 @@ uc_run() {
 	[[ -n $tool ]] && stop_proc "$tool"
 	ns_del "$NS"
 	thr=$(kv "$out" conns_per_s)
-	[[ $cfg == connscope-stats ]] &&
-		bpfns=$(jq -r --argjson n "$(kv "$out" conns)" '.agent.cost.bpf_run_time_ns // empty |
-			. / $n | floor' "$WORK/uc.json" 2>/dev/null)
-	echo "${thr:-0} ${bpfns:--}"
+	echo "${thr:-0}"
 }
 
 if want 7; then
@@ -648,19 +649,16 @@ if want 7; then
 	# Connections of a process nobody traces: every tracer's programs
 	# run for every socket of the machine, connscope's find no storage
 	# on them (or, --per-transition, no owner) and return.
-	ucfgs=(none connscope connscope-pt connscope-stats tcplife)
+	ucfgs=(none connscope connscope-pt tcplife)
 	say "7: churn of an untraced process, $REPS rounds of ${ucfgs[*]} (order rotated)"
 	sleep 3600 </dev/null &
 	GP_TARGET=$!
 	BG+=("$GP_TARGET")
 	declare -A UC
-	UC_BPF=""
 	for ((r = 0; r < REPS; r++)); do
 		for ((k = 0; k < ${#ucfgs[@]}; k++)); do
 			cfg=${ucfgs[(k + r) % ${#ucfgs[@]}]}
-			read -r thr bpfns < <(uc_run "$cfg")
-			UC[$cfg]+="$thr "
-			[[ $bpfns != - ]] && UC_BPF+="$bpfns "
+			UC[$cfg]+="$(uc_run "$cfg") "
 		done
 	done
 	stop_proc "$GP_TARGET"
@@ -669,10 +667,9 @@ if want 7; then
 	row 7 "untraced churn, --per-transition / none" "ratio" - 0 \
 		$(ratios "${UC[connscope-pt]}" "${UC[none]}")
 	row 7 "untraced churn, tcplife / none" "ratio" - 0 $(ratios "${UC[tcplife]}" "${UC[none]}")
-	# Run time (CPU) of connscope's programs for the untraced churn's
-	# connections, statistics on for the whole run (each program run
-	# carries ~33 ns of their own clock reads).
-	[[ -n $UC_BPF ]] && row 7 "untraced churn, BPF ns/conn (--cost-every 1)" "ns" - 0 $UC_BPF
+	# The BPF run time those untraced connections cost: tests/bench/bpf_ab.sh
+	# (the agent's statistics here read 0 in some runs: a window question
+	# not solved yet).
 fi
 
 # ---- 8: the books on our hash table against uthash ----
