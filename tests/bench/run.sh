@@ -21,7 +21,7 @@ B=$OUT_DIR/bench
 CS=$OUT_DIR/connscope
 JSON_OUT=$OUT_DIR/bench.json
 REPS=${BENCH_REPS:-8}
-ONLY=${1:-1 2 3 4 5 6 7 8}
+ONLY=${1:-1 2 3 4 5 6 7 8 9}
 SMALL_REPS=$(( REPS < 3 ? REPS : 3 ))	# the scaling points: fewer repetitions
 
 # Workload sizes: fixed counts, small enough that the run fits 15 minutes
@@ -703,6 +703,10 @@ fi
 
 # ---- the table and the JSON ----
 
+# ---- 9: exporter --all across network namespaces ----
+# shellcheck source=tests/bench/netns_all.sh
+source "$REPO_ROOT/tests/bench/netns_all.sh"
+
 T_END=$(date +%s.%N)
 note "load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine shares its 2 cores)"
 ELAPSED=$(awk -v a="$T_START" -v b="$T_END" 'BEGIN { printf "%.0f", b - a }')
@@ -735,6 +739,7 @@ table() {
 		name[5] = "memory"; name[6] = "scaling"
 		name[7] = "cost to untraced processes"
 		name[8] = "hash table: our hmap vs uthash"
+		name[9] = "exporter --all across network namespaces"
 		printf "%-40s %7s %7s %7s %-8s %s\n", "comparison / figure", "min", "median", "max",
 			"target", "met"
 	}
