@@ -49,9 +49,10 @@ if ! wait_for "[[ -n \$(ss -Hlun 'sport = :$PORT') && -n \$(ss -Hltn 'sport = :$
 	exit 1
 fi
 
-# One client: 1 when its handshake completed and it got a 200.
+# One client (gtlsclient's options in "$@"): 0 when its handshake
+# completed and it got a 200.
 fetch() {
-	gtlsclient --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 "$PORT" \
+	gtlsclient "$@" --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 "$PORT" \
 		"https://127.0.0.1:$PORT/" </dev/null 2>&1 >/dev/null |
 		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
 }
@@ -105,3 +106,42 @@ assert_eq "$(jqn ".processes[] | select(.pid == $CADDY_PID) | .reuse.connections
 	"$TCP_CONNS" tcp/accepted_exact_beside_http3
 assert_eq "$(jqn ".processes[] | select(.pid == $CADDY_PID) | .quic.connections" "$TMP/b.json")" 5 \
 	quic/connections_beside_tcp
+
+# The clients followed by name (--comm), each from its exec: 10 short ones
+# one after another, then 10 that live 2 s (each request waits 2 s after
+# its handshake), 5 at a time. Each is one process with one connection as
+# client and a completed handshake, from the wire and from ngtcp2 (whose
+# probes are on from the start); the headline is exact for every one.
+cs_attach "$TMP/c.json" "$TMP/c.err" --comm gtlsclient -j -i 0.5 ||
+	{ fail attach3 "$(cat "$TMP/c.err")"; exit 1; }
+good=0
+for ((i = 0; i < CLIENTS / 2; i++)); do
+	fetch && good=$((good + 1))
+done
+for ((b = 0; b < CLIENTS / 2; b += 5)); do
+	bg=()
+	for ((i = 0; i < 5; i++)); do
+		fetch --delay-stream=2s &
+		bg+=("$!")
+	done
+	for p in "${bg[@]}"; do
+		wait "$p" && good=$((good + 1))
+	done
+done
+assert_eq "$good" "$CLIENTS" comm/completed_with_200
+cs_stop
+assert_eq "$?" 0 attach3/exit_status
+J=$TMP/c.json
+C='[.processes[] | select(.comm == "gtlsclient")]'
+assert_eq "$(jqn "$C | length" "$J")" "$CLIENTS" comm/each_a_process
+assert_eq "$(jqn "$C | map(select(.quic.by_source.wire.connections == 1 and
+	.quic.by_source.wire.handshakes_completed == 1 and .quic.by_source.wire.as_client == 1 and
+	.quic.by_source.wire.as_server == 0 and .quic.by_source.wire.handshakes_failed == 0)) |
+	length" "$J")" "$CLIENTS" comm/wire_exact
+assert_eq "$(jqn "$C | map(select(.quic.by_source.ngtcp2.connections == 1 and
+	.quic.by_source.ngtcp2.handshakes_completed == 1)) | length" "$J")" "$CLIENTS" comm/ngtcp2_exact
+assert_eq "$(jqn "$C | map(select(.quic.connections == 1 and .quic.as_client == 1 and
+	.quic.handshakes_completed == 1 and .quic.handshakes_failed == 0 and
+	.quic.ngtcp2_probes_late == false)) | length" "$J")" "$CLIENTS" comm/headline_exact
+assert_eq "$(jqn "[.agent.quic.wire_events_lost, .agent.quic.ngtcp2_events_lost] | add" "$J")" 0 \
+	comm/nothing_lost

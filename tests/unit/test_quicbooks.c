@@ -514,6 +514,88 @@ TEST(ngtcp2_lifecycle_and_view)
 	quic_books_free(&b);
 }
 
+/* A client whose ngtcp2 probes went on (a copy of the library found at an
+ * interval's scan) after the wire saw its first Initial: ngtcp2 reports
+ * only the end of a connection it never saw begin. The headline is the
+ * wire's (1, never ngtcp2's 0), and the late probes are said. */
+TEST(late_probes_never_below_the_wire_and_said)
+{
+	struct quic_books b;
+	struct quic_lib_event l;
+	const struct quic_proc *p;
+	struct quic_view v;
+	char text[4096];
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	client_handshake(&b, 10 * MS, 7, false);
+	quic_books_lib_probes(&b, PID_C, 410 * MS);
+	l = lev(QN_EV_DEL, 0x1000, 2000 * MS, 0);
+	l.tgid = PID_C;
+	quic_books_lib(&b, &l);
+	p = quic_books_proc(&b, PID_C);
+	ASSERT_EQ(p->src[1].connections, 0, "ngtcp2_saw_none_begin");
+	quic_proc_view(p, &v);
+	ASSERT_TRUE(v.lib_late, "late");
+	ASSERT_EQ(v.lib_missed, 1, "missed");
+	ASSERT_EQ(v.lifecycle_src, 0, "lifecycle_from_the_wire");
+	ASSERT_EQ(v.c.connections, 1, "headline_connections");
+	ASSERT_EQ(v.c.handshakes_completed, 1, "headline_handshakes");
+	ASSERT_EQ(v.c.handshake_ns_sum, 6 * MS, "handshake_times_the_wire_s");
+	quic_text(&b, PID_C, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "1 connections (1 as client, 0 as server) [wire]") != NULL,
+		    "text_headline");
+	ASSERT_TRUE(strstr(text, "ngtcp2 probes came late, 0.4 s after its first connection:\n"
+				 "                1 began before them; lifecycle from the wire\n") != NULL,
+		    "text_says_late");
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+		ASSERT_TRUE(n <= 80, "text_fits_80_columns");
+		l += n + (nl != NULL);
+	}
+	quic_books_free(&b);
+}
+
+/* Probes that went on before the first connection are not late; late
+ * probes that saw as many connections as the wire keep the lifecycle. */
+TEST(probes_on_time_or_seeing_as_much_keep_ngtcp2)
+{
+	struct quic_books b;
+	struct quic_lib_event l;
+	struct quic_view v;
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	quic_books_lib_probes(&b, PID_C, 5 * MS);
+	client_handshake(&b, 10 * MS, 7, false);
+	l = lev(QN_EV_NEW, 0x1000, 11 * MS, QN_ROLE_CLIENT);
+	l.tgid = PID_C;
+	quic_books_lib(&b, &l);
+	quic_proc_view(quic_books_proc(&b, PID_C), &v);
+	ASSERT_TRUE(!v.lib_late, "on_time_not_late");
+	ASSERT_EQ(v.lifecycle_src, 1, "on_time_ngtcp2");
+	/* A later note (another library file) keeps the earliest. */
+	quic_books_lib_probes(&b, PID_C, 900 * MS);
+	quic_proc_view(quic_books_proc(&b, PID_C), &v);
+	ASSERT_TRUE(!v.lib_late, "earliest_note_kept");
+	quic_books_free(&b);
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	client_handshake(&b, 10 * MS, 7, false);
+	quic_books_lib_probes(&b, PID_C, 12 * MS);
+	l = lev(QN_EV_NEW, 0x1000, 13 * MS, QN_ROLE_CLIENT);
+	l.tgid = PID_C;
+	quic_books_lib(&b, &l);
+	quic_proc_view(quic_books_proc(&b, PID_C), &v);
+	ASSERT_TRUE(v.lib_late, "late_said");
+	ASSERT_EQ(v.lifecycle_src, 1, "as_many_keeps_ngtcp2");
+	ASSERT_EQ(v.c.connections, 1, "headline");
+	quic_books_free(&b);
+}
+
 /* In-kernel QUIC as the out-of-tree module reports it through
  * sock:inet_sock_set_state (protocol 261): a client CLOSE -> SYN_SENT ->
  * ESTABLISHED -> CLOSE, a server connection SYN_RECV -> CLOSE that never

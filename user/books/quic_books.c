@@ -426,6 +426,8 @@ static struct qwconn *wire_open(struct quic_proc *p, const struct qcid *ccid,
 	c->first_ns = c->last_ns = ts;
 	c->ccid = *ccid;
 	count_open(q, role);
+	if (!p->wire_first_ns || ts < p->wire_first_ns)
+		p->wire_first_ns = ts;
 	a = hmap_get(&p->attempts, ccid);
 	if (a) {
 		c->vn = a->vn;
@@ -648,6 +650,16 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
 	}
 }
 
+void quic_books_lib_probes(struct quic_books *b, pid_t pid, uint64_t since_ns)
+{
+	struct quic_proc *p;
+
+	if (pid <= 0 || !since_ns || !(p = proc_get(b, pid)))
+		return;
+	if (!p->lib_since_ns || since_ns < p->lib_since_ns)
+		p->lib_since_ns = since_ns;
+}
+
 #define TCPS_ESTABLISHED 1
 #define TCPS_SYN_SENT 2
 #define TCPS_SYN_RECV 3
@@ -798,5 +810,17 @@ uint64_t quic_proc_in_progress(const struct quic_proc *p)
 		for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
 			n += !c->completed && !c->failed && !c->closed;
 	}
+	return n;
+}
+
+uint64_t quic_proc_lib_missed(const struct quic_proc *p)
+{
+	struct qwconn *c;
+	uint64_t n = 0;
+
+	if (!p->lib_since_ns)
+		return 0;
+	for (size_t i = 0; hmap_next(&p->wconns, &i, NULL, (void **)&c);)
+		n += c->first_ns < p->lib_since_ns;
 	return n;
 }

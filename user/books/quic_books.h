@@ -72,6 +72,11 @@ struct quic_proc {
 	uint64_t evicted;		/* finished connections dropped at QUIC_MAX_CONNS */
 	uint64_t attempts_full;		/* attempts / Version Negotiations not kept: cap reached */
 	uint64_t attempts_expired;	/* attempts no connection followed in QUIC_HS_TIMEOUT_NS */
+	/* When the ngtcp2 probes of the library it maps went on (0: never),
+	 * and when the wire saw its first connection begin: probes that came
+	 * after it saw none of the connections begun before them. */
+	uint64_t lib_since_ns;
+	uint64_t wire_first_ns;
 	struct heatmap hm_conns;	/* per interval: opened / completed / failed */
 	struct heatmap hm_handshake;	/* completed handshakes by log2 time */
 	bool hm_ready;
@@ -94,6 +99,10 @@ void quic_books_drop(struct quic_books *b, pid_t pid);
 
 void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e);
 void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e);
+/* pid maps a libngtcp2 whose probes went on at since_ns (a process
+ * started before the probes of its copy of the library: they may have
+ * come late for it). The earliest note stays. */
+void quic_books_lib_probes(struct quic_books *b, pid_t pid, uint64_t since_ns);
 /* In-kernel QUIC (IPPROTO_QUIC, out-of-tree module): its sockets change
  * state through inet_sock_set_state with TCP's numbering, CLOSE ->
  * SYN_SENT (connect) or SYN_RECV (a server's new connection) ->
@@ -113,16 +122,26 @@ const struct quic_proc *quic_books_proc(const struct quic_books *b, pid_t pid);
 /* Connections of pid whose handshake is still under way, by the source
  * quic_proc_view() takes the lifecycle from. */
 uint64_t quic_proc_in_progress(const struct quic_proc *p);
+/* Wire connections of pid that began before its ngtcp2 probes went on
+ * (those still in the books). */
+uint64_t quic_proc_lib_missed(const struct quic_proc *p);
 
 /* The figure a report shows for each field, and the source it comes from:
  * lifecycle (connections, handshakes, closed) from ngtcp2 where it
  * reported, else in-kernel QUIC, else the wire; Retry and Version
  * Negotiation only the wire sees; migrations are the wire's rebindings
- * plus the library's deliberate migrations. */
+ * plus the library's deliberate migrations. A process whose ngtcp2 probes
+ * came after the wire saw its first connection begin (lib_late) takes its
+ * lifecycle from the wire when the wire saw more connections: the
+ * headline never drops below what the wire saw, and each figure still
+ * comes from one source (the two time a handshake from other moments). */
 struct quic_view {
 	struct quic_counts c;
 	int lifecycle_src;		/* index into src[] */
 	uint32_t sources;
+	bool lib_late;			/* its ngtcp2 probes came after its first connection */
+	uint64_t lib_missed;		/* wire connections begun before the probes */
+	double lib_late_s;		/* how long after that first connection they came */
 };
 void quic_proc_view(const struct quic_proc *p, struct quic_view *v);
 

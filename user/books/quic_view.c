@@ -31,14 +31,20 @@ const char *quic_sources_label(uint32_t sources, char *buf, size_t len)
 void quic_proc_view(const struct quic_proc *p, struct quic_view *v)
 {
 	const struct quic_counts *w = &p->src[0], *life;
+	bool late = p->lib_since_ns && p->wire_first_ns && p->wire_first_ns < p->lib_since_ns;
 	int src = 0;
 
-	if (p->sources & QSRC_NGTCP2)
+	if ((p->sources & QSRC_NGTCP2) && !(late && w->connections > p->src[1].connections))
 		src = 1;
 	else if (p->sources & QSRC_KERNEL)
 		src = 2;
 	life = &p->src[src];
 	memset(v, 0, sizeof(*v));
+	if (late) {
+		v->lib_late = true;
+		v->lib_missed = quic_proc_lib_missed(p);
+		v->lib_late_s = (p->lib_since_ns - p->wire_first_ns) / 1e9;
+	}
 	v->c = *life;
 	v->lifecycle_src = src;
 	v->sources = p->sources;

@@ -54,6 +54,12 @@ void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 	fprintf(out, "  %-13s %llu connections (%llu as client, %llu as server) [%s]\n", "QUIC",
 		u(v.c.connections), u(v.c.as_client), u(v.c.as_server),
 		quic_source_name(v.lifecycle_src));
+	/* Probes that came after its first connection saw none begun
+	 * before them: said, with where the headline comes from then. */
+	if (v.lib_late)
+		fprintf(out, "  %-13s ngtcp2 probes came late, %.1f s after its first connection:\n"
+			     "  %-13s %llu began before them; lifecycle from the %s\n", "",
+			v.lib_late_s, "", u(v.lib_missed), quic_source_name(v.lifecycle_src));
 	fprintf(out, "  %-13s %llu completed, %llu failed, %llu under way [%s]\n", "handshakes",
 		u(v.c.handshakes_completed), u(v.c.handshakes_failed),
 		u(quic_proc_in_progress(p)), quic_source_name(v.lifecycle_src));
@@ -168,6 +174,11 @@ void json_quic_proc(struct json *j, const struct quic_run *q, pid_t pid)
 	json_kv_string(j, "lifecycle_source", quic_source_name(v.lifecycle_src));
 	json_counts(j, &v.c);
 	json_kv_uint(j, "in_progress", p == &none ? 0 : quic_proc_in_progress(p));
+	/* The ngtcp2 probes came after its first connection began: the
+	 * connections begun before them are the wire's alone. */
+	json_kv_bool(j, "ngtcp2_probes_late", v.lib_late);
+	json_kv_double(j, "ngtcp2_probes_late_s", v.lib_late_s, 3);
+	json_kv_uint(j, "ngtcp2_missed_connections", v.lib_missed);
 	/* The handshake figures are the lifecycle source's alone; each
 	 * percentile as the bounds of its log2 bucket. */
 	json_kv_string(j, "handshake_source", quic_source_name(v.lifecycle_src));

@@ -105,7 +105,7 @@ int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
 	return 0;
 }
 
-static int attach_lib(struct quic_tracer *t, const char *path);
+static int attach_lib(struct quic_tracer *t, const char *path, uint64_t *since);
 
 /* cgroup/sock_{create,release} go on at once: they run only when a socket
  * is made or closed. cgroup_skb ingress/egress run for every packet on the
@@ -224,7 +224,7 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	 * socket, so the packet programs are needed from the start. */
 	if (all)
 		attach_skb(t, "every process is traced (--all)");
-	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path))
+	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path, NULL))
 		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
 fail:
@@ -355,8 +355,9 @@ fail:
 	return err;
 }
 
-/* The probes on one library file, once per file whoever maps it. */
-static int attach_lib(struct quic_tracer *t, const char *path)
+/* The probes on one library file, once per file whoever maps it; *since
+ * (may be NULL) is when they went on. */
+static int attach_lib(struct quic_tracer *t, const char *path, uint64_t *since)
 {
 	struct bpf_program *progs[QT_LIB_PROBES];
 	static const char *const funcs[QT_LIB_PROBES] = {
@@ -375,8 +376,11 @@ static int attach_lib(struct quic_tracer *t, const char *path)
 	if (stat(path, &st))
 		return -errno;
 	for (int i = 0; i < t->nlib; i++)
-		if (t->lib[i].dev == st.st_dev && t->lib[i].ino == st.st_ino)
+		if (t->lib[i].dev == st.st_dev && t->lib[i].ino == st.st_ino) {
+			if (since)
+				*since = t->lib[i].since_ns;
 			return 0;
+		}
 	if (t->nlib >= (int)(sizeof(t->lib) / sizeof(t->lib[0])))
 		return -E2BIG;
 	err = lib_load(t);
@@ -410,6 +414,9 @@ static int attach_lib(struct quic_tracer *t, const char *path)
 	}
 	if (!lib->nlinks)
 		return -ENOENT;
+	lib->since_ns = now_ns();
+	if (since)
+		*since = lib->since_ns;
 	t->nlib++;
 	return 0;
 }
@@ -439,11 +446,19 @@ int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
 			attach_skb(t, "a traced process held a UDP socket");
 	}
 	if (!quic_tracer_lib_on(t, pid) && !quic_find_libngtcp2(pid, path, sizeof(path))) {
-		if (attach_lib(t, path))
+		uint64_t since = 0;
+
+		if (attach_lib(t, path, &since)) {
 			fprintf(stderr, "connscope: cannot attach the libngtcp2 probes in %d (%s); "
 					"QUIC counts come from the wire only\n", pid, path);
-		else if (t->nlib_pids < QT_MAX_LIB_PROCS)
-			t->lib_pids[t->nlib_pids++] = pid;
+		} else {
+			/* The books judge whether they came after its first
+			 * connection (a copy of the library probed late). */
+			if (t->books)
+				quic_books_lib_probes(t->books, pid, since);
+			if (t->nlib_pids < QT_MAX_LIB_PROCS)
+				t->lib_pids[t->nlib_pids++] = pid;
+		}
 	}
 	return err;
 }

@@ -28,6 +28,7 @@ struct qt_lib {
 	struct bpf_link *links[QT_LIB_PROBES];
 	int nlinks;
 	int failed;			/* probes that would not attach */
+	uint64_t since_ns;		/* when they went on (now_ns) */
 };
 
 struct quic_tracer {

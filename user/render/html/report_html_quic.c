@@ -64,6 +64,11 @@ void html_quic_part(FILE *out, pid_t pid, const struct run_info *run, int labcha
 			ULLQ(p->src[0].handshakes_completed), ULLQ(p->src[0].handshakes_failed),
 			ULLQ(p->src[1].connections), ULLQ(p->src[1].handshakes_completed),
 			ULLQ(p->src[1].handshakes_failed));
+	if (v.lib_late)
+		fprintf(out, " The ngtcp2 probes came late: %.1f s after its first connection; %llu "
+			     "connection%s began before them, so the lifecycle comes from the %s.",
+			v.lib_late_s, ULLQ(v.lib_missed), v.lib_missed == 1 ? "" : "s",
+			quic_source_name(v.lifecycle_src));
 	fputs("</p>\n", out);
 	if (p->hm_ready) {
 		html_heatmap(out, pid, &p->hm_conns, "rows: connections opened (first Initial), "
