@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "elf_section.h"
 #include "exe_quic.h"
 
 /* The module paths quic-go was published under (renamed in 2022). */
@@ -200,20 +201,6 @@ int dpkg_owner(const char *infodir, const char *path, char *pkg, size_t len)
 	return err;
 }
 
-static Elf_Data *section_data(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *shp)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (gelf_getshdr(scn, shp) && (name = elf_strptr(elf, shstrndx, shp->sh_name)) &&
-		    !strcmp(name, want))
-			return shp->sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
-	}
-	return NULL;
-}
-
 /* A C stack's function defined in the symbol table of type t. */
 static const char *c_stack(Elf *elf, Elf64_Word t)
 {
@@ -247,7 +234,7 @@ static const char *c_stack(Elf *elf, Elf64_Word t)
 static bool go_functions_name_quic_go(Elf *elf, size_t shstrndx)
 {
 	GElf_Shdr sh;
-	Elf_Data *d = section_data(elf, shstrndx, ".gopclntab", &sh);
+	Elf_Data *d = elf_section_data(elf, shstrndx, ".gopclntab", &sh);
 
 	for (size_t i = 0; d && i < N(quic_go_mods); i++) {
 		char pkg[64];
@@ -264,7 +251,7 @@ static void go_stack(Elf *elf, size_t shstrndx, const char *path, char *name, si
 {
 	char ver[64] = "", pkg[128];
 	GElf_Shdr sh;
-	Elf_Data *d = section_data(elf, shstrndx, ".go.buildinfo", &sh);
+	Elf_Data *d = elf_section_data(elf, shstrndx, ".go.buildinfo", &sh);
 	int r = d ? go_buildinfo_quic(d->d_buf, d->d_size, ver, sizeof(ver)) : -EINVAL;
 
 	if (r == 1) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "elf_section.h"
 #include "procfs.h"
 #include "software_probe.h"
 
@@ -20,7 +21,7 @@ static bool has_go_buildinfo(pid_t pid)
 	char path[PATH_MAX];
 	bool found = false;
 	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 	Elf *elf;
 	int fd;
 
@@ -30,15 +31,8 @@ static bool has_go_buildinfo(pid_t pid)
 		return false;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
-		while (!found && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			const char *name;
-
-			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
-				found = !strcmp(name, ".go.buildinfo");
-		}
-	}
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx))
+		found = elf_section_named(elf, shstrndx, ".go.buildinfo", &sh) != NULL;
 	if (elf)
 		elf_end(elf);
 	close(fd);
