@@ -69,7 +69,7 @@ else
 	fail summary/names_quic_go "quic_library '$lib'"
 fi
 
-cs_attach "$TMP/a.json" "$TMP/a.err" -p "$CADDY_PID" -j -i 0.5 ||
+cs_attach "$TMP/a.json" "$TMP/a.err" -p "$CADDY_PID" -j -i 0.5 --report "$TMP/a.html" ||
 	{ fail attach "$(cat "$TMP/a.err")"; exit 1; }
 good=0
 for ((i = 0; i < CLIENTS; i++)); do
@@ -89,6 +89,15 @@ assert_eq "$(jqn "$sel | .reuse | [.connections_accepted, .requests] | @tsv" "$J
 	"$(printf '0\t0')" tcp/untouched_by_http3
 assert_eq "$(jqn "[$sel | .reuse.endpoints[]?] | length" "$J")" 0 tcp/no_endpoint
 assert_eq "$(jqn ".agent.events_lost" "$J")" 0 agent/no_events_lost
+# attach names the stack as summary does, and measures it on the wire.
+assert_eq "$(jqn "$sel | .quic | [.stack, .stack_lifecycle] | @tsv" "$J")" \
+	"$(printf '%s\twire' "$lib")" attach/names_quic_go
+if awk -v id="id=\"quic-$CADDY_PID\"" 'index($0, id) { on = 1 }
+	on && /Stack: quic-go .*measured on the wire only/ { f = 1; exit } END { exit !f }' "$TMP/a.html"; then
+	ok html/names_quic_go
+else
+	fail html/names_quic_go "no 'Stack: quic-go ... wire only' in Caddy's QUIC part"
+fi
 
 # TCP beside HTTP/3: exactly the connections made.
 cs_attach "$TMP/b.json" "$TMP/b.err" -p "$CADDY_PID" -j -i 0.5 ||

@@ -109,7 +109,7 @@ TEST(debian_built_using_names_quic_go)
 
 TEST(c_stack_linked_in_is_named)
 {
-	char name[64] = "";
+	char name[64] = "", dir[4200];
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 
 	ASSERT_TRUE(fd >= 0, "open_self");
@@ -117,6 +117,16 @@ TEST(c_stack_linked_in_is_named)
 	ASSERT_STREQ(name, "ngtcp2 (statically linked)", "named");
 	close(fd);
 	ASSERT_EQ(ngtcp2_conn_client_new_versioned(), 0, "defined");
+	/* Installed by a package whose Static-Built-Using names ngtcp2's
+	 * source (after libngtcp2, a name that ends the same): its version. */
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	snprintf(dir, sizeof(dir), "%s/dpkg", unit_data_dir("dpkg/status"));
+	ASSERT_EQ(exe_quic_stack_db(fd, "/usr/bin/quicgw", dir, name, sizeof(name)), 0,
+		  "found_with_dpkg");
+	ASSERT_STREQ(name, "ngtcp2 1.2.0-1 (statically linked; Debian)", "debian_version");
+	ASSERT_EQ(exe_quic_stack_db(fd, "/opt/gw", dir, name, sizeof(name)), 0, "not_packaged");
+	ASSERT_STREQ(name, "ngtcp2 (statically linked)", "no_version");
+	close(fd);
 	/* Not ELF: nothing. */
 	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	ASSERT_EQ(exe_quic_stack(fd, NULL, name, sizeof(name)), -ENOENT, "not_elf");

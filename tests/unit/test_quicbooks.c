@@ -596,6 +596,45 @@ TEST(probes_on_time_or_seeing_as_much_keep_ngtcp2)
 	quic_books_free(&b);
 }
 
+/* attach names the stack as summary does, and says what can be measured
+ * there: a stack compiled in (quic-go) is the wire's alone; one whose
+ * library has the probes gets each connection's life from them. */
+TEST(stack_named_with_what_can_be_measured)
+{
+	struct quic_books b;
+	char text[4096];
+
+	quic_books_init(&b, 0, 1000 * MS);
+	b.no_heatmaps = true;
+	client_handshake(&b, 10 * MS, 7, false);
+	quic_books_stack(&b, PID_C, "quic-go 0.29.0-1 (statically linked; Debian)");
+	ASSERT_TRUE(quic_books_proc(&b, PID_C)->stack_looked, "looked_once");
+	quic_text(&b, PID_C, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "  stack         quic-go 0.29.0-1 (statically linked; Debian)\n"
+				 "                wire only: connections, handshakes,") != NULL,
+		    "wire_only_stack");
+	ASSERT_TRUE(strstr(text, "not closes (encrypted") != NULL, "says_what_it_cannot");
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+		ASSERT_TRUE(n <= 80, "text_fits_80_columns");
+		l += n + (nl != NULL);
+	}
+	quic_books_lib_probes(&b, PID_C, 5 * MS);
+	quic_books_stack(&b, PID_C, "libngtcp2.so.9.0.1");
+	quic_text(&b, PID_C, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "  stack         libngtcp2.so.9.0.1\n"
+				 "                ngtcp2 probes: each connection's life;") != NULL,
+		    "probed_stack");
+	ASSERT_STREQ(quic_stack_lifecycle(quic_books_proc(&b, PID_C)), "ngtcp2", "lifecycle");
+	/* Nothing found: no stack line. */
+	quic_books_stack(&b, PID_C, NULL);
+	quic_text(&b, PID_C, text, sizeof(text));
+	ASSERT_TRUE(strstr(text, "stack ") == NULL, "none_no_line");
+	quic_books_free(&b);
+}
+
 /* In-kernel QUIC as the out-of-tree module reports it through
  * sock:inet_sock_set_state (protocol 261): a client CLOSE -> SYN_SENT ->
  * ESTABLISHED -> CLOSE, a server connection SYN_RECV -> CLOSE that never

@@ -660,6 +660,16 @@ void quic_books_lib_probes(struct quic_books *b, pid_t pid, uint64_t since_ns)
 		p->lib_since_ns = since_ns;
 }
 
+void quic_books_stack(struct quic_books *b, pid_t pid, const char *name)
+{
+	struct quic_proc *p = hmap_get(&b->procs, &pid);
+
+	if (!p)
+		return;
+	p->stack_looked = true;
+	snprintf(p->stack, sizeof(p->stack), "%s", name ? name : "");
+}
+
 #define TCPS_ESTABLISHED 1
 #define TCPS_SYN_SENT 2
 #define TCPS_SYN_RECV 3

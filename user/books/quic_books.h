@@ -77,6 +77,11 @@ struct quic_proc {
 	 * after it saw none of the connections begun before them. */
 	uint64_t lib_since_ns;
 	uint64_t wire_first_ns;
+	/* The QUIC stack it runs, as summary names it: the library it maps,
+	 * else the one compiled in ("quic-go 0.29.0-1 (statically linked;
+	 * Debian)"); "" when none was found. Looked for once. */
+	char stack[80];
+	bool stack_looked;
 	struct heatmap hm_conns;	/* per interval: opened / completed / failed */
 	struct heatmap hm_handshake;	/* completed handshakes by log2 time */
 	bool hm_ready;
@@ -103,6 +108,8 @@ void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e);
  * started before the probes of its copy of the library: they may have
  * come late for it). The earliest note stays. */
 void quic_books_lib_probes(struct quic_books *b, pid_t pid, uint64_t since_ns);
+/* The stack pid runs (NULL or "": none found); the command looks once. */
+void quic_books_stack(struct quic_books *b, pid_t pid, const char *name);
 /* In-kernel QUIC (IPPROTO_QUIC, out-of-tree module): its sockets change
  * state through inet_sock_set_state with TCP's numbering, CLOSE ->
  * SYN_SENT (connect) or SYN_RECV (a server's new connection) ->

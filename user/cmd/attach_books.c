@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attach_books.h"
+#include "summary_quic.h"
 #include "doctor.h"
 #include "procfs.h"
 #include "software_probe.h"
@@ -31,6 +32,25 @@ static void quic_join_books(struct agg *a, const struct quic_books *qb)
 	}
 }
 
+/* The QUIC stack of each process the QUIC books saw a connection of, as
+ * summary names it (the library it maps, else the one compiled into its
+ * executable), looked for once while it lives: only QUIC processes pay
+ * for reading their executable's ELF sections. */
+static void quic_name_stacks(struct quic_books *qb)
+{
+	const struct quic_proc *q;
+	char name[80];
+
+	for (size_t i = 0; qb && hmap_next(&qb->procs, &i, NULL, (void **)&q);) {
+		if (q->stack_looked || q->gone || (!q->src[0].connections &&
+		    !q->src[1].connections && !q->src[2].connections))
+			continue;
+		if (procfs_quic_library(q->pid, name, sizeof(name)))
+			name[0] = 0;
+		quic_books_stack(qb, q->pid, name);
+	}
+}
+
 /* The run's QUIC facts for the renderers, and books for QUIC-only
  * processes: each interval (the exporter renders then) and at the end. */
 void attach_quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct agg *a)
@@ -49,6 +69,7 @@ void attach_quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct
 	q->lib_files = t->nlib;
 	quic_tracer_stats(t, q->wire_stats, q->lib_stats);
 	quic_join_books(a, q->books);
+	quic_name_stacks(t->books);
 }
 
 /* Ends the QUIC connections of processes that are gone. */

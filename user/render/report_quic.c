@@ -40,6 +40,34 @@ static void format_handshake_times(FILE *out, const struct quic_counts *c, int s
 		ms_text(hi9, h9, sizeof(h9)), quic_source_name(src));
 }
 
+const char *quic_stack_lifecycle(const struct quic_proc *p)
+{
+	if ((p->sources & QSRC_NGTCP2) || p->lib_since_ns)
+		return "ngtcp2";
+	return p->sources & QSRC_KERNEL ? "kernel" : "wire";
+}
+
+/* The stack the process runs, as summary names it, and what can be
+ * measured there. */
+static void format_stack(FILE *out, const struct quic_proc *p)
+{
+	const char *life = quic_stack_lifecycle(p);
+
+	if (!p->stack[0])
+		return;
+	fprintf(out, "  %-13s %s\n", "stack", p->stack);
+	if (!strcmp(life, "wire"))
+		fprintf(out, "  %-13s wire only: connections, handshakes, Retry, version\n"
+			     "  %-13s negotiation, migrations; not closes (encrypted: a\n"
+			     "  %-13s connection ends with its socket), handshakes that fail\n"
+			     "  %-13s before 10 s, streams\n", "", "", "", "");
+	else
+		fprintf(out, "  %-13s %s: each connection's life; the wire: Retry,\n"
+			     "  %-13s version negotiation, rebinding\n", "",
+			strcmp(life, "ngtcp2") ? "in-kernel QUIC's socket states" : "ngtcp2 probes",
+			"");
+}
+
 /* Every line fits 80 columns: the report is read in terminals. */
 void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 		      const struct tw_report_opts *o)
@@ -90,6 +118,7 @@ void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 	if (p->unmatched_short)
 		fprintf(out, "  %-13s %llu short-header flows to IDs not seen starting\n", "",
 			u(p->unmatched_short));
+	format_stack(out, p);
 	if (p->hm_ready) {
 		format_heatmap_text(out, &p->hm_conns, o);
 		format_heatmap_text(out, &p->hm_handshake, o);
@@ -189,6 +218,10 @@ void json_quic_proc(struct json *j, const struct quic_run *q, pid_t pid)
 	quic_hist_quantile_range_ms(v.c.handshake_us_hist, 0.9, &lo, &hi);
 	json_kv_double(j, "handshake_p90_ms_at_least", lo, 3);
 	json_kv_double(j, "handshake_p90_ms_at_most", hi, 3);
+	/* The stack as summary names it ("" when none was found) and the
+	 * source that follows its connections' lives. */
+	json_kv_string(j, "stack", p->stack);
+	json_kv_string(j, "stack_lifecycle", quic_stack_lifecycle(p));
 	json_kv_uint(j, "unmatched_short_flows", p->unmatched_short);
 	json_kv_uint(j, "short_flows_new_cid", p->short_by_path);
 	json_key(j, "by_source");

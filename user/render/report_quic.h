@@ -12,6 +12,14 @@
 #include "report_tw.h"
 
 /* Nothing when q is NULL or pid saw no QUIC. */
+/* The source that can follow the connections' lives of p's stack:
+ * "ngtcp2" (its probes are on the library p maps), "kernel" (in-kernel
+ * QUIC's socket states) or "wire" (nothing else: a stack compiled in, or
+ * one without probes). */
+const char *quic_stack_lifecycle(const struct quic_proc *p);
+/* What the wire alone cannot see, said with a wire-only stack. */
+#define QUIC_WIRE_ONLY_CANNOT "closes (CONNECTION_CLOSE is encrypted: a connection ends " \
+	"with its socket), handshakes that fail before 10 s, streams"
 void format_quic_text(FILE *out, const struct quic_run *q, pid_t pid,
 		      const struct tw_report_opts *o);
 /* The run's sources line and the wire unit's counters. */

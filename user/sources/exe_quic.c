@@ -25,17 +25,18 @@ static const char *const quic_go_debs[] = {
 };
 
 /* C stacks by a function each defines (a defined symbol, so an import of
- * the shared library's is not taken for a static copy). */
+ * the shared library's is not taken for a static copy), and the Debian
+ * source package a binary built with it names in its (Static-)Built-Using. */
 static const struct {
-	const char *sym, *name;
+	const char *sym, *name, *deb;
 } c_stacks[] = {
-	{ "ngtcp2_conn_client_new_versioned", "ngtcp2" },
-	{ "ngtcp2_conn_client_new", "ngtcp2" },
-	{ "ngtcp2_conn_server_new_versioned", "ngtcp2" },
-	{ "quiche_conn_new_with_tls", "quiche" },
-	{ "quiche_connect", "quiche" },
-	{ "MsQuicOpenVersion", "msquic" },
-	{ "lsquic_engine_new", "lsquic" },
+	{ "ngtcp2_conn_client_new_versioned", "ngtcp2", "ngtcp2" },
+	{ "ngtcp2_conn_client_new", "ngtcp2", "ngtcp2" },
+	{ "ngtcp2_conn_server_new_versioned", "ngtcp2", "ngtcp2" },
+	{ "quiche_conn_new_with_tls", "quiche", "rust-quiche" },
+	{ "quiche_connect", "quiche", "rust-quiche" },
+	{ "MsQuicOpenVersion", "msquic", "msquic" },
+	{ "lsquic_engine_new", "lsquic", "lsquic" },
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -132,7 +133,10 @@ int go_buildinfo_quic(const unsigned char *sec, size_t len, char *ver, size_t vl
 	return 0;
 }
 
-int dpkg_built_using_quic(const char *status, const char *pkg, char *ver, size_t vlen)
+/* A package's Built-Using or Static-Built-Using ("src (= ver), ..."):
+ * the version of the first of srcs it names. */
+static int built_using(const char *status, const char *pkg, const char *const *srcs,
+		       size_t nsrcs, char *ver, size_t vlen)
 {
 	char line[8192];
 	bool ours = false;
@@ -142,19 +146,30 @@ int dpkg_built_using_quic(const char *status, const char *pkg, char *ver, size_t
 	if (!f)
 		return -errno;
 	while (!found && fgets(line, sizeof(line), f)) {
+		const char *v;
+
 		if (!strncmp(line, "Package: ", 9)) {
 			line[strcspn(line, "\n")] = 0;
 			ours = !strcmp(line + 9, pkg);
 			continue;
 		}
-		if (!ours || strncmp(line, "Built-Using: ", 13))
+		if (!ours)
 			continue;
-		for (size_t i = 0; i < N(quic_go_debs); i++) {
+		if (!strncmp(line, "Built-Using: ", 13))
+			v = line + 13;
+		else if (!strncmp(line, "Static-Built-Using: ", 20))
+			v = line + 20;
+		else
+			continue;
+		for (size_t i = 0; i < nsrcs; i++) {
 			char want[96];
 			const char *at;
 
-			snprintf(want, sizeof(want), "%s (= ", quic_go_debs[i]);
-			at = strstr(line, want);
+			snprintf(want, sizeof(want), "%s (= ", srcs[i]);
+			/* A whole name: at the start or after ", ". */
+			for (at = strstr(v, want); at && at != v && at[-1] != ' ';
+			     at = strstr(at + 1, want))
+				;
 			if (!at)
 				continue;
 			at += strlen(want);
@@ -165,6 +180,11 @@ int dpkg_built_using_quic(const char *status, const char *pkg, char *ver, size_t
 	}
 	fclose(f);
 	return found;
+}
+
+int dpkg_built_using_quic(const char *status, const char *pkg, char *ver, size_t vlen)
+{
+	return built_using(status, pkg, quic_go_debs, N(quic_go_debs), ver, vlen);
 }
 
 int dpkg_owner(const char *infodir, const char *path, char *pkg, size_t len)
@@ -201,8 +221,9 @@ int dpkg_owner(const char *infodir, const char *path, char *pkg, size_t len)
 	return err;
 }
 
-/* A C stack's function defined in the symbol table of type t. */
-static const char *c_stack(Elf *elf, Elf64_Word t)
+/* A C stack's function defined in the symbol table of type t: its index
+ * in c_stacks, or -1. */
+static int c_stack(Elf *elf, Elf64_Word t)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -223,10 +244,10 @@ static const char *c_stack(Elf *elf, Elf64_Word t)
 			name = elf_strptr(elf, sh.sh_link, s.st_name);
 			for (size_t k = 0; name && k < N(c_stacks); k++)
 				if (!strcmp(name, c_stacks[k].sym))
-					return c_stacks[k].name;
+					return (int)k;
 		}
 	}
-	return NULL;
+	return -1;
 }
 
 /* quic-go in a Go binary whose module list does not say: its package
@@ -246,9 +267,10 @@ static bool go_functions_name_quic_go(Elf *elf, size_t shstrndx)
 	return false;
 }
 
-static void go_stack(Elf *elf, size_t shstrndx, const char *path, char *name, size_t len,
-		     bool *found)
+static void go_stack(Elf *elf, size_t shstrndx, const char *path, const char *dpkg,
+		     char *name, size_t len, bool *found)
 {
+	char info[PATH_MAX], status[PATH_MAX];
 	char ver[64] = "", pkg[128];
 	GElf_Shdr sh;
 	Elf_Data *d = elf_section_data(elf, shstrndx, ".go.buildinfo", &sh);
@@ -265,18 +287,36 @@ static void go_stack(Elf *elf, size_t shstrndx, const char *path, char *name, si
 	/* Debian builds Go in GOPATH mode: no module list, but the package
 	 * records the quic-go it was built with in its Built-Using. Kept short:
 	 * summary's UDP table fits 80 columns. */
-	if (path && !dpkg_owner("/var/lib/dpkg/info", path, pkg, sizeof(pkg)) &&
-	    dpkg_built_using_quic("/var/lib/dpkg/status", pkg, ver, sizeof(ver)) == 1)
+	snprintf(info, sizeof(info), "%s/info", dpkg);
+	snprintf(status, sizeof(status), "%s/status", dpkg);
+	if (path && !dpkg_owner(info, path, pkg, sizeof(pkg)) &&
+	    dpkg_built_using_quic(status, pkg, ver, sizeof(ver)) == 1)
 		snprintf(name, len, "quic-go %s (statically linked; Debian)", ver);
 	else
 		snprintf(name, len, "quic-go (statically linked, version not recorded)");
 }
 
-int exe_quic_stack(int fd, const char *path, char *name, size_t len)
+/* A C stack linked in: its version where the package that installed the
+ * executable records the stack's source in its (Static-)Built-Using. */
+static void c_stack_name(int k, const char *path, const char *dpkg, char *name, size_t len)
 {
-	const char *c = NULL;
+	char info[PATH_MAX], status[PATH_MAX], pkg[128], ver[64];
+	const char *src = c_stacks[k].deb;
+
+	snprintf(info, sizeof(info), "%s/info", dpkg);
+	snprintf(status, sizeof(status), "%s/status", dpkg);
+	if (path && !dpkg_owner(info, path, pkg, sizeof(pkg)) &&
+	    built_using(status, pkg, &src, 1, ver, sizeof(ver)) == 1)
+		snprintf(name, len, "%s %s (statically linked; Debian)", c_stacks[k].name, ver);
+	else
+		snprintf(name, len, "%s (statically linked)", c_stacks[k].name);
+}
+
+int exe_quic_stack_db(int fd, const char *path, const char *dpkg, char *name, size_t len)
+{
 	bool found = false;
 	size_t shstrndx;
+	int k;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
@@ -284,12 +324,18 @@ int exe_quic_stack(int fd, const char *path, char *name, size_t len)
 	if (!elf)
 		return -ENOENT;
 	if (elf_kind(elf) == ELF_K_ELF && !elf_getshdrstrndx(elf, &shstrndx)) {
-		go_stack(elf, shstrndx, path, name, len, &found);
-		if (!found && ((c = c_stack(elf, SHT_SYMTAB)) || (c = c_stack(elf, SHT_DYNSYM)))) {
-			snprintf(name, len, "%s (statically linked)", c);
+		go_stack(elf, shstrndx, path, dpkg, name, len, &found);
+		if (!found && ((k = c_stack(elf, SHT_SYMTAB)) >= 0 ||
+			       (k = c_stack(elf, SHT_DYNSYM)) >= 0)) {
+			c_stack_name(k, path, dpkg, name, len);
 			found = true;
 		}
 	}
 	elf_end(elf);
 	return found ? 0 : -ENOENT;
+}
+
+int exe_quic_stack(int fd, const char *path, char *name, size_t len)
+{
+	return exe_quic_stack_db(fd, path, "/var/lib/dpkg", name, len);
 }

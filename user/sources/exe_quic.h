@@ -3,8 +3,9 @@
  * QUIC shared library: quic-go in a Go binary (the module list of its
  * build info, else its function names and the Debian package's
  * Built-Using), and the C stacks by the functions they define (ngtcp2,
- * quiche, msquic, lsquic). `summary` says "quic-go v0.40.1 (statically
- * linked)" where it said "-". */
+ * quiche, msquic, lsquic) with the version their package records.
+ * `summary` and `attach` say "quic-go v0.40.1 (statically linked)" where
+ * summary said "-". */
 #ifndef CONNSCOPE_EXE_QUIC_H
 #define CONNSCOPE_EXE_QUIC_H
 
@@ -15,6 +16,12 @@
  * known, its version and where that came from, into name. 0 or -ENOENT
  * (none found, not ELF, unreadable). */
 int exe_quic_stack(int fd, const char *path, char *name, size_t len);
+/* The same with the dpkg database at dpkg (info/, status) for the
+ * versions Debian records: quic-go's in a Go binary's Built-Using, a C
+ * stack's (ngtcp2, rust-quiche, msquic, lsquic source packages) in its
+ * Built-Using or Static-Built-Using: "ngtcp2 1.2.0-1 (statically linked;
+ * Debian)". */
+int exe_quic_stack_db(int fd, const char *path, const char *dpkg, char *name, size_t len);
 
 /* The contents of a Go binary's .go.buildinfo section (Go 1.18 and later,
  * strings inline): 1 with the quic-go module's version in ver (a

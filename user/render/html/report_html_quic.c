@@ -2,6 +2,7 @@
 /* The QUIC part of a process's card in the HTML report: the figures with
  * their sources, connections over time, the handshake-time heatmap. */
 #include <stdio.h>
+#include <string.h>
 #include "report.h"
 #include "report_html_internal.h"
 #include "report_quic.h"
@@ -64,6 +65,17 @@ void html_quic_part(FILE *out, pid_t pid, const struct run_info *run, int labcha
 			ULLQ(p->src[0].handshakes_completed), ULLQ(p->src[0].handshakes_failed),
 			ULLQ(p->src[1].connections), ULLQ(p->src[1].handshakes_completed),
 			ULLQ(p->src[1].handshakes_failed));
+	/* The stack as summary names it, and what can be measured there. */
+	if (p->stack[0]) {
+		fputs(" Stack: ", out);
+		html_esc(out, p->stack);
+		if (!strcmp(quic_stack_lifecycle(p), "wire"))
+			fputs(": measured on the wire only (connections, handshakes, Retry, version "
+			      "negotiation, migrations), not " QUIC_WIRE_ONLY_CANNOT ".", out);
+		else
+			fprintf(out, ": each connection's life from %s; Retry, version negotiation "
+				     "and rebinding from the wire.", quic_stack_lifecycle(p));
+	}
 	if (v.lib_late)
 		fprintf(out, " The ngtcp2 probes came late: %.1f s after its first connection; %llu "
 			     "connection%s began before them, so the lifecycle comes from the %s.",
