@@ -28,58 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "quic_books.h"
+#include "quic_books_internal.h"
 
 #define MS 1000000ULL
-
-/* A 4-tuple as the wire events give it (the owner's side first): a hash
- * key, so built zeroed. */
-struct qpath {
-	uint16_t family, lport, rport, pad;
-	uint8_t laddr[16], raddr[16];
-};
-
-/* The connection a 4-tuple carries. shared: two live connections were
- * seen on it, so a new CID there cannot be told apart. */
-struct qpathv {
-	struct qcid ccid;
-	bool shared;
-};
-
-#define QW_CIDS 6
-
-struct qwconn {
-	uint8_t role;			/* QN_ROLE_*: this process's side */
-	bool completed, failed, closed, retried, vn, has_path;
-	uint8_t ncids;
-	uint64_t first_ns, last_ns;
-	uint64_t cookie;		/* the socket it last went through */
-	struct qcid ccid;		/* the key */
-	/* indexed in cid_ix: ccid, odcid, server CIDs, CIDs moved to */
-	struct qcid cids[QW_CIDS];
-	struct qpath path;		/* the 4-tuple it was last seen on */
-};
-
-struct qattempt {
-	uint64_t first_ns;
-	bool vn;
-};
-
-struct qcookie {
-	struct qcid last;		/* the last connection seen on it */
-	uint32_t nconns;
-};
-
-struct qlconn {
-	uint8_t role;
-	bool completed;
-	uint64_t first_ns;
-};
-
-struct qkconn {
-	uint8_t role;
-	bool completed;
-	uint64_t first_ns;
-};
 
 void quic_books_init(struct quic_books *b, uint64_t t0_ns, uint64_t bucket_ns)
 {
@@ -136,7 +87,7 @@ void quic_books_free(struct quic_books *b)
 }
 
 /* Pointers into b->procs stay valid until the next new process. */
-static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
+struct quic_proc *quic_proc_get(struct quic_books *b, pid_t pid)
 {
 	bool created;
 	struct quic_proc *p = hmap_upsert(&b->procs, &pid, &created);
@@ -169,8 +120,8 @@ static struct quic_proc *proc_get(struct quic_books *b, pid_t pid)
 
 /* The books of the process an event of source src names; NULL for an
  * event without an owner (counted) or when memory runs out. */
-static struct quic_proc *source_proc(struct quic_books *b, uint32_t tgid, uint32_t src,
-				     const char *comm, uint64_t start_ns)
+struct quic_proc *quic_source_proc(struct quic_books *b, uint32_t tgid, uint32_t src,
+				   const char *comm, uint64_t start_ns)
 {
 	struct quic_proc *p;
 
@@ -178,7 +129,7 @@ static struct quic_proc *source_proc(struct quic_books *b, uint32_t tgid, uint32
 		b->unowned_events++;
 		return NULL;
 	}
-	p = proc_get(b, tgid);
+	p = quic_proc_get(b, tgid);
 	if (!p)
 		return NULL;
 	p->sources |= src;
@@ -190,7 +141,7 @@ static struct quic_proc *source_proc(struct quic_books *b, uint32_t tgid, uint32
 }
 
 /* A connection opened (as client) or accepted (as server). */
-static void count_open(struct quic_counts *q, uint8_t role)
+void quic_count_open(struct quic_counts *q, uint8_t role)
 {
 	q->connections++;
 	if (role == QN_ROLE_CLIENT)
@@ -312,7 +263,7 @@ static struct qwconn *wconn_by_path(struct quic_proc *p, const struct quic_wire_
 	return c;
 }
 
-static void hist_add(struct quic_counts *q, uint64_t ns)
+void quic_hist_add(struct quic_counts *q, uint64_t ns)
 {
 	int b = heatmap_log2_bucket(ns / 1000);
 
@@ -348,7 +299,7 @@ static void wire_complete(struct quic_proc *p, struct qwconn *c, uint64_t ts)
 	}
 	c->completed = true;
 	q->handshakes_completed++;
-	hist_add(q, ns);
+	quic_hist_add(q, ns);
 	hm_count(p, "completed", ts);
 	if (p->hm_ready) {
 		heatmap_log2_label(label, sizeof(label), heatmap_log2_bucket(ns / MS), "ms");
@@ -425,7 +376,7 @@ static struct qwconn *wire_open(struct quic_proc *p, const struct qcid *ccid,
 	c->role = role;
 	c->first_ns = c->last_ns = ts;
 	c->ccid = *ccid;
-	count_open(q, role);
+	quic_count_open(q, role);
 	if (!p->wire_first_ns || ts < p->wire_first_ns)
 		p->wire_first_ns = ts;
 	a = hmap_get(&p->attempts, ccid);
@@ -559,7 +510,7 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	struct qwconn *c;
 	struct qcid d;
 
-	p = source_proc(b, e->tgid, QSRC_WIRE, e->comm, e->start_ns);
+	p = quic_source_proc(b, e->tgid, QSRC_WIRE, e->comm, e->start_ns);
 	if (!p)
 		return;
 	switch (e->type) {
@@ -596,70 +547,6 @@ void quic_books_wire(struct quic_books *b, const struct quic_wire_event *e)
 	}
 }
 
-void quic_books_lib(struct quic_books *b, const struct quic_lib_event *e)
-{
-	struct quic_proc *p;
-	struct quic_counts *q;
-	struct qlconn *c;
-	bool created;
-
-	p = source_proc(b, e->tgid, QSRC_NGTCP2, e->comm, 0);
-	if (!p)
-		return;
-	q = &p->src[1];
-	switch (e->type) {
-	case QN_EV_NEW:
-		c = hmap_upsert(&p->lconns, &e->conn, &created);
-		if (!c)
-			return;
-		if (!created) {
-			/* The pointer came back without a del we saw. */
-			q->closed++;
-			if (!c->completed)
-				q->handshakes_failed++;
-		}
-		memset(c, 0, sizeof(*c));
-		c->role = e->role;
-		c->first_ns = e->ts_ns;
-		count_open(q, e->role);
-		break;
-	case QN_EV_HANDSHAKE:
-		c = hmap_get(&p->lconns, &e->conn);
-		if (c && !c->completed) {
-			c->completed = true;
-			q->handshakes_completed++;
-			hist_add(q, e->ts_ns > c->first_ns ? e->ts_ns - c->first_ns : 0);
-		}
-		break;
-	case QN_EV_DEL:
-		c = hmap_get(&p->lconns, &e->conn);
-		if (!c)
-			break;
-		q->closed++;
-		if (!c->completed)
-			q->handshakes_failed++;
-		hmap_del(&p->lconns, &e->conn);
-		break;
-	case QN_EV_MIGRATE:
-		q->migrations++;
-		break;
-	case QN_EV_NEW_FAIL:
-		break;
-	default:
-		b->malformed_events++;
-	}
-}
-
-void quic_books_lib_probes(struct quic_books *b, pid_t pid, uint64_t since_ns)
-{
-	struct quic_proc *p;
-
-	if (pid <= 0 || !since_ns || !(p = proc_get(b, pid)))
-		return;
-	if (!p->lib_since_ns || since_ns < p->lib_since_ns)
-		p->lib_since_ns = since_ns;
-}
-
 void quic_books_stack(struct quic_books *b, pid_t pid, const char *name)
 {
 	struct quic_proc *p = hmap_get(&b->procs, &pid);
@@ -668,47 +555,6 @@ void quic_books_stack(struct quic_books *b, pid_t pid, const char *name)
 		return;
 	p->stack_looked = true;
 	snprintf(p->stack, sizeof(p->stack), "%s", name ? name : "");
-}
-
-#define TCPS_ESTABLISHED 1
-#define TCPS_SYN_SENT 2
-#define TCPS_SYN_RECV 3
-#define TCPS_CLOSE 7
-
-void quic_books_kernel_state(struct quic_books *b, pid_t pid, uint64_t ts_ns, uint64_t sk,
-			     int oldstate, int newstate)
-{
-	struct quic_proc *p = source_proc(b, pid, QSRC_KERNEL, "", 0);
-	struct quic_counts *q;
-	struct qkconn *c;
-	bool created;
-
-	if (!p)
-		return;
-	q = &p->src[2];
-	if (newstate == TCPS_SYN_SENT || newstate == TCPS_SYN_RECV) {
-		c = hmap_upsert(&p->kconns, &sk, &created);
-		if (!c || !created)
-			return;
-		c->role = newstate == TCPS_SYN_SENT ? QN_ROLE_CLIENT : QN_ROLE_SERVER;
-		c->first_ns = ts_ns;
-		count_open(q, c->role);
-	} else if (newstate == TCPS_ESTABLISHED) {
-		c = hmap_get(&p->kconns, &sk);
-		if (c && !c->completed && (oldstate == TCPS_SYN_SENT || oldstate == TCPS_SYN_RECV)) {
-			c->completed = true;
-			q->handshakes_completed++;
-			hist_add(q, ts_ns > c->first_ns ? ts_ns - c->first_ns : 0);
-		}
-	} else if (newstate == TCPS_CLOSE) {
-		c = hmap_get(&p->kconns, &sk);
-		if (!c)
-			return;
-		q->closed++;
-		if (!c->completed)
-			q->handshakes_failed++;
-		hmap_del(&p->kconns, &sk);
-	}
 }
 
 void quic_books_proc_gone(struct quic_books *b, pid_t pid, uint64_t ts_ns)

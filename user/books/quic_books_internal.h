@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What the QUIC books' files share and nothing else reads: the
+ * connections each source keeps per process, and the helpers every state
+ * machine uses (quic_books.c: the process table and the wire's machine;
+ * quic_books_life.c: ngtcp2's and in-kernel QUIC's). */
+#ifndef CONNSCOPE_QUIC_BOOKS_INTERNAL_H
+#define CONNSCOPE_QUIC_BOOKS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "quic_books.h"
+
+/* A 4-tuple as the wire events give it (the owner's side first): a hash
+ * key, so built zeroed. */
+struct qpath {
+	uint16_t family, lport, rport, pad;
+	uint8_t laddr[16], raddr[16];
+};
+
+/* The connection a 4-tuple carries. shared: two live connections were
+ * seen on it, so a new CID there cannot be told apart. */
+struct qpathv {
+	struct qcid ccid;
+	bool shared;
+};
+
+#define QW_CIDS 6
+
+struct qwconn {
+	uint8_t role;			/* QN_ROLE_*: this process's side */
+	bool completed, failed, closed, retried, vn, has_path;
+	uint8_t ncids;
+	uint64_t first_ns, last_ns;
+	uint64_t cookie;		/* the socket it last went through */
+	struct qcid ccid;		/* the key */
+	/* indexed in cid_ix: ccid, odcid, server CIDs, CIDs moved to */
+	struct qcid cids[QW_CIDS];
+	struct qpath path;		/* the 4-tuple it was last seen on */
+};
+
+struct qattempt {
+	uint64_t first_ns;
+	bool vn;
+};
+
+struct qcookie {
+	struct qcid last;		/* the last connection seen on it */
+	uint32_t nconns;
+};
+
+struct qlconn {
+	uint8_t role;
+	bool completed;
+	uint64_t first_ns;
+};
+
+struct qkconn {
+	uint8_t role;
+	bool completed;
+	uint64_t first_ns;
+};
+
+/* Pointers into b->procs stay valid until the next new process. */
+struct quic_proc *quic_proc_get(struct quic_books *b, pid_t pid);
+/* The books of the process an event of source src names; NULL for an
+ * event without an owner (counted) or when memory runs out. */
+struct quic_proc *quic_source_proc(struct quic_books *b, uint32_t tgid, uint32_t src,
+				   const char *comm, uint64_t start_ns);
+/* A connection opened (as client) or accepted (as server). */
+void quic_count_open(struct quic_counts *q, uint8_t role);
+/* A completed handshake's time into the histogram and the exact sum. */
+void quic_hist_add(struct quic_counts *q, uint64_t ns);
+
+#endif
