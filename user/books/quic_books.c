@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* QUIC connection state machines, one per source.
+/* The QUIC books' process table and the wire's connection state machine
+ * (ngtcp2's and in-kernel QUIC's are quic_books_life.c's).
  *
  * Wire (RFC 9000 7.2, 17.2): a client's first Initial opens a connection:
  * its SCID is the client's connection ID and its DCID the random original
