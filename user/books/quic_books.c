@@ -216,16 +216,27 @@ static bool conn_live(const struct qwconn *c)
 	return c && !c->closed && !c->failed;
 }
 
-/* The 4-tuple c went through: it names c, unless another live connection
- * uses it too. c's entry for a 4-tuple it left goes, if still c's. */
+/* The 4-tuple c went through: it names the connection begun on it last.
+ * A connection begun on a 4-tuple a live one holds takes it: a client
+ * port reused by a new process (the earlier connection's end is
+ * encrypted, so it still looks live). An earlier connection seen there
+ * again after a later one began shares it with that one (one socket
+ * running both): a new CID there cannot be told apart. c's entry for a
+ * 4-tuple it left goes, if still c's. */
 static void path_note(struct quic_proc *p, struct qwconn *c, const struct quic_wire_event *e)
 {
 	struct qpath k = path_of(e);
 	struct qpathv *v;
+	struct qwconn *held;
 	bool created;
 
-	if (c->has_path && !memcmp(&c->path, &k, sizeof(k)))
+	if (c->has_path && !memcmp(&c->path, &k, sizeof(k))) {
+		v = hmap_get(&p->paths, &k);
+		if (v && !v->shared && !cid_eq(&v->ccid, &c->ccid) &&
+		    conn_live(hmap_get(&p->wconns, &v->ccid)))
+			v->shared = true;
 		return;
+	}
 	if (c->has_path) {
 		v = hmap_get(&p->paths, &c->path);
 		if (v && !v->shared && cid_eq(&v->ccid, &c->ccid))
@@ -236,7 +247,9 @@ static void path_note(struct quic_proc *p, struct qwconn *c, const struct quic_w
 	v = hmap_upsert(&p->paths, &k, &created);
 	if (!v)
 		return;
-	if (created || (!cid_eq(&v->ccid, &c->ccid) && !conn_live(hmap_get(&p->wconns, &v->ccid)))) {
+	held = created ? NULL : hmap_get(&p->wconns, &v->ccid);
+	if (created || (!cid_eq(&v->ccid, &c->ccid) &&
+			(!conn_live(held) || c->first_ns > held->first_ns))) {
 		v->ccid = c->ccid;
 		v->shared = false;
 	} else if (!cid_eq(&v->ccid, &c->ccid)) {
