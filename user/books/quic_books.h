@@ -42,13 +42,6 @@ struct quic_counts {
 	uint64_t handshake_ns_sum;
 };
 
-/* A connection ID: length and bytes, zero-padded (a hash key). */
-struct qcid {
-	uint8_t len;
-	uint8_t id[QUIC_MAX_CID_LEN];
-	uint8_t pad[3];
-};
-
 struct quic_proc {
 	pid_t pid;
 	char comm[16];			/* from the events: "" until one carries it */

@@ -8,7 +8,22 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "quic_books.h"
+#include <sys/types.h>
+#include "quic.h"
+
+/* Only pointers to the books' public types here: each file includes
+ * quic_books.h itself, so this header and quic_books.c (which includes
+ * it) do not need each other. */
+struct quic_books;
+struct quic_proc;
+struct quic_counts;
+
+/* A connection ID: length and bytes, zero-padded (a hash key). */
+struct qcid {
+	uint8_t len;
+	uint8_t id[QUIC_MAX_CID_LEN];
+	uint8_t pad[3];
+};
 
 /* A 4-tuple as the wire events give it (the owner's side first): a hash
  * key, so built zeroed. */
@@ -17,8 +32,9 @@ struct qpath {
 	uint8_t laddr[16], raddr[16];
 };
 
-/* The connection a 4-tuple carries. shared: two live connections were
- * seen on it, so a new CID there cannot be told apart. */
+/* The connection a 4-tuple carries: the one begun on it last. shared: an
+ * earlier live connection was seen on it again after that one began (one
+ * socket running both), so a new CID there cannot be told apart. */
 struct qpathv {
 	struct qcid ccid;
 	bool shared;
