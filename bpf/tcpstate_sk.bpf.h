@@ -49,6 +49,74 @@ struct {
  * and receive. */
 #define SK_NOW(now) ((now) ? (now) : ((now) = bpf_ktime_get_ns()))
 
+/* The storages' books (cs_skb_key in tcpstate.h): per CPU, so a connection
+ * adds to a line of its own CPU's (two atomic adds a connection, no line
+ * shared between CPUs); user space sums them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* entries as keys appear */
+	__uint(max_entries, 16384);
+	__type(key, struct cs_skb_key);
+	__type(value, struct cs_skb_val);
+} sk_books SEC(".maps");
+
+/* Written by the birth pass alone (the agent's own context): the booked
+ * storages it found alive, per key. User space empties it after reading. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct cs_skb_key);
+	__type(value, __u64);
+} sk_alive SEC(".maps");
+
+static __always_inline void skb_key(const struct sock *sk, const struct cs_sk *st, __u32 tgid,
+				    struct cs_skb_key *k)
+{
+	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->tgid = tgid;
+	k->passive = !!(st->sum & CS_SUM_PASSIVE);
+}
+
+/* A made (end false) or ended storage, under owner tgid. Atomic: a
+ * softirq's state change can interrupt a task's on the same CPU. */
+static __always_inline void skb_count(const struct sock *sk, const struct cs_sk *st, __u32 tgid,
+				      bool end)
+{
+	struct cs_skb_val zero = {}, *v;
+	struct cs_skb_key k;
+
+	skb_key(sk, st, tgid, &k);
+	v = bpf_map_lookup_elem(&sk_books, &k);
+	if (!v) {
+		bpf_map_update_elem(&sk_books, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&sk_books, &k);
+		if (!v) {
+			stat_inc(CS_STAT_SKB_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(end ? &v->ended : &v->made, 1);
+}
+
+/* An established TCP connection's storage: booked once. Only TCP: the
+ * birth pass (iter/tcp) that counts the alive ones sees no other. */
+static __always_inline void skb_made(const struct sock *sk, struct cs_sk *st)
+{
+	if (st->booked || !sk_is_tcp(sk, true))
+		return;
+	st->booked = 1;
+	skb_count(sk, st, st->owner.tgid, false);
+}
+
+/* Before the storage goes (bpf_sk_storage_delete): counted ended first, so
+ * a pass that finds it gone finds it ended. */
+static __always_inline void skb_ended(const struct sock *sk, const struct cs_sk *st)
+{
+	if (st->booked)
+		skb_count(sk, st, st->owner.tgid, true);
+}
+
 static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st,
 				   const struct cs_owner *o, __u8 type, int oldstate,
 				   int newstate, __u8 flags, __u64 tw, __u64 now)
@@ -88,8 +156,15 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 		return true;
 	}
 	if (current_is_target()) {
+		__u32 was = st->owner.tgid;
+
 		__sync_fetch_and_or(&st->told, CS_TOLD_SETTLING);
 		owner_from_current(&st->owner, CS_OWNER_ACCEPT);
+		/* Its books move to the process that holds it. */
+		if (st->booked && st->owner.tgid != was) {
+			skb_count(sk, st, was, true);
+			skb_count(sk, st, st->owner.tgid, false);
+		}
 		told = __sync_fetch_and_and(&st->told, ~CS_TOLD_SETTLING);
 		st->sum &= ~CS_SUM_PROVISIONAL;
 		if (told & CS_TOLD_BIRTH)
@@ -98,6 +173,7 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 	}
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_GONE) & CS_TOLD_BIRTH)
 		emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
+	skb_ended(sk, st);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return false;
 }
@@ -143,6 +219,8 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 				BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st)
 		stat_inc(CS_STAT_OWNER_FULL);
+	else if (st->sum & CS_SUM_EST)
+		skb_made(sk, st);	/* a seed: established already */
 	return st;
 }
 
@@ -169,6 +247,9 @@ static __always_inline __u64 sk_child_adopt(const struct sock *sk, struct cs_sk 
 	__builtin_memset(&st->io, 0, sizeof(st->io));
 	st->sum = CS_SUM_PASSIVE | CS_SUM_PROVISIONAL | (state == TCP_SYN_RECV ? 0 : CS_SUM_EST);
 	st->told = 0;
+	st->booked = 0;
+	if (st->sum & CS_SUM_EST)
+		skb_made(sk, st);
 	return now;
 }
 
@@ -182,6 +263,10 @@ static __always_inline void sk_state_reset(struct cs_sk *st, const struct sock *
 	st->sum = sum;
 	/* Not yet visible to the birth pass (no CS_SUM_EST): a plain store. */
 	st->told = 0;
+	/* Booked still, it reached ESTABLISHED and is born again with no end
+	 * seen: the kernel ran nothing at its CLOSE, and its books keep it
+	 * made and not ended (counted as such). */
+	st->booked = 0;
 }
 
 static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, int newstate,
@@ -225,6 +310,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	if (newstate == TCP_ESTABLISHED) {
 		st->est_ns = SK_NOW(now);
 		st->sum |= CS_SUM_EST;
+		if (!quic)
+			skb_made(sk, st);
 	}
 	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_CLOSE_WAIT) && !st->fin_ns) {
 		st->fin_ns = SK_NOW(now);
@@ -274,6 +361,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	else if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
 	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw, now);
+	skb_ended(sk, st);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return 0;
 }
@@ -338,6 +426,23 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
  * dropped and its claim given back: the next pass tells it. (iter/bpf_sk_storage_map would
  * visit the traced sockets alone, but this kernel refuses to load it,
  * EPERM; iter/tcp visits every socket of the namespace, TIME_WAIT too.) */
+/* The pass counts the booked storages alive. It runs each socket once:
+ * the reader asks for at most 512 bytes a read, and bpf_seq_read stops at
+ * that count, long before the seq buffer could overflow (the one case
+ * where a socket is shown again). */
+static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk *st)
+{
+	struct cs_skb_key k;
+	__u64 one = 1, *n;
+
+	skb_key(sk, st, st->owner.tgid, &k);
+	n = bpf_map_lookup_elem(&sk_alive, &k);
+	if (n)
+		(*n)++;
+	else
+		bpf_map_update_elem(&sk_alive, &k, &one, BPF_NOEXIST);
+}
+
 SEC("?iter/tcp")
 int birth_pass(struct bpf_iter__tcp *ctx)
 {
@@ -355,7 +460,11 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 		return 0;	/* TIME_WAIT, request socks */
 	sk = (struct sock *)tp;
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
-	if (!st || st->told || (st->sum & (CS_SUM_EST | CS_SUM_BORN)) != CS_SUM_EST)
+	if (!st)
+		return 0;
+	if (st->booked)
+		skb_alive(sk, st);
+	if (st->told || (st->sum & (CS_SUM_EST | CS_SUM_BORN)) != CS_SUM_EST)
 		return 0;
 	passive = st->sum & CS_SUM_PASSIVE;
 	/* Still in the accept queue: not the application's connection yet.

@@ -92,7 +92,12 @@
 #define CS_STAT_TW_FULL		11	/* tw_owners updates that failed (map full): a traced
 					 * TIME_WAIT whose end is not followed; raise
 					 * --max-time-wait */
-#define CS_STAT_MAX		12
+#define CS_STAT_SKB_FULL	12	/* sk_books updates that failed (map full): the
+					 * storages' books stop counting there */
+#define CS_STAT_ENDS_UNRUN	13	/* filled by user space, not BPF: connections whose
+					 * storage went with no end record, the kernel having
+					 * run no state program at their CLOSE (sk_books) */
+#define CS_STAT_MAX		14
 
 /* The owner of a socket: the process whose file table holds it. */
 struct cs_owner {
@@ -178,9 +183,29 @@ struct cs_sk {
 	__u64 syn_ns, est_ns, fin_ns, orphan_ns;
 	struct cs_conn_io io;
 	__u8 sum;		/* CS_SUM_* */
-	__u8 pad[3];
+	__u8 booked;		/* counted made in sk_books (an established TCP
+				 * connection's): its end is counted ended */
+	__u8 pad[2];
 	__u32 told;		/* CS_TOLD_*, set with atomic ORs: the socket's own
 				 * programs and the agent's birth pass race for it */
+};
+
+/* The socket storages' books (socket-storage mode), per network
+ * namespace, owner and side, in a per-CPU hash: a storage is made when its
+ * TCP connection is established and ended when the state program sends its
+ * end (or gives it to an untraced process). The agent's birth pass counts
+ * those alive (sk_alive). The kernel on some hits runs no BPF program at
+ * all for a tracepoint (6.18 under pgbench -C: 0-3 of ~2,400 FIN_WAIT2->
+ * CLOSE that tracefs records, recursion_misses 0): such a connection sends
+ * nothing, and made - ended - alive is what counts it. */
+struct cs_skb_key {
+	__u32 netns;		/* inode of the socket's network namespace */
+	__u32 tgid;		/* its owner (cs_sk.owner.tgid) */
+	__u32 passive;		/* 1: a listener's child (accepted side) */
+};
+
+struct cs_skb_val {
+	__u64 made, ended;
 };
 
 /* cs_sk.told: what user space has been told, or will be, of the socket. A

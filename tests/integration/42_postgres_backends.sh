@@ -9,9 +9,11 @@
 # holds every backend (it stopped at 1,024 processes, saying nothing), the
 # HTML report stays under 5 MB (80 MB before) and the text report under
 # 200 lines with the backends folded into one group (name and parent: the
-# postmaster's children) whose rows add up.
-# pgbench's own side is not asserted: a kernel-side miss of 1-2 of its
-# connections is known and open (issue 22, item 2).
+# postmaster's children) whose rows add up. pgbench's own side, traced by
+# --comm, opened exactly the kernel's ActiveOpens: on 6.18 the kernel runs
+# no program for 0-3 of its ~1,200 closes (issue 22, item 2); those come
+# from the storages' books, counted in opened and said apart
+# (connections_end_not_run, agent.losses.tcp_ends_not_run).
 set -u
 source "$TESTS_DIR/lib.sh"
 require_root
@@ -134,3 +136,32 @@ assert_eq "$(awk '/^  connections/ { print $6 }' <<<"$GROUP")" "$RECEIVED" \
 	text/group_accepted
 assert_eq "$(awk '/^  busiest/ { on = 1; next } on && /more/ { s += $4; next } on { s += $3 } END { print s }' <<<"$GROUP")" \
 	"$RECEIVED" text/group_rows_add_up
+
+# ---- pgbench's side: opened exact, the kernel's misses counted ----
+# pgbench is traced by its own parent (a shell waiting on a fifo) and
+# --children, so another pgbench on the machine is not counted.
+J=$TMP/client.json GO=$TMP/go
+mkfifo "$GO"
+for ((i = 0; i < ${CLIENT_RUNS:-2}; i++)); do
+	spawn_bg ip netns exec "$NS" sh -c "read x <'$GO'; exec runuser -u postgres -- '$PGBIN/pgbench' \
+		-h 127.0.0.1 -p $PGPORT -U postgres -C -c 4 -j 4 -t $T -S postgres >'$TMP/pgbench.log' 2>&1"
+	PB=$BG_PID
+	spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -j -p "$PB" --children >"$J" 2>"$ERR"
+	CS=$BG_PID
+	wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
+	a0=$(snmp_tcp ActiveOpens)
+	echo go >"$GO"
+	wait "$PB"
+	assert_eq "$?" 0 client/pgbench_ran
+	a1=$(snmp_tcp ActiveOpens)
+	# Its targets gone, attach ends by itself (status 3) after its last
+	# looks at the kernel.
+	wait "$CS"
+	assert_eq "$?" 3 client/exit_status
+	OPENED=$(jqn '[.processes[] | select(.comm == "pgbench") | .totals.connections_opened] | add' "$J")
+	UNRUN=$(jqn '[.processes[] | select(.comm == "pgbench") | .totals.connections_end_not_run] | add' "$J")
+	echo "# pgbench: ActiveOpens $((a1 - a0)), opened $OPENED of which $UNRUN ended with no program run"
+	assert_eq "$((a1 - a0))" "$((4 * T + 1))" client/kernel_eq_pgbench
+	assert_eq "$OPENED" "$((a1 - a0))" client/opened_eq_kernel
+	assert_eq "$(jqn '.agent.losses.tcp_ends_not_run' "$J")" "$UNRUN" client/loss_named
+done

@@ -29,6 +29,9 @@ static const struct {
 	[LOSS_ATTACH_FAILED] = { "attach_failed", "programs or sources not attached" },
 	[LOSS_TW_MAP_FULL] = { "time_wait_map_full", "TIME_WAIT sockets not followed to their "
 			       "end (TIME_WAIT map full: raise --max-time-wait)" },
+	[LOSS_TCP_ENDS_UNRUN] = { "tcp_ends_not_run", "connections whose end the kernel ran no "
+				  "program for (counted from the storages' books; in opened "
+				  "or accepted, their close unseen)" },
 };
 
 const char *loss_key(int k)
@@ -63,6 +66,7 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 	l->n[LOSS_TW_MAP_FULL] = tcp[CS_STAT_TW_FULL];
 	l->n[LOSS_ACCEPT_UNRESOLVED] = tcp[CS_STAT_ACCEPT_MISS];
 	l->n[LOSS_TCP_SEEDS] = tcp_seeds_failed;
+	l->n[LOSS_TCP_ENDS_UNRUN] = tcp[CS_STAT_ENDS_UNRUN];
 	if (fd) {
 		l->n[LOSS_FD_EVENTS] = fd[FD_STAT_RB_LOST];
 		l->n[LOSS_FD_STACKS] = fd[FD_STAT_SNAP_LOST];

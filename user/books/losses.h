@@ -27,6 +27,7 @@ enum {
 	LOSS_QUIC_ATTEMPTS,	/* QUIC attempts / Version Negotiations past the cap */
 	LOSS_ATTACH_FAILED,	/* programs or sources that did not attach */
 	LOSS_TW_MAP_FULL,	/* traced TIME_WAIT not followed: tw_owners full */
+	LOSS_TCP_ENDS_UNRUN,	/* connections ended with no state program run */
 	LOSS_MAX
 };
 

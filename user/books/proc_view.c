@@ -95,6 +95,7 @@ static void counters_add(struct proc_counters *s, const struct proc_counters *c)
 	s->tw_not_made += c->tw_not_made;
 	s->closed_active += c->closed_active;
 	s->closed_passive += c->closed_passive;
+	s->ends_unrun += c->ends_unrun;
 }
 
 static void group_add(struct proc_group *g, const struct proc_books *p)

@@ -28,6 +28,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->accepting, sizeof(uint64_t), sizeof(uint64_t));
 	hmap_init(&a->listen_addrs, sizeof(struct listen_addr_key), sizeof(uint8_t));
 	hmap_init(&a->parents, sizeof(pid_t), sizeof(struct parent_note));
+	skb_init(&a->skb);
 	a->t0_ns = t0_ns;
 	a->bucket_ns = 1000000000ULL;
 }
@@ -43,6 +44,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->accepting);
 	hmap_free(&a->listen_addrs);
 	hmap_free(&a->parents);
+	skb_free(&a->skb);
 }
 
 static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive,

@@ -36,6 +36,10 @@ struct proc_key {
  * memory). */
 struct proc_books *agg_proc(struct agg *a, pid_t pid);
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
+/* n connections of tgid whose end the kernel ran no program for (an
+ * skb_count_fn, ctx the agg): in its opened (or accepted when passive)
+ * and its ends_unrun. */
+void agg_ends_unrun(void *ctx, uint32_t tgid, bool passive, uint64_t n);
 /* The books of the process (pid, start_ns) (start_ns 0: pid's latest),
  * created when absent; a later start than the latest's means the pid was
  * reused: the earlier process is marked exited. */

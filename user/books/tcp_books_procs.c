@@ -143,3 +143,19 @@ struct proc_books *agg_proc_gen(struct agg *a, pid_t pid, uint64_t start_ns)
 			p->exited = true;
 	return agg_find_proc(a, pid);
 }
+
+void agg_ends_unrun(void *ctx, uint32_t tgid, bool passive, uint64_t n)
+{
+	struct agg *a = ctx;
+	struct proc_books *p = tgid ? agg_proc(a, (pid_t)tgid) : NULL;
+
+	if (!p)
+		return;
+	/* The connection was made (its storage was) and is over: counted where
+	 * its end record would have counted it, and said apart. */
+	if (passive)
+		p->total.accepted += n;
+	else
+		p->total.opened += n;
+	p->total.ends_unrun += n;
+}

@@ -35,6 +35,7 @@ static void counters_sub(struct proc_counters *d, const struct proc_counters *x,
 	d->tw_not_made = x->tw_not_made - y->tw_not_made;
 	d->closed_active = x->closed_active - y->closed_active;
 	d->closed_passive = x->closed_passive - y->closed_passive;
+	d->ends_unrun = x->ends_unrun - y->ends_unrun;
 }
 
 static const int orphan_rows[] = { CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, CS_TCP_CLOSING,

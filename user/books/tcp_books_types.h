@@ -14,6 +14,7 @@
 #include "tcpstate.h"
 #include "tcp_state_names.h"
 #include "heatmap.h"
+#include "sk_books.h"
 
 /* Event counters of one process; all from the BPF events. */
 struct proc_counters {
@@ -34,6 +35,9 @@ struct proc_counters {
 				 * table was full (tcp_max_tw_buckets) */
 	uint64_t closed_active;	/* this side closed first (ESTABLISHED->FIN_WAIT1) */
 	uint64_t closed_passive;/* the peer closed first (ESTABLISHED->CLOSE_WAIT) */
+	uint64_t ends_unrun;	/* connections (in opened or accepted) whose end the
+				 * kernel ran no state program for: no record came
+				 * (sk_books.h) */
 };
 
 /* The kernel's view of one process at a reconcile: sockets by state. */
@@ -239,6 +243,7 @@ struct agg {
 	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
 	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
 				 * every process stay counters (cost_connections) */
+	struct sk_books skb;	/* connections the kernel ended with no program run */
 };
 
 #define AGG_DAEMON_ROWS 4

@@ -678,8 +678,9 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	/* A TIME_WAIT the last dump lacked once is gone only if a second
 	 * lacks it too (a dump can skip entries): that second look now, or
-	 * one that ended in the last interval would stay live in the report. */
-	if (agg.tw_absent_once &&
+	 * one that ended in the last interval would stay live in the report.
+	 * So is a connection the storages' books miss once (sk_books.h). */
+	if ((agg.tw_absent_once || agg.skb.pending) &&
 	    attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 #include "attach_sources.h"
 #include "procfs.h"
+#include "sk_books.h"
 #include "netlimits.h"
 #include "netstat.h"
 #include "netns.h"
@@ -223,24 +226,92 @@ void attach_drain_rings(void *ctx)
 			ring_buffer__consume(r->rb[i]);
 }
 
+/* The storages' books after a round of passes (sk_books.h): made read
+ * before the passes, ended after, alive from the passes, for the
+ * namespaces passed[0..np). Keys balanced whose owner is gone are deleted
+ * in the kernel (none of their sockets is left to add to them), so the
+ * map holds the processes alive and the ones that lost a connection. */
+static void attach_sk_books(struct agg *a, struct tracer *t, struct skb_line *before, int nb,
+			    const uint32_t *passed, size_t np)
+{
+	struct skb_line *after = NULL, *alive = NULL;
+	int na = tracer_sk_books(t, &after), nl = tracer_sk_alive_take(t, &alive);
+	uint64_t st[CS_STAT_MAX];
+
+	if (nb < 0 || na < 0 || nl < 0)
+		goto out;
+	/* A full map may have missed an end: a deficit would be made up. */
+	if (!tracer_stats(t, st) && st[CS_STAT_SKB_FULL])
+		a->skb.frozen = true;
+	skb_pass(&a->skb, before, nb, after, na, alive, nl, passed, np, agg_ends_unrun, a);
+	t->ends_unrun = a->skb.counted;
+	for (int i = 0; i < na; i++) {
+		bool live = false;
+
+		for (int j = 0; j < nl && !live; j++)
+			live = !memcmp(&alive[j].k, &after[i].k, sizeof(after[i].k)) && alive[j].made;
+		if (after[i].made != after[i].ended || live || !after[i].k.tgid ||
+		    kill((pid_t)after[i].k.tgid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (!tracer_sk_books_drop(t, &after[i].k))
+			skb_forget(&a->skb, &after[i].k);
+	}
+out:
+	free(after);
+	free(alive);
+}
+
 void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
 {
 	uint64_t began = now_ns();
-	int err = 0;
+	uint32_t passed[AGG_MAX_DUMPED_NS + TRACER_HELD_NS];
+	struct skb_line *before = NULL;
+	size_t np = 0;
+	int nb, err = 0;
 
 	/* In each namespace the snapshot read. One that could not be passed
 	 * leaves its births to their end records: the books lag there, and
 	 * the reconcile's gap says by how much. */
 	if (t->sk_mode) {
-		for (size_t i = 0; i < snap->nns; i++)
-			if (tracer_birth_pass(t, snap->ns[i].pid))
+		nb = tracer_sk_books(t, &before);
+		for (size_t i = 0; i < snap->nns; i++) {
+			if (tracer_birth_pass(t, snap->ns[i].pid)) {
 				err = -1;
-		if (!snap->nns)
+			} else if (np < AGG_MAX_DUMPED_NS) {
+				passed[np++] = snap->ns[i].netns;
+				tracer_hold_ns(t, snap->ns[i].netns, snap->ns[i].pid);
+			}
+		}
+		if (!snap->nns) {
 			err = tracer_birth_pass(t, 0);
+			if (!err)
+				passed[np++] = (uint32_t)netns_inode(getpid());
+		}
 		if (!err)
 			a->births_known_ns = began;
 		else
 			a->birth_pass_failed++;
+		/* A namespace its targets left: passed while its books do not
+		 * balance (a connection still closing, or one the kernel ended
+		 * unseen, counted once two passes agree), then let go. */
+		for (size_t i = 0; i < t->nheld_ns;) {
+			uint32_t ino = t->held_ns[i].ino;
+			bool in = false;
+
+			for (size_t j = 0; j < np && !in; j++)
+				in = passed[j] == ino;
+			if (in) {
+				i++;
+			} else if (nb > 0 && skb_ns_open(&a->skb, before, nb, ino) &&
+				   !tracer_birth_pass_held(t, i)) {
+				passed[np++] = ino;
+				i++;
+			} else {
+				tracer_release_ns(t, i);
+			}
+		}
+		attach_sk_books(a, t, before, nb, passed, np);
+		free(before);
 	}
 	ring_buffer__consume(t->rb);
 }

@@ -435,6 +435,8 @@ static void json_counters(struct json *j, const struct proc_counters *c)
 	json_kv_uint(j, "connections_accepted", c->accepted);
 	/* Handshakes completed that ended in the accept queue: not accepted. */
 	json_kv_uint(j, "connections_never_accepted", c->never_accepted);
+	/* In opened or accepted: ended with no program run, no record came. */
+	json_kv_uint(j, "connections_end_not_run", c->ends_unrun);
 	json_kv_uint(j, "connections_closed", c->closed);
 	json_kv_uint(j, "connect_failed", c->connect_failed);
 	json_kv_uint(j, "resets", c->resets);	/* received */

@@ -45,25 +45,16 @@ uint32_t netns_self(void)
 	return ino;
 }
 
-int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx)
+/* fn(ctx) with this thread in the namespace target (an open nsfs file). */
+static int run_in(int target, int (*fn)(void *ctx), void *ctx)
 {
 	char path[256];
-	int target, home, ret;
-	uint32_t ino;
+	int home, ret;
 
-	if (!pid || (!netns_of_pid(pid, &ino) && ino == netns_self()))
-		return fn(ctx);
-	ns_path(path, sizeof(path), pid);
-	target = open(path, O_RDONLY | O_CLOEXEC);
-	if (target < 0)
-		return -errno;
 	ns_path(path, sizeof(path), 0);
 	home = open(path, O_RDONLY | O_CLOEXEC);
-	if (home < 0) {
-		ret = -errno;
-		close(target);
-		return ret;
-	}
+	if (home < 0)
+		return -errno;
 	/* setns() moves this thread only; the agent's other threads (the
 	 * exporter's HTTP server) stay where they are. */
 	if (setns(target, CLONE_NEWNET)) {
@@ -79,8 +70,39 @@ int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx)
 	}
 out:
 	close(home);
+	return ret;
+}
+
+int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx)
+{
+	char path[256];
+	int target, ret;
+	uint32_t ino;
+
+	if (!pid || (!netns_of_pid(pid, &ino) && ino == netns_self()))
+		return fn(ctx);
+	ns_path(path, sizeof(path), pid);
+	target = open(path, O_RDONLY | O_CLOEXEC);
+	if (target < 0)
+		return -errno;
+	ret = run_in(target, fn, ctx);
 	close(target);
 	return ret;
+}
+
+int netns_open(pid_t pid)
+{
+	char path[256];
+	int fd;
+
+	ns_path(path, sizeof(path), pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int netns_run_fd(int nsfd, int (*fn)(void *ctx), void *ctx)
+{
+	return run_in(nsfd, fn, ctx);
 }
 
 static int nothing(void *ctx)

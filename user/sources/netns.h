@@ -17,6 +17,12 @@ uint32_t netns_self(void);
  * namespace cannot be entered (EPERM: no CAP_SYS_ADMIN over it). */
 int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx);
 
+/* pid's network namespace held open (it lives while the fd does): the fd
+ * or -errno. */
+int netns_open(pid_t pid);
+/* fn(ctx) inside the namespace of nsfd (from netns_open), then back. */
+int netns_run_fd(int nsfd, int (*fn)(void *ctx), void *ctx);
+
 /* Whether pid's namespace can be entered: 0 or -errno. */
 int netns_check_enter(pid_t pid);
 

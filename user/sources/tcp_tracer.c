@@ -20,6 +20,7 @@
 #include "procfs.h"
 #include "sockdiag.h"
 #include "tcp_books.h"
+#include "sk_books.h"
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 #include "pidns.h"
@@ -519,6 +520,7 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 	if (err)
 		return err;
 	out[CS_STAT_SKIPPED] = 0;
+	out[CS_STAT_ENDS_UNRUN] = t->ends_unrun;
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -534,6 +536,97 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 	return 0;
 }
 
+/* Every key of a map whose values are read by fn into line. */
+static int skb_dump(int fd, size_t vsize, void (*fn)(struct skb_line *, const void *, int),
+		    bool take, struct skb_line **out)
+{
+	int ncpu = libbpf_num_possible_cpus(), n = 0, cap = 0, err = 0;
+	struct cs_skb_key k, next, *prev = NULL;
+	struct skb_line *l = NULL;
+	void *v;
+
+	*out = NULL;
+	if (ncpu < 1)
+		return -EINVAL;
+	v = calloc(ncpu, vsize);
+	if (!v)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (bpf_map_lookup_elem(fd, &next, v)) {
+			if (errno == ENOENT)	/* deleted meanwhile: next from the start */
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == cap) {
+			struct skb_line *g = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof(*l));
+
+			if (!g) {
+				err = -ENOMEM;
+				break;
+			}
+			l = g;
+		}
+		memset(&l[n], 0, sizeof(l[n]));
+		l[n].k = next;
+		fn(&l[n++], v, ncpu);
+		k = next;
+		prev = &k;
+	}
+	free(v);
+	if (!err && take)
+		for (int i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, &l[i].k);
+	if (err) {
+		free(l);
+		return err;
+	}
+	*out = l;
+	return n;
+}
+
+static void skb_sum(struct skb_line *l, const void *v, int ncpu)
+{
+	const struct cs_skb_val *c = v;
+
+	/* Per-CPU values come each rounded up to 8 bytes: 16 already. */
+	for (int i = 0; i < ncpu; i++) {
+		l->made += c[i].made;
+		l->ended += c[i].ended;
+	}
+}
+
+static void skb_alive_one(struct skb_line *l, const void *v, int ncpu)
+{
+	(void)ncpu;
+	l->made = *(const uint64_t *)v;
+}
+
+int tracer_sk_books(struct tracer *t, struct skb_line **out)
+{
+	*out = NULL;
+	if (!t->sk_mode)
+		return 0;
+	return skb_dump(bpf_map__fd(t->skel->maps.sk_books), sizeof(struct cs_skb_val), skb_sum,
+			false, out);
+}
+
+int tracer_sk_alive_take(struct tracer *t, struct skb_line **out)
+{
+	*out = NULL;
+	if (!t->sk_mode)
+		return 0;
+	/* The agent alone runs the pass, between these calls: nothing adds
+	 * to the map while it is read and emptied. */
+	return skb_dump(bpf_map__fd(t->skel->maps.sk_alive), sizeof(uint64_t), skb_alive_one,
+			true, out);
+}
+
+int tracer_sk_books_drop(struct tracer *t, const struct cs_skb_key *k)
+{
+	return bpf_map_delete_elem(bpf_map__fd(t->skel->maps.sk_books), k) ? -errno : 0;
+}
+
 /* An iter/tcp iterator walks the namespace its creator is in. */
 static int birth_iter_create(void *ctx)
 {
@@ -543,7 +636,8 @@ static int birth_iter_create(void *ctx)
 	return fd < 0 ? -errno : fd;
 }
 
-int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
+/* The pass in pid's namespace (nsfd < 0) or nsfd's. */
+static int birth_pass_in(struct tracer *t, pid_t in_ns_of, int nsfd)
 {
 	/* The program writes a byte here for each birth it puts on the ring:
 	 * a read returns after at most as many as it asks for, and the ring
@@ -560,7 +654,8 @@ int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 		chunk = sizeof(buf);
 	if (!chunk)
 		chunk = 1;
-	fd = netns_run(in_ns_of, birth_iter_create, t);
+	fd = nsfd >= 0 ? netns_run_fd(nsfd, birth_iter_create, t) :
+			 netns_run(in_ns_of, birth_iter_create, t);
 	if (fd < 0)
 		return fd;
 	while ((n = read(fd, buf, chunk)) > 0)
@@ -571,8 +666,44 @@ int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 	return err;
 }
 
+int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
+{
+	return birth_pass_in(t, in_ns_of, -1);
+}
+
+bool tracer_hold_ns(struct tracer *t, uint32_t ino, pid_t pid)
+{
+	int fd;
+
+	for (size_t i = 0; i < t->nheld_ns; i++)
+		if (t->held_ns[i].ino == ino)
+			return true;
+	if (t->nheld_ns == TRACER_HELD_NS || !ino)
+		return false;
+	fd = netns_open(pid);
+	if (fd < 0)
+		return false;
+	t->held_ns[t->nheld_ns++] = (struct tracer_ns){ ino, fd };
+	return true;
+}
+
+int tracer_birth_pass_held(struct tracer *t, size_t i)
+{
+	return i < t->nheld_ns ? birth_pass_in(t, 0, t->held_ns[i].fd) : -EINVAL;
+}
+
+void tracer_release_ns(struct tracer *t, size_t i)
+{
+	if (i >= t->nheld_ns)
+		return;
+	close(t->held_ns[i].fd);
+	t->held_ns[i] = t->held_ns[--t->nheld_ns];
+}
+
 void tracer_close(struct tracer *t)
 {
+	while (t->nheld_ns)
+		tracer_release_ns(t, 0);
 	bpf_link__destroy(t->birth_link);
 	t->birth_link = NULL;
 	ring_buffer__free(t->rb);

@@ -40,6 +40,8 @@ struct tracer_opts {
 
 struct tcpstate_bpf;
 
+#define TRACER_HELD_NS 16
+
 struct tracer {
 	struct tcpstate_bpf *skel;
 	struct ring_buffer *rb;
@@ -51,6 +53,17 @@ struct tracer {
 	struct bpf_link *birth_link;	/* sk_mode: the birth pass (birth_pass) */
 	uint32_t ring_bytes;		/* the events ring's size */
 	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
+	uint64_t ends_unrun;	/* set by the command from its sk_books: tracer_stats
+				 * reports it as CS_STAT_ENDS_UNRUN */
+	/* sk_mode: namespaces passed, held open so a pass can still visit one
+	 * after its targets are gone, while its storages' books do not
+	 * balance (sk_books.h): a connection the kernel ended with no program
+	 * run is counted only when a pass has looked there. */
+	struct tracer_ns {
+		uint32_t ino;
+		int fd;
+	} held_ns[TRACER_HELD_NS];
+	size_t nheld_ns;
 };
 
 /* Checks that need no BPF: privileges, BTF, tracefs. Prints one message
@@ -84,6 +97,23 @@ int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct 
  * live connections when they meet the kernel's dump. 0 (nothing to do in
  * the other mode) or -errno. */
 int tracer_birth_pass(struct tracer *t, pid_t in_ns_of);
+/* Socket-storage mode: the storages' books (sk_books map), each key's made
+ * and ended summed over CPUs, into *out (malloc'd, the caller frees).
+ * How many, or -errno; 0 in the other mode. */
+struct skb_line;
+int tracer_sk_books(struct tracer *t, struct skb_line **out);
+/* What the birth passes since the last call counted alive (sk_alive, in
+ * each line's made), and the map emptied for the next. Same returns. */
+int tracer_sk_alive_take(struct tracer *t, struct skb_line **out);
+/* A key's books deleted (balanced, its owner gone): 0 or -errno. */
+int tracer_sk_books_drop(struct tracer *t, const struct cs_skb_key *k);
+/* Hold the namespace ino of pid (a pass just ran there) open; false when
+ * it cannot be (full, or gone). */
+bool tracer_hold_ns(struct tracer *t, uint32_t ino, pid_t pid);
+/* The birth pass in held namespace i; 0 or -errno. */
+int tracer_birth_pass_held(struct tracer *t, size_t i);
+/* Let held namespace i go. */
+void tracer_release_ns(struct tracer *t, size_t i);
 /* Sum of the per-CPU counters (CS_STAT_*). */
 int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX]);
 /* Names of the unit's programs and whether each one runs (autoloaded and
