@@ -93,10 +93,13 @@ assert_eq "$((SIZE < 5 * 1024 * 1024))" 1 pg/html_under_5mb
 # The HTML groups as the text does: one row for the postmaster's children.
 assert_eq "$(grep -c "data-group=\"postgres/$PGPID\"><td>&ndash;</td><td class=\"l\">postgres x[0-9,]* (children of $PGPID postgres" "$HTML")" \
 	1 pg/html_backends_one_group
-# The series: the postmaster, 16 backends and "other" (15 MB before), and
+# The series: the postmaster's and one group's, its backends (15 MB of
+# series before, one set a backend; then 16 backends and "other"), and
 # their accepted add up to PostgreSQL's count.
 echo "# --prom file $(stat -c %s "$PROM") bytes"
-assert_eq "$(grep -c '^connscope_process_connections_accepted_total{' "$PROM")" 18 pg/prom_series_bounded
+assert_eq "$(grep -c '^connscope_process_connections_accepted_total{' "$PROM")" 2 pg/prom_series_bounded
+assert_eq "$(grep -c "^connscope_process_connections_accepted_total{pid=\"children\",comm=\"postgres\",parent=\"$PGPID\"}" "$PROM")" \
+	1 pg/prom_backends_one_group
 assert_eq "$(awk '/^connscope_process_connections_accepted_total\{/ { s += $2 } END { print s }' "$PROM")" \
 	"$RECEIVED" pg/prom_accepted_eq_postgres_log
 

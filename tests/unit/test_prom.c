@@ -447,10 +447,11 @@ TEST(one_shot_is_top_ten_endpoints_and_every_process)
 }
 
 /* A server forking one process per connection, --prom at the end: 1,201
- * backends wrote 15 MB, one set of series each. Now the target and the
- * 16 busiest children have their own, the rest are summed into "other",
- * and the sums still add up. */
-TEST(one_shot_children_bounded)
+ * backends wrote 15 MB, one set of series each; then the 16 busiest had
+ * their own and the rest were "other". Now the target has its own and the
+ * backends one group's (name and parent, as the text and HTML reports fold
+ * them), and the sums add up. */
+TEST(one_shot_children_grouped)
 {
 	struct run_info run = run_info();
 	struct agg a;
@@ -458,30 +459,73 @@ TEST(one_shot_children_bounded)
 	size_t len = 0, pids = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct scrape sc;
-	double sum = 0;
-	char key[16];
 
 	agg_init(&a, 0);
 	proc(&a, 100, "postgres")->target = true;
-	for (pid_t pid = 1000; pid < 2201; pid++)
-		opened(proc(&a, pid, "postgres"), 5432, 1 + (pid == 1500));
+	opened(proc(&a, 100, "postgres"), 5432, 1);
+	for (pid_t pid = 1000; pid < 2201; pid++) {
+		struct proc_books *p = proc(&a, pid, "postgres");
+
+		p->ptgid = 100;
+		opened(p, 5432, 1 + (pid == 1500));
+	}
 	run.follow_children = true;
 	format_prom_attach(f, &a, &run, NULL);
 	fclose(f);
 	parse(&sc, buf);
 	for (at = buf; (at = strstr(at, "\nconnscope_process_connections_opened_total{")); at++)
 		pids++;
-	ASSERT_EQ(pids, 1 + PROM_MAX_CHILDREN + 1, "target_children_other");
-	ASSERT_EQ(opened_of(&sc, "100", "postgres"), 0, "target_has_series");
-	ASSERT_EQ(opened_of(&sc, "1500", "postgres"), 2, "busiest_child_has_series");
-	for (pid_t pid = 1000; pid < 2201; pid++) {
-		snprintf(key, sizeof(key), "%d", pid);
-		if (opened_of(&sc, key, "postgres") > 0)
-			sum += opened_of(&sc, key, "postgres");
+	ASSERT_EQ(pids, 2, "target_and_one_group");
+	ASSERT_EQ(opened_of(&sc, "100", "postgres"), 1, "target_has_series");
+	ASSERT_EQ(opened_of(&sc, "1500", "postgres"), -1, "no_series_a_backend");
+	ASSERT_EQ(val(&sc, "connscope_process_connections_opened_total{pid=\"children\","
+			   "comm=\"postgres\",parent=\"100\"}"), 1202, "group_sums_its_children");
+	ASSERT_EQ(val(&sc, "connscope_process_connection_lifetime_seconds_count{pid=\"children\","
+			   "comm=\"postgres\",parent=\"100\"}"), 1202, "group_histogram");
+	ASSERT_TRUE(len < 64 * 1024, "under_64kb");
+	agg_free(&a);
+}
+
+/* Groups are one name and one parent: two servers of one name are two
+ * groups, another name under one parent another; past PROM_MAX_GROUPS the
+ * rest go to "other", and every counter still adds up. */
+TEST(groups_by_name_and_parent_bounded)
+{
+	struct run_info run = run_info();
+	struct agg a;
+	char *buf = NULL, *at;
+	size_t len = 0, series = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct scrape sc;
+	double sum = 0;
+	pid_t pid = 5000;
+
+	agg_init(&a, 0);
+	for (pid_t parent = 1; parent <= PROM_MAX_GROUPS + 4; parent++) {
+		for (int i = 0; i < 3; i++) {
+			struct proc_books *p = proc(&a, pid++, parent <= 2 ? "postgres" : "worker");
+
+			p->ptgid = parent;
+			opened(p, 80, 1);
+		}
 	}
-	sum += opened_of(&sc, "other", "other");
-	ASSERT_EQ(sum, 1202, "sums_add_up");
-	ASSERT_TRUE(len < 1024 * 1024, "under_1mb");
+	/* One more name under parent 1: its own group. */
+	proc(&a, pid, "sh")->ptgid = 1;
+	opened(agg_find_proc(&a, pid), 80, 1);
+	run.follow_children = true;
+	format_prom_attach(f, &a, &run, NULL);
+	fclose(f);
+	parse(&sc, buf);
+	for (at = buf; (at = strstr(at, "\nconnscope_process_connections_opened_total{")); at++)
+		series++;
+	ASSERT_EQ(series, PROM_MAX_GROUPS + 1, "groups_then_other");
+	ASSERT_EQ(val(&sc, "connscope_process_connections_opened_total{pid=\"children\","
+			   "comm=\"postgres\",parent=\"1\"}"), 3, "first_server");
+	ASSERT_EQ(val(&sc, "connscope_process_connections_opened_total{pid=\"children\","
+			   "comm=\"postgres\",parent=\"2\"}"), 3, "second_server_apart");
+	for (at = buf; (at = strstr(at, "\nconnscope_process_connections_opened_total{")); at++)
+		sum += strtod(strchr(strchr(at, '}'), ' '), NULL);
+	ASSERT_EQ(sum, 3 * (PROM_MAX_GROUPS + 4) + 1, "sums_add_up");
 	agg_free(&a);
 }
 

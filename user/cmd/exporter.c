@@ -69,7 +69,7 @@ struct exporter *exporter_start(const char *addr, uint16_t port, const struct ex
 	struct prom_limits plim = { .top_processes = lim->top_processes,
 				    .max_series = lim->max_series,
 				    .retire_gone = lim->retire_gone,
-				    .max_children = lim->top_processes ? 0 : PROM_MAX_CHILDREN };
+				    .group_children = !lim->top_processes };
 	struct exporter *e = calloc(1, sizeof(*e));
 
 	if (!e)

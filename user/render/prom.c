@@ -128,9 +128,16 @@ void format_prom_summary(FILE *out, const struct summary *sum)
 			tcp_state_name(tcp_state_order[k]), sum->unattributed.state[tcp_state_order[k]]);
 }
 
-/* The labels of a view: pid="other",comm="other" for the aggregate. */
+/* The labels of a view: pid="other",comm="other" for the aggregate of
+ * the rest, pid="children",comm=NAME,parent=PPID for a group. */
 static void view_labels(FILE *out, const struct prom_view *v)
 {
+	if (v->group) {
+		fputs("{pid=\"children\",comm=\"", out);
+		label_value(out, v->comm);
+		fprintf(out, "\",parent=\"%d\"", (int)v->parent);
+		return;
+	}
 	if (!v->pid) {
 		fputs("{pid=\"other\",comm=\"other\"", out);
 		return;
@@ -500,9 +507,9 @@ static void fds_of_report(pid_t pid, struct prom_fd *out, void *ctx)
 void format_prom_attach(FILE *out, const struct agg *a, const struct run_info *run,
 			const struct sockstat *st)
 {
-	/* One snapshot: every target, the busiest children (the rest summed
-	 * in "other"), no cap, endpoints ranked once. */
-	struct prom_limits lim = { .max_children = PROM_MAX_CHILDREN };
+	/* One snapshot: every target, the children (--children) by group, no
+	 * cap, endpoints ranked once. */
+	struct prom_limits lim = { .group_children = run->follow_children };
 	struct prom_update_in in = { .now_ns = a->now_ns,
 				     .fds = run->fds.procs ? fds_of_report : NULL,
 				     .ctx = (void *)&run->fds, .quic = run->quic };

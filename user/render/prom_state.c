@@ -22,6 +22,7 @@ void prom_state_init(struct prom_state *s, const struct prom_limits *lim)
 	s->lim = *lim;
 	hmap_init(&s->members, sizeof(pid_t), sizeof(struct prom_member));
 	hmap_init(&s->others, sizeof(pid_t), 1);
+	hmap_init(&s->grouped, sizeof(pid_t), 1);
 	hmap_init(&s->retired, sizeof(pid_t), sizeof(uint64_t));
 }
 
@@ -29,6 +30,7 @@ void prom_state_free(struct prom_state *s)
 {
 	hmap_free(&s->members);
 	hmap_free(&s->others);
+	hmap_free(&s->grouped);
 	hmap_free(&s->retired);
 	free(s->views);
 	s->views = NULL;
@@ -129,8 +131,6 @@ static void retire_members(struct prom_state *s, const struct agg *a,
 		uint64_t start = gone ? gone->start_ns : 0;
 		uint64_t *r;
 
-		if (gone && gone->child && s->nchildren)
-			s->nchildren--;
 		hmap_del(&s->members, &drop[i]);
 		r = hmap_upsert(&s->retired, &drop[i], NULL);
 		if (r)
@@ -149,17 +149,34 @@ static void join(struct prom_state *s, const struct proc_books *p)
 	m->pid = p->pid;
 	m->start_ns = p->start_ns;
 	m->seq = s->next_seq++;
-	m->child = !p->target;
-	s->nchildren += m->child;
 }
 
-/* A slot of its own for p: under --all's top, or with no top while the
- * children (not targets) have slots left. */
+/* A slot of its own for p: under --all's top while slots are left, else
+ * every target, and every process unless children are grouped. */
 static bool slot_free(const struct prom_state *s, const struct proc_books *p)
 {
 	if (s->lim.top_processes)
 		return s->members.count < s->lim.top_processes;
-	return p->target || !s->lim.max_children || s->nchildren < s->lim.max_children;
+	return p->target || !s->lim.group_children;
+}
+
+/* p's group (1..), made when there is room; 0: none ("other"). */
+static uint8_t group_of(struct prom_state *s, const struct proc_books *p)
+{
+	size_t g;
+
+	for (g = 1; g <= s->ngroups; g++)
+		if (s->aggs[g].base.parent == p->ptgid &&
+		    !strncmp(s->aggs[g].base.comm, p->comm, sizeof(p->comm)))
+			return g;
+	if (s->ngroups == PROM_MAX_GROUPS)
+		return 0;
+	g = ++s->ngroups;
+	memset(&s->aggs[g], 0, sizeof(s->aggs[g]));
+	s->aggs[g].base.group = true;
+	s->aggs[g].base.parent = p->ptgid;
+	memcpy(s->aggs[g].base.comm, p->comm, sizeof(p->comm));
+	return g;
 }
 
 /* Processes the books have and the state does not: members while slots
@@ -189,15 +206,19 @@ static void admit(struct prom_state *s, const struct agg *a)
 	}
 	/* The busiest first where slots may run out. */
 	qsort(c, n, sizeof(*c), s->lim.top_processes ? by_activity :
-			       s->lim.max_children ? by_target_activity : by_report_order);
+			       s->lim.group_children ? by_target_activity : by_report_order);
 	for (size_t i = 0; i < n; i++) {
+		uint8_t g = 0;
+
 		/* A reused pid that was retired is a new process. */
 		hmap_del(&s->retired, &c[i].p->pid);
-		if (slot_free(s, c[i].p)) {
+		if (slot_free(s, c[i].p))
 			join(s, c[i].p);
-		} else if ((one = hmap_upsert(&s->others, &c[i].p->pid, NULL))) {
+		else if (s->lim.group_children && (g = group_of(s, c[i].p)) &&
+			 (one = hmap_upsert(&s->grouped, &c[i].p->pid, NULL)))
+			*one = g;
+		else if ((one = hmap_upsert(&s->others, &c[i].p->pid, NULL)))
 			*one = 1;
-		}
 	}
 	free(c);
 }
@@ -311,54 +332,88 @@ static void add_counters(struct prom_view *v, const struct proc_books *p)
 
 bool prom_state_forget(struct prom_state *s, const struct proc_books *p)
 {
+	uint8_t *g;
+
 	if (hmap_get(&s->members, &p->pid))
 		return false;
-	if (hmap_del(&s->others, &p->pid))
-		add_counters(&s->other_base, p);
+	g = hmap_get(&s->grouped, &p->pid);
+	if (g && *g <= s->ngroups) {
+		add_counters(&s->aggs[*g].base, p);
+		hmap_del(&s->grouped, &p->pid);
+	} else if (hmap_del(&s->others, &p->pid)) {
+		add_counters(&s->aggs[0].base, p);
+	}
 	hmap_del(&s->retired, &p->pid);
 	s->forgotten++;
 	return true;
 }
 
-/* "other": the sum of every process summed into it (those forgotten
- * included), no counter below what the last snapshot showed. */
-static void other_view(struct prom_state *s, const struct agg *a, struct prom_view *v)
+/* p's gauges and counters into an aggregate's view. */
+static void agg_add(struct prom_view *v, const struct agg *a, pid_t pid)
 {
-	const pid_t *pid;
+	const struct proc_books *p = agg_find_proc(a, pid);
+	struct endpoint_stats *es;
 
-	*v = s->other_base;
-	snprintf(v->comm, sizeof(v->comm), "other");
-	v->ep_other = true;
-	for (size_t i = 0; hmap_next(&s->others, &i, (const void **)&pid, NULL);) {
-		const struct proc_books *p = agg_find_proc(a, *pid);
-		struct endpoint_stats *es;
+	if (!p)
+		return;
+	add_counters(v, p);
+	for (int st = 0; st < CS_TCP_MAX_STATES; st++)
+		v->state[st] += p->truth.state[st];
+	v->orphan += p->truth.orphan;
+	for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
+		v->ep_other_tw += es->tw_live;
+}
 
-		if (!p)
-			continue;
-		add_counters(v, p);
-		for (int st = 0; st < CS_TCP_MAX_STATES; st++)
-			v->state[st] += p->truth.state[st];
-		v->orphan += p->truth.orphan;
-		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
-			v->ep_other_tw += es->tw_live;
-	}
-	if (s->have_other) {
-		const uint64_t *last = (const uint64_t *)&s->other.total;
+/* An aggregate's view, no counter below what it last showed. */
+static void agg_clamp(struct prom_agg *g, struct prom_view *v)
+{
+	if (g->shown) {
+		const uint64_t *last = (const uint64_t *)&g->last.total;
 		uint64_t *cur = (uint64_t *)&v->total;
 
 		for (size_t c = 0; c < NCOUNTERS; c++)
 			cur[c] = max64(cur[c], last[c]);
-		v->requests = max64(v->requests, s->other.requests);
-		hist_clamp(v->lifetime_ms_hist, s->other.lifetime_ms_hist);
-		hist_clamp(v->rpc_hist, s->other.rpc_hist);
-		hist_clamp(v->handshake_us_hist, s->other.handshake_us_hist);
-		v->lifetime_ns_sum = max64(v->lifetime_ns_sum, s->other.lifetime_ns_sum);
-		v->rpc_sum = max64(v->rpc_sum, s->other.rpc_sum);
-		v->handshake_ns_sum = max64(v->handshake_ns_sum, s->other.handshake_ns_sum);
-		v->ep_other_conns = max64(v->ep_other_conns, s->other.ep_other_conns);
+		v->requests = max64(v->requests, g->last.requests);
+		hist_clamp(v->lifetime_ms_hist, g->last.lifetime_ms_hist);
+		hist_clamp(v->rpc_hist, g->last.rpc_hist);
+		hist_clamp(v->handshake_us_hist, g->last.handshake_us_hist);
+		v->lifetime_ns_sum = max64(v->lifetime_ns_sum, g->last.lifetime_ns_sum);
+		v->rpc_sum = max64(v->rpc_sum, g->last.rpc_sum);
+		v->handshake_ns_sum = max64(v->handshake_ns_sum, g->last.handshake_ns_sum);
+		v->ep_other_conns = max64(v->ep_other_conns, g->last.ep_other_conns);
 	}
-	s->other = *v;
-	s->have_other = true;
+	g->last = *v;
+	g->shown = true;
+}
+
+/* The groups' views, then "other"'s (when it has or had processes), each
+ * the sum of its processes, those forgotten included; how many written. */
+static size_t agg_views(struct prom_state *s, const struct agg *a, struct prom_view *out)
+{
+	bool other_on = s->others.count || s->aggs[0].shown;
+	struct prom_view *v = out, other;
+	const uint8_t *g;
+	const pid_t *pid;
+
+	for (size_t i = 0; i <= s->ngroups; i++) {
+		v[i] = s->aggs[i].base;
+		v[i].ep_other = true;
+	}
+	snprintf(v[0].comm, sizeof(v[0].comm), "other");
+	for (size_t i = 0; hmap_next(&s->others, &i, (const void **)&pid, NULL);)
+		agg_add(&v[0], a, *pid);
+	for (size_t i = 0; hmap_next(&s->grouped, &i, (const void **)&pid, (void **)&g);)
+		if (*g <= s->ngroups)
+			agg_add(&v[*g], a, *pid);
+	for (size_t i = other_on ? 0 : 1; i <= s->ngroups; i++)
+		agg_clamp(&s->aggs[i], &v[i]);
+	/* Groups first, in the order made; "other" last. */
+	other = v[0];
+	memmove(&v[0], &v[1], s->ngroups * sizeof(*v));
+	if (!other_on)
+		return s->ngroups;
+	v[s->ngroups] = other;
+	return s->ngroups + 1;
 }
 
 _Static_assert(QUIC_HIST_BUCKETS == REUSE_HIST_BUCKETS, "one histogram writer");
@@ -430,13 +485,14 @@ void prom_state_views(struct prom_state *s, const struct agg *a, const struct pr
 
 	s->nviews = 0;
 	s->dropped = 0;
-	if (s->views_cap < s->members.count + 1) {
-		struct prom_view *v = realloc(s->views, (s->members.count + 1) * sizeof(*v));
+	if (s->views_cap < s->members.count + 1 + PROM_MAX_GROUPS) {
+		size_t cap = s->members.count + 1 + PROM_MAX_GROUPS;
+		struct prom_view *v = realloc(s->views, cap * sizeof(*v));
 
 		if (!v)
 			goto out;
 		s->views = v;
-		s->views_cap = s->members.count + 1;
+		s->views_cap = cap;
 	}
 	ms = calloc(s->members.count ? s->members.count : 1, sizeof(*ms));
 	if (!ms)
@@ -457,8 +513,7 @@ void prom_state_views(struct prom_state *s, const struct agg *a, const struct pr
 		n++;
 	}
 	free(ms);
-	if (s->others.count || s->have_other)
-		other_view(s, a, &s->views[n++]);
+	n += agg_views(s, a, &s->views[n]);
 	/* The cap: whole views in order, up to the first that does not fit. */
 	for (size_t i = 0; i < n; i++) {
 		struct prom_view *v = &s->views[i];

@@ -42,14 +42,17 @@ struct prom_limits {
 	 * the grace only (--comm/--cgroup, whose processes come and go:
 	 * without it every one ever seen would keep its series for good). */
 	bool retire_gone;
-	/* Processes that are not targets (children, joined ones) with series
-	 * of their own, at most; later ones are summed into "other" (a
-	 * server forking one process per connection: 1,201 PostgreSQL
-	 * backends wrote 15 MB of series). 0: no limit. */
-	uint32_t max_children;
+	/* Processes that are not targets (children, joined ones) are summed
+	 * by group, as the text and HTML reports fold them: one name, one
+	 * parent (pid="children",comm=NAME,parent=PPID), at most
+	 * PROM_MAX_GROUPS groups, later ones into "other". A server forking
+	 * one process per connection (1,201 PostgreSQL backends wrote 15 MB
+	 * of series, one set each) is its target's series and one group's.
+	 * false: every process has series of its own. */
+	bool group_children;
 };
 
-#define PROM_MAX_CHILDREN 16
+#define PROM_MAX_GROUPS 16
 
 /* A process's fds, for the fd families. */
 struct prom_fd {
@@ -80,7 +83,9 @@ struct prom_quic {
 #define PROM_QUIC_AGENT_SERIES 7	/* sources attached 3, packet programs, datagrams, lost 2 */
 
 struct prom_view {
-	pid_t pid;		/* 0: the "other" aggregate */
+	pid_t pid;		/* 0: an aggregate: "other", or a group (group set) */
+	bool group;		/* children of one name and parent (comm, parent) */
+	pid_t parent;		/* the group's parent; 0 unknown */
 	char comm[16];
 	char container[128];	/* "": none (no label) */
 	char pod_uid[40];
@@ -107,7 +112,6 @@ struct prom_member {
 	pid_t pid;
 	uint64_t start_ns;
 	uint64_t seq;		/* join order */
-	bool child;		/* not a target: counted in nchildren */
 	bool gone;		/* seen exited ... */
 	uint64_t gone_ns;	/* ... at this time */
 	struct prom_ep eps[PROM_TOP_ENDPOINTS];	/* its endpoints, last shown */
@@ -116,18 +120,25 @@ struct prom_member {
 	uint64_t ep_other_conns;
 };
 
+/* A sum of processes: "other" (aggs[0]) or a group of children. */
+struct prom_agg {
+	bool shown;
+	struct prom_view last;	/* last shown: its counters never go below it */
+	/* Counters of its processes whose books are gone (forgotten): the
+	 * sum = this + the live ones, so it neither drops nor stalls. */
+	struct prom_view base;
+};
+
 struct prom_state {
 	struct prom_limits lim;
 	struct hmap members;	/* pid_t -> struct prom_member */
 	struct hmap others;	/* pid_t -> uint8_t: summed into "other" for good */
+	struct hmap grouped;	/* pid_t -> uint8_t: summed into group aggs[i] for good */
 	struct hmap retired;	/* pid_t -> uint64_t start_ns: members whose slot was freed */
 	uint64_t next_seq;
-	uint32_t nchildren;	/* members that are not targets */
-	bool have_other;
-	struct prom_view other;	/* last shown: its counters never go below it */
-	/* Counters of "other" processes whose books are gone (forgotten):
-	 * "other" = this + the live ones, so it neither drops nor stalls. */
-	struct prom_view other_base;
+	/* aggs[0] "other", aggs[1..ngroups] the groups, in the order made. */
+	struct prom_agg aggs[1 + PROM_MAX_GROUPS];
+	size_t ngroups;
 	uint64_t forgotten;	/* processes forgotten (prom_state_forget) */
 	/* The last snapshot: */
 	struct prom_view *views;	/* written: members in join order, then "other" */
