@@ -296,6 +296,69 @@ TEST(groups_by_name_and_parent)
 	agg_free(&a);
 }
 
+/* Two programs of one name under one parent (python3 from /usr/bin and a
+ * venv's, both run by one shell) are two groups, told apart by their
+ * executable; a child gone before it was read ran its parent's when they
+ * share a name (a fork), so a server's children stay one group. */
+TEST(groups_by_executable)
+{
+	struct agg a;
+	struct proc_books *p;
+	char *out;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, 100);
+	p->target = true;
+	strcpy(p->comm, "sh");
+	for (int i = 0; i < 20; i++) {
+		p = agg_proc(&a, 1000 + i);
+		p->ptgid = 100;
+		p->total.opened = 1;
+		if (i < 3) {
+			strcpy(p->comm, "python3");
+			p->exe_id = 11;
+			strcpy(p->exe, "python3");
+		} else if (i < 5) {
+			strcpy(p->comm, "python3");
+			p->exe_id = 22;
+			strcpy(p->exe, "python3.11");
+		} else {
+			strcpy(p->comm, "worker");
+		}
+	}
+	/* A server read alive, two children: one read, one gone unread. */
+	p = agg_proc(&a, 200);
+	p->target = true;
+	strcpy(p->comm, "postgres");
+	p->exe_id = 33;
+	strcpy(p->exe, "postgres");
+	for (int i = 0; i < 2; i++) {
+		p = agg_proc(&a, 2000 + i);
+		strcpy(p->comm, "postgres");
+		p->ptgid = 200;
+		p->total.accepted = 1;
+		if (!i) {
+			p->exe_id = 33;
+			strcpy(p->exe, "postgres");
+		}
+	}
+	agg_inherit_exe(&a);
+	ASSERT_EQ(agg_find_proc(&a, 2001)->exe_id, 33, "inherited_from_parent");
+	ASSERT_EQ(agg_find_proc(&a, 1010)->exe_id, 0, "other_name_not_inherited");
+	out = render(format_report_text, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "\npython3 x3 (children of 100 sh)\n") != NULL, "first_program");
+	ASSERT_TRUE(strstr(out, "\npython3 x2 (children of 100 sh, executable python3.11)\n") !=
+			    NULL, "second_program_apart");
+	ASSERT_TRUE(strstr(out, "\npostgres x2 (children of 200 postgres)\n") != NULL,
+		    "server_children_one_group");
+	free(out);
+	out = render(html_fn, &a, &base_run, NULL);
+	ASSERT_TRUE(strstr(out, "data-group=\"python3/100/python3.11\"") != NULL, "html_key");
+	ASSERT_TRUE(strstr(out, "data-group=\"python3/100\"") != NULL, "html_key_same_name");
+	free(out);
+	agg_free(&a);
+}
+
 /* 10,000 short-lived children of one parent: one group row whose sums
  * are its rows' sums, text under 200 lines, HTML under 5 MB. */
 TEST(ten_thousand_children_of_one_parent)

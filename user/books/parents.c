@@ -4,6 +4,7 @@
  * that forks one process per connection (PostgreSQL, Apache prefork,
  * sshd) makes thousands that live milliseconds, too briefly for /proc. The
  * reports group processes of one name and parent (proc_view.c). */
+#include <string.h>
 #include "tcp_books.h"
 
 void agg_parent_note(struct agg *a, pid_t pid, uint64_t start_ns, pid_t ptgid)
@@ -71,4 +72,23 @@ void agg_parents_prune(struct agg *a, bool (*gone)(pid_t pid), uint64_t now_ns)
 	a->parents_iter = i;
 	for (size_t k = 0; k < n; k++)
 		hmap_del(&a->parents, &dead[k]);
+}
+
+void agg_inherit_exe(struct agg *a)
+{
+	struct proc_books *p;
+
+	/* A child gone before it was read ran its parent's executable (a
+	 * fork that execs takes a new name too, and one of another name is
+	 * left alone): so a server's short-lived children group with the
+	 * ones read alive. */
+	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
+		const struct proc_books *q;
+
+		if (p->exe_id || !p->ptgid || !(q = agg_find_proc(a, p->ptgid)) || !q->exe_id ||
+		    strncmp(q->comm, p->comm, sizeof(p->comm)))
+			continue;
+		p->exe_id = q->exe_id;
+		memcpy(p->exe, q->exe, sizeof(p->exe));
+	}
 }

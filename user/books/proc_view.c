@@ -69,12 +69,14 @@ static int cmp_group(const void *a, const void *b)
 		return c;
 	if (x->ptgid != y->ptgid)
 		return x->ptgid < y->ptgid ? -1 : 1;
+	if (x->exe_id != y->exe_id)
+		return x->exe_id < y->exe_id ? -1 : 1;
 	return cmp_busy(a, b);
 }
 
 static bool same_group(const struct proc_books *p, const struct proc_group *g)
 {
-	return p->target == g->target && p->ptgid == g->ptgid &&
+	return p->target == g->target && p->ptgid == g->ptgid && p->exe_id == g->exe_id &&
 	       !strncmp(p->comm, g->comm, sizeof(g->comm));
 }
 
@@ -204,6 +206,8 @@ int proc_view_build(struct proc_view *v, const struct agg *a)
 		snprintf(g->comm, sizeof(g->comm), "%s", rest[i]->comm);
 		g->target = rest[i]->target;
 		g->ptgid = rest[i]->ptgid;
+		g->exe_id = rest[i]->exe_id;
+		memcpy(g->exe, rest[i]->exe, sizeof(g->exe));
 		parent = g->ptgid ? agg_find_proc(a, g->ptgid) : NULL;
 		if (parent)
 			snprintf(g->pcomm, sizeof(g->pcomm), "%s", parent->comm);
@@ -241,6 +245,13 @@ const char *proc_group_role(char *buf, size_t len, const struct proc_group *g)
 	else
 		snprintf(buf, len, "%schildren of %d%s%.16s", role, (int)g->ptgid,
 			 g->pcomm[0] ? " " : "", g->pcomm);
+	/* Its executable when the name does not say it: two programs of one
+	 * name under one parent are two groups, told apart here. */
+	if (g->exe[0] && strncmp(g->exe, g->comm, sizeof(g->comm) - 1)) {
+		size_t o = strlen(buf);
+
+		snprintf(buf + o, len > o ? len - o : 0, ", executable %.16s", g->exe);
+	}
 	return buf;
 }
 

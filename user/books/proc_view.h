@@ -27,6 +27,8 @@ struct proc_group {
 	char comm[16];
 	bool target;
 	pid_t ptgid;		/* their parent; 0 unknown */
+	uint32_t exe_id;	/* their executable (proc_books.exe_id); 0 unknown */
+	char exe[16];		/* its base name, "" unknown */
 	char pcomm[16];		/* the parent's name when it is in the books, else "" */
 	size_t n, exited;
 	struct proc_counters total;	/* sums of the members' counters */

@@ -40,6 +40,9 @@ struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
  * skb_count_fn, ctx the agg): in its opened (or accepted when passive)
  * and its ends_unrun. */
 void agg_ends_unrun(void *ctx, uint32_t tgid, bool passive, uint64_t n);
+/* Processes whose executable is unknown (gone before it was read) and
+ * whose parent of the same name is known: theirs is the parent's. */
+void agg_inherit_exe(struct agg *a);
 /* The books of the process (pid, start_ns) (start_ns 0: pid's latest),
  * created when absent; a later start than the latest's means the pid was
  * reused: the earlier process is marked exited. */

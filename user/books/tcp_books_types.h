@@ -105,6 +105,11 @@ struct proc_books {
 	bool exited;
 	pid_t ptgid;		/* its parent (fork, join or /proc); 0 unknown:
 				 * reports group one server's children */
+	uint32_t exe_id;	/* its executable's path hashed (/proc/PID/exe, read
+				 * with its software; a child gone before that has
+				 * its parent's: forked, not exec'd); 0 unknown.
+				 * Groups are one name, parent and executable */
+	char exe[16];		/* that executable's base name, "" unknown */
 	uint64_t joined_ns;	/* ktime it became a target during the run (--comm,
 				 * --cgroup: started, renamed, moved in); 0: at start */
 	bool joined_said;	/* attach told the user (stderr) */

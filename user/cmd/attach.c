@@ -685,6 +685,9 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	attach_doctor_sample(&drun, &snap, o, fs_on ? &fs : NULL);
 	agentcost_sample(&cost, &drun.cost, cost_connections(&agg));
+	/* Children that ended in the last interval: their parent's executable,
+	 * so they group with their siblings (agg_inherit_exe). */
+	agg_inherit_exe(&agg);
 	agg.final_tick = true;
 	agg_tick(&agg, now_ns());
 	/* The last, partial interval too: the stream's rows sum to the run. */

@@ -118,6 +118,7 @@ void attach_identify_software(struct agg *a)
 			continue;
 		p->software = software_of(p->pid);
 		p->software_probed = true;
+		software_exe(p->pid, p->exe, sizeof(p->exe), &p->exe_id);
 		/* Its parent, if neither its fork nor its joining said it. */
 		if (!p->ptgid) {
 			struct proc_ident id;
@@ -126,6 +127,7 @@ void attach_identify_software(struct agg *a)
 				p->ptgid = id.ppid;
 		}
 	}
+	agg_inherit_exe(a);
 }
 
 static bool pid_gone(pid_t pid)

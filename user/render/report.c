@@ -277,7 +277,7 @@ static void text_sums(FILE *out, const char *label, const struct proc_group *g)
 static void text_group(FILE *out, const struct proc_group *g, const struct run_info *run)
 {
 	struct proc_group folded = { 0 };
-	char n[32], ex[32], what[64], role[64];
+	char n[32], ex[32], what[64], role[96];
 	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
 
 	/* One process: no spread, no members to fold. */

@@ -72,6 +72,29 @@ static void read_maps(pid_t pid, struct sw_hints *h)
 	fclose(f);
 }
 
+int software_exe(pid_t pid, char *base, size_t len, uint32_t *id)
+{
+	char path[64], exe[PATH_MAX];
+	const char *b;
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", procfs_root, pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	/* A replaced executable reads "PATH (deleted)": the same program. */
+	if (n > 10 && !strcmp(exe + n - 10, " (deleted)"))
+		exe[n - 10] = 0;
+	for (const char *c = exe; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	*id = h ? h : 1;
+	b = strrchr(exe, '/');
+	snprintf(base, len, "%s", b ? b + 1 : exe);
+	return 0;
+}
+
 int software_probe(pid_t pid, struct sw_hints *h)
 {
 	char path[PATH_MAX], exe[PATH_MAX];

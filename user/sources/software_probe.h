@@ -12,6 +12,9 @@
  * read before, the comm at least if that was). */
 int software_probe(pid_t pid, struct sw_hints *h);
 
+/* The executable of pid: its base name into base (len bytes, cut) and its
+ * whole path hashed into *id (never 0). 0 or -errno (gone). */
+int software_exe(pid_t pid, char *base, size_t len, uint32_t *id);
 /* software_probe + sw_classify; SW_UNKNOWN when gone or unknown. */
 enum sw_kind software_of(pid_t pid);
 

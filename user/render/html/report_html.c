@@ -310,7 +310,7 @@ static void sums_row(FILE *out, const char *cls, const char *key, const char *la
 static void group_rows(FILE *out, const struct proc_group *g, const struct run_info *run)
 {
 	struct proc_group folded = { 0 };
-	char n[32], ex[32], label[224], role[64], key[40];
+	char n[32], ex[32], label[256], role[96], key[48];
 	size_t shown = g->n < PROC_VIEW_MEMBERS ? g->n : PROC_VIEW_MEMBERS;
 
 	snprintf(label, sizeof(label), "%.16s x%s (%s%s%s%s); connections per process min %llu, "
@@ -319,8 +319,12 @@ static void group_rows(FILE *out, const struct proc_group *g, const struct run_i
 		 g->exited ? proc_view_count(ex, sizeof(ex), g->exited) : "",
 		 g->exited ? " exited" : "", ULL(g->conns_min), ULL(g->conns_p50),
 		 ULL(g->conns_max));
-	/* Two servers of one name: one group each, told apart by parent. */
-	snprintf(key, sizeof(key), "%.16s/%d", g->comm, (int)g->ptgid);
+	/* Two servers of one name: one group each, told apart by parent (and
+	 * by executable when the name does not say it). */
+	if (g->exe[0] && strncmp(g->exe, g->comm, sizeof(g->comm) - 1))
+		snprintf(key, sizeof(key), "%.16s/%d/%.16s", g->comm, (int)g->ptgid, g->exe);
+	else
+		snprintf(key, sizeof(key), "%.16s/%d", g->comm, (int)g->ptgid);
 	sums_row(out, "group", key, label, g, run);
 	for (size_t i = 0; i < g->n; i++) {
 		if (i < shown) {
