@@ -270,6 +270,40 @@ assert_eq "$(grep -o 'data-cols="[0-9]*"' "$H2" | sort -u | tr '\n' ' ')" 'data-
 assert_eq "$(sed -n '/<g class="xaxis">/,/<\/g>/p' "$H2" | grep -o 'text-anchor="middle">[0-9.]*<' |
 	tail -n 1 | grep -o '[0-9.]*')" 2 short/axis_ends_at_2s
 
+# ---- a run ended by Ctrl-C: its maps end where it did ----
+# -i 0.5, SIGINT a quarter of an interval past the second row's time: the
+# axis ends at that moment, not at the next interval's end (the last,
+# partial column is drawn as long as it lasted). The live rows' labels
+# (tenths: the schedule's times) tell when the run's clock began.
+H3=$TMP/int.html
+O3=$TMP/int.out
+"$CONNSCOPE" attach -p "$cpid" -i 0.5 --report "$H3" >"$O3" 2>"$TMP/int.err" &
+ipid=$!
+wait_for "[ \$(grep -Ec '^[0-9]{2}:[0-9]{2}\.[0-9] +$cpid ' '$O3') -ge 2 ]" 20 ||
+	fail int/rows "$(cat "$TMP/int.err")"
+sleep 0.2
+# Tenths within the hour, and the moment of the signal in ms.
+sent=$(date +%M:%S.%N)
+kill -INT "$ipid"
+wait "$ipid"
+assert_eq "$?" 0 int/exit_status
+second=$(grep -Eo "^[0-9]{2}:[0-9]{2}\.[0-9] +$cpid " "$O3" | sed -n 2p | cut -c1-7)
+# ms within the hour: the second row is due 1 s after the clock began.
+ms_of() { echo $(( (10#${1:0:2} * 60 + 10#${1:3:2}) * 1000 + 10#${1:6:1} * 100 + 10#${1:7:2} )); }
+began=$(( $(ms_of "${second}00") - 1000 ))
+end_ms=$(( ($(ms_of "${sent:0:9}") - began + 3600000) % 3600000 ))
+last=$(sed -n '/<g class="xaxis">/,/<\/g>/p' "$H3" | grep -o 'text-anchor="middle">[0-9.]*<' |
+	tail -n 1 | grep -o '[0-9.]*')
+last_ms=$(awk -v s="$last" 'BEGIN { printf "%d", s * 1000 + 0.5 }')
+# Labels are rounded to tenths (50 ms), the signal is seen in a few ms.
+if (( last_ms >= end_ms - 80 && last_ms <= end_ms + 80 )); then
+	ok int/axis_ends_at_the_signal
+else
+	fail int/axis_ends_at_the_signal "axis ends at $last s, the signal came at $end_ms ms"
+fi
+assert_eq "$(grep -o 'data-cols="[0-9]*"' "$H3" | sort -u | tr '\n' ' ')" \
+	"data-cols=\"$(( (end_ms + 499) / 500 ))\" " int/columns_up_to_the_signal
+
 # ---- in a browser ----
 CHROME_UDD=
 chromium_reap() {

@@ -312,6 +312,26 @@ TEST(refit_moves_t0_later)
 	heatmap_free(&h);
 }
 
+/* A run stopped by Ctrl-C between ticks: its end is kept only where it
+ * falls inside the last column (that column lasted until then), and a
+ * merged copy keeps it. */
+TEST(end_inside_the_last_column)
+{
+	struct heatmap h, m;
+
+	ten_columns(&h, false);
+	heatmap_set_end(&h, T0 + 9 * SEC + 300000000ULL);
+	ASSERT_TRUE(h.end_ns == T0 + 9 * SEC + 300000000ULL, "9.3 s: inside column 9");
+	ASSERT_EQ(heatmap_rebucket(&h, &m, 5), 0, "merged");
+	ASSERT_TRUE(m.end_ns == h.end_ns, "the merged map ends there too");
+	heatmap_free(&m);
+	heatmap_set_end(&h, T0 + 10 * SEC);
+	ASSERT_TRUE(h.end_ns == 0, "10 s: the columns are whole");
+	heatmap_set_end(&h, T0 + 8 * SEC + 500000000ULL);
+	ASSERT_TRUE(h.end_ns == 0, "8.5 s: not in the last column");
+	heatmap_free(&h);
+}
+
 /* A run that ended at its deadline: the readings past it go into the last
  * column, sampled ones by their maximum. */
 TEST(refit_bounds_the_end)

@@ -38,6 +38,8 @@ void fd_books_fit_clock(struct fd_books *b, uint64_t t0_ns, uint64_t end_ns)
 			continue;
 		heatmap_refit(&p->hm_type, t0_ns, cols);
 		heatmap_refit(&p->hm_age, t0_ns, cols);
+		heatmap_set_end(&p->hm_type, end_ns);
+		heatmap_set_end(&p->hm_age, end_ns);
 	}
 }
 

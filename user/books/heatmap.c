@@ -239,6 +239,13 @@ uint64_t heatmap_row_total(const struct heatmap *h, int row)
 	return t;
 }
 
+void heatmap_set_end(struct heatmap *h, uint64_t end_ns)
+{
+	uint64_t last = h->ncols ? h->t0_ns + (h->ncols - 1) * h->bucket_ns : 0;
+
+	h->end_ns = h->ncols && end_ns > last && end_ns < last + h->bucket_ns ? end_ns : 0;
+}
+
 int heatmap_rebucket(const struct heatmap *src, struct heatmap *dst, size_t max_cols)
 {
 	size_t k;

@@ -49,6 +49,10 @@ struct heatmap {
 	int nrows;
 	struct heatmap_row rows[HEATMAP_MAX_ROWS];
 	size_t ncols;		/* columns in use */
+	/* The run's end where it falls inside the last column, which then
+	 * covers [its start, end_ns) (a run stopped by Ctrl-C between two
+	 * ticks); 0: every column is whole. heatmap_set_end sets it. */
+	uint64_t end_ns;
 	/* Column-major, so that a new column is an append:
 	 * cells[col * row_stride + row], for col < col_cap, row < row_stride.
 	 * row_stride grows (and the cells are laid out anew) as rows are
@@ -80,6 +84,10 @@ int heatmap_set(struct heatmap *h, int row, uint64_t t_ns, uint64_t v);
 /* Makes the map cover [t0, end_ns) even where nothing happened, so that a
  * quiet end of the run still shows on the time axis. Errors as heatmap_add. */
 int heatmap_extend(struct heatmap *h, uint64_t end_ns);
+
+/* The run ended at end_ns: kept when it falls inside the last column
+ * (a renderer draws that column as long as it lasted), else 0. */
+void heatmap_set_end(struct heatmap *h, uint64_t end_ns);
 
 /* 0 outside the matrix. */
 uint64_t heatmap_cell(const struct heatmap *h, int row, size_t col);

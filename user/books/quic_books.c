@@ -75,6 +75,8 @@ void quic_books_fit_clock(struct quic_books *b, uint64_t t0_ns, uint64_t end_ns)
 			continue;
 		heatmap_refit(&p->hm_conns, t0_ns, cols);
 		heatmap_refit(&p->hm_handshake, t0_ns, cols);
+		heatmap_set_end(&p->hm_conns, end_ns);
+		heatmap_set_end(&p->hm_handshake, end_ns);
 	}
 }
 

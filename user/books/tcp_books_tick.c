@@ -205,9 +205,15 @@ void agg_fit_clock(struct agg *a, uint64_t t0_ns, uint64_t end_ns)
 		if (p->joined_ns && p->joined_ns < t0_ns)
 			p->joined_ns = t0_ns;
 		reuse_fit_clock(p, t0_ns, cols);
+		if (p->hm_reuse_ready) {
+			heatmap_set_end(&p->hm_lifetime, end_ns);
+			heatmap_set_end(&p->hm_rpc, end_ns);
+		}
 		if (!p->hm_ready)
 			continue;
 		heatmap_refit(&p->hm_tw, t0_ns, cols);
 		heatmap_refit(&p->hm_orphan, t0_ns, cols);
+		heatmap_set_end(&p->hm_tw, end_ns);
+		heatmap_set_end(&p->hm_orphan, end_ns);
 	}
 }

@@ -731,12 +731,12 @@ int attach_run(const struct attach_opts *in)
 		format_quic_live(stdout, quic_on ? &qrun : NULL, clock);
 	}
 
-	/* A run that reached its deadline lasted the duration asked: the
-	 * readings just after it (the last reconcile, listing and tick, a
-	 * few ms) go into the last interval, not into a column of their own
-	 * past the end. */
-	if (!strcmp(run.end_reason, "duration")) {
-		uint64_t end = t0 + (uint64_t)(o->duration_s * 1e9);
+	/* The run ended at its deadline, or when Ctrl-C or the targets'
+	 * exit was seen: the readings just after (the last reconcile,
+	 * listing and tick, a few ms) go into the last interval, not into a
+	 * column of their own past the end, and the maps end there. */
+	{
+		uint64_t end = loop.end_ns;
 
 		agg_fit_clock(&agg, t0, end);
 		if (fs_on)

@@ -52,11 +52,13 @@ int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 		now = now_ns();
 		if (now >= deadline) {
 			l->end_reason = "duration";
-			break;
+			l->end_ns = deadline;
+			return 0;
 		}
 		if (!err) {
 			l->end_reason = "target exited";
-			break;
+			l->end_ns = now;
+			return 0;
 		}
 		if (now < next)
 			continue;
@@ -71,6 +73,7 @@ int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 		if (next < now)
 			next += (now - next) / l->tick_ns * l->tick_ns + l->tick_ns;
 	}
+	l->end_ns = now_ns();
 	return 0;
 }
 

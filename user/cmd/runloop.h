@@ -29,6 +29,10 @@ struct run_loop {
 	uint64_t due_ns;
 	/* Out: "duration", "interrupted" or "target exited". */
 	const char *end_reason;
+	/* Out: when the run ended: the deadline, or when the signal or the
+	 * targets' exit was seen (what comes after, the last readings, is
+	 * the end's work, not more of the run). */
+	uint64_t end_ns;
 };
 
 #define RUN_FOREVER 0x7fffffff

@@ -10,7 +10,7 @@
  * merging: at most HTML_MAX_COLS columns).
  * The small inline script only adds the hover readout:
  *
- *	<svg id="hm-PID-KIND" class="hm" data-bucket-s="0.5" data-unit="sockets">
+ *	<svg id="hm-PID-KIND" class="hm" data-bucket-s="0.5" data-end-s="6.3" data-unit="sockets">
  *	  <text class="rl" data-row="R" data-label="full label">cut label</text>
  *	  <rect class="c" data-row="R" data-col="C" data-value="V"><title>...</title></rect>
  *	<div id="readout-hm-PID-KIND" class="readout">
@@ -165,7 +165,9 @@ const char html_heatmap_script[] =
 	" if(!out)return;\n"
 	" out.textContent='';\n"
 	" part(out,'span','ro-l',lab?lab.getAttribute('data-label'):row);\n"
-	" part(out,'span','ro-t',num(col*b)+'\\u2013'+num((+col+1)*b)+' s');\n"
+	" var e=+svg.getAttribute('data-end-s')||0,hi=(+col+1)*b;\n"
+	" if(e&&hi>e)hi=e;\n"
+	" part(out,'span','ro-t',num(col*b)+'\\u2013'+num(hi)+' s');\n"
 	" part(out,'strong','ro-v',val);\n"
 	" part(out,'span','ro-u',svg.getAttribute('data-unit')||'');\n"
 	" out.setAttribute('data-row',row);out.setAttribute('data-col',col);\n"
@@ -209,11 +211,18 @@ static uint64_t tick_step_ns(uint64_t total_ns, uint64_t bucket_ns, double cw)
 	return step;
 }
 
+/* The map's length: to the run's end where it ended inside the last
+ * column (Ctrl-C between ticks), else whole columns. */
+static uint64_t map_len_ns(const struct heatmap *h)
+{
+	return h->end_ns > h->t0_ns ? h->end_ns - h->t0_ns : heatmap_ncols(h) * h->bucket_ns;
+}
+
 static void svg_axis(FILE *out, const struct heatmap *h, double px, double y, double cw)
 {
-	size_t ncols = heatmap_ncols(h);
-	uint64_t total = ncols * h->bucket_ns, step = tick_step_ns(total, h->bucket_ns, cw);
-	double x1 = px + ncols * cw;
+	uint64_t total = map_len_ns(h), step = tick_step_ns(total, h->bucket_ns, cw);
+	double x1 = px + (double)total / h->bucket_ns * cw;
+	bool end_label = total % step != 0;
 	char b[32];
 
 	fprintf(out, "<g class=\"xaxis\"><line class=\"ax\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
@@ -221,12 +230,21 @@ static void svg_axis(FILE *out, const struct heatmap *h, double px, double y, do
 	for (uint64_t t = 0; t <= total; t += step) {
 		double x = px + (double)t / h->bucket_ns * cw;
 
-		fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-			     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-			x, y, x, y + 5, x, y + 18, html_fmt_s(b, sizeof(b), t));
+		/* A tick too near the run's end gives its place to the end's. */
+		fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+			x, y, x, y + 5);
+		if (!end_label || x1 - x >= 40)
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+				x, y + 18, html_fmt_s(b, sizeof(b), t));
+		fputc('\n', out);
 		if (t > UINT64_MAX - step)
 			break;
 	}
+	/* The run's end, where it is no tick. */
+	if (end_label)
+		fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+			     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+			x1, y, x1, y + 5, x1, y + 18, html_fmt_s(b, sizeof(b), total));
 	fprintf(out, "<text class=\"hd\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">seconds since "
 		     "attach</text></g>\n", x1, y + 34);
 }
@@ -315,7 +333,8 @@ static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size
 		     "style=\"max-width:%.0fpx;min-width:%.0fpx\" role=\"img\" aria-label=\"",
 		id, w, ht, w, w < HM_W_SCROLL ? w : HM_W_SCROLL);
 	html_esc(out, h->title[0] ? h->title : h->kind);
-	fprintf(out, "\" data-bucket-s=\"%.9g\" data-unit=\"", h->bucket_ns / 1e9);
+	fprintf(out, "\" data-bucket-s=\"%.9g\" data-end-s=\"%.9g\" data-unit=\"", h->bucket_ns / 1e9,
+		map_len_ns(h) / 1e9);
 	html_esc(out, h->unit);
 	fprintf(out, "\" data-rows=\"%d\" data-cols=\"%zu\" data-max=\"%llu\" "
 		     "data-merged=\"%zu\">\n", h->nrows, ncols, ULL(max), merged);
@@ -336,26 +355,33 @@ static void svg_heatmap(FILE *out, const struct heatmap *h, const char *id, size
 		fputs("</text>\n", out);
 		for (size_t c = 0; c < ncols; c++) {
 			uint64_t v = heatmap_cell(h, r, c);
-			double x = px + c * cw;
+			uint64_t hi = (c + 1) * h->bucket_ns;
+			double x = px + c * cw, wc = cw;
 
+			/* The last column as long as it lasted. */
+			if (hi > map_len_ns(h)) {
+				hi = map_len_ns(h);
+				wc = (double)(hi - c * h->bucket_ns) / h->bucket_ns * cw;
+			}
 			if (v)
 				ramp_color(value_t(v, max), col, &dark);
 			fprintf(out, "<rect class=\"c\" data-row=\"%d\" data-col=\"%zu\" "
 				     "data-value=\"%llu\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 				     "height=\"%d\"%s fill=\"%s\"><title>", r, c, ULL(v), x, y,
-				cw - gap, HM_ROW_H - HM_ROW_GAP, gap >= 2 ? " rx=\"2\"" : "",
+				wc > gap + 1 ? wc - gap : wc, HM_ROW_H - HM_ROW_GAP,
+				gap >= 2 ? " rx=\"2\"" : "",
 				v ? col : HM_ZERO);
 			html_esc(out, label);
 			fprintf(out, " &middot; %s&#8211;%s s &middot; %llu ",
 				html_fmt_s(b1, sizeof(b1), c * h->bucket_ns),
-				html_fmt_s(b2, sizeof(b2), (c + 1) * h->bucket_ns), ULL(v));
+				html_fmt_s(b2, sizeof(b2), hi), ULL(v));
 			html_esc(out, h->unit);
 			fputs("</title></rect>", out);
 			/* The value in the cell where it fits: no hover needed. */
-			if (v && cw >= 30 && snprintf(b1, sizeof(b1), "%llu", ULL(v)) * 7 <= cw - 6)
+			if (v && wc >= 30 && snprintf(b1, sizeof(b1), "%llu", ULL(v)) * 7 <= wc - 6)
 				fprintf(out, "<text class=\"cv%s\" x=\"%.1f\" y=\"%.1f\" "
 					     "dy=\".35em\" text-anchor=\"middle\">%s</text>",
-					dark ? " lt" : "", x + (cw - gap) / 2, cy, b1);
+					dark ? " lt" : "", x + (wc - gap) / 2, cy, b1);
 		}
 		fprintf(out, "\n<text x=\"%.1f\" y=\"%.1f\" dy=\".35em\">%llu</text>\n",
 			px + ncols * cw + 10, cy, ULL(heatmap_row_total(h, r)));
