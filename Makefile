@@ -58,6 +58,9 @@ TEST_PKGS  += caddy
 # Real clients of two runtimes: Node.js's http.Agent and Python's requests
 # (urllib3 underneath), churning and pooled (97_clients).
 TEST_PKGS  += nodejs python3-requests python3-urllib3
+# HAProxy in front of an HTTP/1.1 backend, its server side closed after
+# every response or reused (97_haproxy).
+TEST_PKGS  += haproxy
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).
