@@ -23,6 +23,12 @@ done
 TMP=$(lib_tmpdir)
 fx_netns readme
 
+# Each recipe is found in the first screenful (40 lines): its heading's
+# GitHub anchor is linked there.
+while read -r h; do
+	a=$(sed -E 's/^## //; s/[^A-Za-z0-9 -]//g; s/ /-/g' <<<"$h" | tr 'A-Z' 'a-z')
+	assert_eq "$(head -n 40 "$README" | grep -c "](#$a)")" 1 "first_screen/$a"
+done < <(grep -E '^## [0-9]+\. ' "$README")
 # The recipes' command lines, in README order: "$ " at the start of a line
 # inside a ```console block.
 mapfile -t CMDS < <(awk '/^```console$/ {c = 1; next} /^```/ {c = 0} c && /^\$ / {print substr($0, 3)}' "$README")
