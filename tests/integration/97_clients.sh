@@ -61,6 +61,11 @@ client_case() {
 	echo "# $name: server saw $CONNS connections, $REQS requests;" \
 		"findings $(jqn -c '[.findings[] | .rule]' "$J")"
 	assert_eq "$REQS" "$N" "$name/server_requests"
+	# Neither client leaks: what it held waiting at run's gate, before
+	# its exec, is not where its growth starts (a start-up ramp of 6 ->
+	# 19 fds read as fd_leak before).
+	assert_eq "$(jqn '[.findings[] | select(.rule == "fd_leak")] | length' "$J")" 0 \
+		"$name/no_fd_leak"
 }
 
 # churn_of COMM: the churn findings of processes named COMM.

@@ -136,6 +136,19 @@ bad duration "give --cooldown S" -d 5 -- true
 bad nothing_traced "nothing to trace" --no-trace-command -- true
 bad stream_path "give a writable file" --json-stream /nonexistent/dir/x.ndjson -- true
 
+# COMMAND's fds before its exec (run lists it while it waits at the gate:
+# connscope's own few) are not where its growth starts: a program that
+# opens 40 fds as it starts and holds them is no leak (fd_leak "45 open
+# now, up from 6" before).
+timeout 60 "$CONNSCOPE" run -j -i 0.3 -- /usr/bin/python3 -c 'import os, time
+fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(40)]
+time.sleep(2)' >"$TMP/exec.json" 2>"$TMP/exec.err"
+assert_eq "$?" 0 exec/exit_status
+assert_eq "$(jqn '[.processes[] | select(.comm == "python3") | .fds.fds.total >= 43] | .[0]' "$TMP/exec.json")" \
+	true exec/fds_listed
+assert_eq "$(jqn '[.findings[] | select(.rule == "fd_leak")] | length' "$TMP/exec.json")" 0 \
+	exec/start_up_fds_no_leak
+
 # nginx's graceful stop; the master waits for its worker.
 kill -QUIT "$NGX_MASTER"
 wait_for "! kill -0 $NGX_MASTER 2>/dev/null" 10 || fail nginx/stopped "master $NGX_MASTER still running"

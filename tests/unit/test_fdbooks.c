@@ -179,3 +179,45 @@ TEST(listing_only_mirrors_the_listings)
 	ASSERT_EQ(p->created + p->closed + p->phantom + p->unseen, 0, "no_event_counts");
 	fd_books_free(&b);
 }
+
+/* A listing taken before the process exec'd (connscope run lists COMMAND
+ * while it waits at the gate, 6 fds, then Node idles at 19) is another
+ * program's: the growth restarts at the new image's first listing, or
+ * the doctor reads start-up as a leak. */
+TEST(exec_restarts_the_growth)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t few[6], many[19];
+	uint64_t few_ino[6], many_ino[19];
+
+	for (int i = 0; i < 19; i++) {
+		many[i] = i;
+		many_ino[i] = 100 + i;
+		if (i < 6) {
+			few[i] = i;
+			few_ino[i] = 100 + i;
+		}
+	}
+	fd_books_init(&b, 0, S);
+	b.listing_only = true;
+	fd_books_image(&b, PID, 0xA);
+	fd_books_listing(&b, PID, few, few_ino, 6, NULL, 1 * S);
+	p = fd_books_proc(&b, PID);
+	fd_books_image(&b, PID, 0xB);
+	for (int t = 2; t <= 5; t++) {
+		fd_books_image(&b, PID, 0xB);
+		fd_books_listing(&b, PID, many, many_ino, 19, NULL, t * S);
+	}
+	ASSERT_EQ(p->execs, 1, "one_exec_seen");
+	ASSERT_EQ(p->first_count, 19, "growth_starts_at_the_new_image");
+	ASSERT_EQ(p->nsamples, 4, "samples_of_the_new_image");
+	ASSERT_TRUE(fd_proc_slope(p) == 0, "flat_after_exec");
+	ASSERT_EQ(p->peak_count, 19, "peak_of_the_new_image");
+	/* An image not read (0: /proc/PID/exe unreadable) changes nothing. */
+	fd_books_image(&b, PID, 0);
+	fd_books_listing(&b, PID, many, many_ino, 19, NULL, 6 * S);
+	ASSERT_EQ(p->execs, 1, "unread_image_is_no_exec");
+	ASSERT_EQ(p->nsamples, 5, "kept_sampling");
+	fd_books_free(&b);
+}

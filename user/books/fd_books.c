@@ -407,6 +407,21 @@ void fd_books_listing(struct fd_books *b, pid_t pid, const int32_t *fds, const u
 	sample(b, p, n, types, list_ns);
 }
 
+void fd_books_image(struct fd_books *b, pid_t pid, uint64_t image)
+{
+	struct fd_proc *p;
+
+	if (!image || !(p = fd_books_proc(b, pid)))
+		return;
+	if (p->image && p->image != image) {
+		p->execs++;
+		p->nsamples = 0;
+		p->first_count = p->peak_count = 0;
+		p->sx = p->sy = p->sxx = p->sxy = 0;
+	}
+	p->image = image;
+}
+
 double fd_proc_slope(const struct fd_proc *p)
 {
 	double n = p->nsamples, d;

@@ -64,6 +64,7 @@ struct fd_proc {
 	uint64_t unseen;		/* in /proc, not in the books: made without an event */
 	uint32_t held_at_start;
 	uint32_t execs;			/* exec() seen: older sites belong to the old image */
+	uint64_t image;			/* the executable (fd_books_image), 0: not read */
 	bool reconciled;
 	/* Listing-only books (no fd events): fds that a listing showed and the
 	 * one before it did not, and the reverse. An fd made and closed between
@@ -122,6 +123,12 @@ void fd_books_listing(struct fd_books *b, pid_t pid, const int32_t *fds, const u
 		      size_t n, const char *const *types, uint64_t list_ns);
 
 /* Least-squares slope of the fd count over the samples, fds per second. */
+/* The executable the process runs as its next listing is taken (an id of
+ * /proc/PID/exe's file; 0: unknown, ignored). A change is an exec the
+ * listings saw: the fd count's growth restarts at the new image, since
+ * what a program held before its exec (`connscope run` lists COMMAND
+ * while it waits to exec) says nothing of its leaks. */
+void fd_books_image(struct fd_books *b, pid_t pid, uint64_t image);
 double fd_proc_slope(const struct fd_proc *p);
 
 /* Leak suspects: open fds made by a site more than leak_age_ns ago. */

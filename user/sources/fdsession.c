@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "proc_access.h"
 #include "containers.h"
 #include "fdinv.h"
@@ -27,6 +28,19 @@ static int on_snap(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct fd_site_snap))
 		fd_books_snapshot(ctx, data);
 	return 0;
+}
+
+/* Which file the process runs, as an id that changes when it execs
+ * another (the target file's device and inode); 0 when unreadable. */
+static uint64_t exe_image(pid_t pid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", procfs_root, pid);
+	if (stat(path, &st))
+		return 0;
+	return ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
 }
 
 /* One listing of process i's fds into the books: the listing first, then
@@ -78,6 +92,7 @@ static int list_into_books(struct fd_session *s, size_t i, bool final)
 		types[k] = fdinv_type_name(p->inv.fds[k].type);
 		inos[k] = p->inv.fds[k].ino;
 	}
+	fd_books_image(b, p->pid, exe_image(p->pid));
 	if (b->listing_only)
 		fd_books_listing(b, p->pid, fds, inos, p->inv.nr_fds, types, t);
 	else
