@@ -152,6 +152,8 @@ run() {
 	wait "$child" 2>/dev/null
 	rc=$?
 	elapsed=$((SECONDS - start))
+	# Where make test's time goes (its budget: well under 20 minutes).
+	((elapsed >= 5)) && echo "# $name took ${elapsed} s"
 	# Whatever is still in its group outlived the test.
 	if [[ -z $left ]]; then
 		left=$(lingering "$child")
