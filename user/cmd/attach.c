@@ -39,6 +39,7 @@
 #include "cgroup_watch.h"
 #include "attach_books.h"
 #include "attach_live.h"
+#include "attach_metrics.h"
 #include "interval_ndjson.h"
 #include "pidns.h"
 
@@ -89,49 +90,6 @@ static int report_commit(struct safefile *sf, const struct agg *a, const struct 
 		return err;
 	}
 	return safefile_commit(sf);
-}
-
-/* What the agent missed so far, from every source's counters (the
- * kernel's maps read here, in the command: renderers never ask). */
-static void refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs)
-{
-	uint64_t fd[FD_STAT_MAX] = { 0 };
-
-	tracer_stats(t, run->stats);
-	if (fs)
-		fd_tracer_stats(&fs->ft, fd);
-	losses_collect(&run->losses, run->stats, t->seeds_failed, fs ? fd : NULL,
-		       fs ? fs->list_failed : 0, fs ? fs->ft.failed : 0, run->quic);
-}
-
-/* The exporter's snapshot: the books rendered as metrics, published for
- * the HTTP thread. Rendering cost is itself a metric. */
-static void publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
-			    struct tracer *t, struct fd_session *fs, const struct sockstat *st)
-{
-	uint64_t t0 = now_ns(), t1;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	refresh_losses(run, t, fs);
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return;
-	exporter_format(exp, f, a, run, st);
-	t1 = now_ns();
-	fprintf(f, "# HELP connscope_snapshot_render_seconds Time to render this snapshot\n"
-		   "# TYPE connscope_snapshot_render_seconds gauge\n"
-		   "connscope_snapshot_render_seconds %.6f\n"
-		   "# HELP connscope_scrapes_total Scrapes of /metrics answered\n"
-		   "# TYPE connscope_scrapes_total counter\n"
-		   "connscope_scrapes_total %llu\n",
-		(t1 - t0) / 1e9,
-		(unsigned long long)exporter_scrapes(exp));
-	exporter_format_self(f);
-	fclose(f);
-	exporter_publish(exp, buf, len);
-	free(buf);
 }
 
 /* What the run loop's hooks work on: attach_run's state. */
@@ -280,7 +238,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	agg_tick(s->agg, now);
 	attach_say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (o->json_stream) {
-		refresh_losses(s->run, s->tracer, s->fs);
+		attach_refresh_losses(s->run, s->tracer, s->fs);
 		format_interval_ndjson(o->json_stream, s->agg, losses_total(&s->run->losses));
 	}
 	if (s->qb) {
@@ -289,7 +247,7 @@ static int attach_tick(void *ctx, uint64_t now)
 		attach_quic_refresh(s->qrun, s->qt, s->agg);
 	}
 	if (s->exp) {
-		publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
+		attach_publish_metrics(s->exp, s->agg, s->run, s->tracer, s->fs, &s->snap->st);
 		exporter_tick(s->exp, s->agg, s->qb);
 	}
 	/* A limit crossed is said at once, not only in the report. */
@@ -621,7 +579,7 @@ int attach_run(const struct attach_opts *in)
 		}
 	}
 	if (exp) {
-		publish_metrics(exp, &agg, &run, &tracer, fs_on ? &fs : NULL, &snap.st);
+		attach_publish_metrics(exp, &agg, &run, &tracer, fs_on ? &fs : NULL, &snap.st);
 		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",
 			strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
 			strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
@@ -692,7 +650,7 @@ int attach_run(const struct attach_opts *in)
 	agg_tick(&agg, now_ns());
 	/* The last, partial interval too: the stream's rows sum to the run. */
 	if (o->json_stream) {
-		refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+		attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
 		format_interval_ndjson(o->json_stream, &agg, losses_total(&run.losses));
 	}
 	if (quic_on) {
@@ -760,7 +718,7 @@ int attach_run(const struct attach_opts *in)
 		run.container = o->sel.container;
 		run.container_id = o->sel.container_id;
 	}
-	refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+	attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
 	if (exp)
 		;	/* the exporter's output was /metrics */
 	else if (o->json)
