@@ -263,8 +263,11 @@ TEST(server_time_wait_fixed_by_the_client_that_asks_to_close)
 		if (!strcmp(out[i].rule, "time_wait") && out[i].pid == 300)
 			fix = out[i].fix;
 	ASSERT_TRUE(fix != NULL, "time_wait_found");
-	ASSERT_TRUE(strstr(fix, "its clients close each connection after 1.0 requests: "
-			   "client (ab): ab -k") == fix, fix);
+	/* The server closed first: the clients may have asked it to, which
+	 * the kernel cannot tell from a refusal of keep-alive; said so. */
+	ASSERT_TRUE(strstr(fix, "its clients carry 1.0 requests a connection; where they ask "
+			   "the server to close (HTTP/1.0 without keep-alive, Connection: "
+			   "close) the fix is theirs: client (ab): ab -k") == fix, fix);
 	ASSERT_TRUE(strstr(fix, "server (nginx): keepalive_timeout") > strstr(fix, "ab -k"), fix);
 }
 

@@ -106,7 +106,10 @@ void dr_tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 	sw_server_fix(p->software, sw_proto_of_port(sw_label_port(ep->label)), own,
 		      sizeof(own));
 	/* A server closes first when its clients ask it to (HTTP/1.0,
-	 * Connection: close): then the fix is the client's, named first. */
+	 * Connection: close): then the fix is the client's, named first. The
+	 * kernel sees the same close when the server refuses keep-alive
+	 * (Apache's KeepAlive Off), so both sides are named, the server's
+	 * after. */
 	cp = client_of(f, sw_label_port(ep->label), &cep);
 	if (cp) {
 		char cli[640];
@@ -114,8 +117,10 @@ void dr_tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 		sw_client_fix(cp->software, sw_proto_of_server(p->software),
 			      cep->live_peak ? cep->live_peak : 1, cli, sizeof(cli));
 		if (cli[0])
-			o = snprintf(buf, len, "its clients close each connection after %.1f "
-				     "requests: client (%s): %s%s",
+			o = snprintf(buf, len, "its clients carry %.1f requests a connection; "
+				     "where they ask the server to close (HTTP/1.0 without "
+				     "keep-alive, Connection: close) the fix is theirs: "
+				     "client (%s): %s%s",
 				     (double)cep->requests / cep->opened,
 				     sw_name(cp->software), cli, part_end(cli));
 	}
