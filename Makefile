@@ -42,7 +42,8 @@ TEST_PKGS  := python3 binutils iproute2 jq procps util-linux bsdutils lsof strac
 	      qemu-system-x86 busybox-static xz-utils curl systemd
 # The doctor's vocabulary is checked against the real programs (97_vocabulary).
 TEST_PKGS  += redis-server redis-tools postgresql postgresql-contrib
-# A pre-forked server traced by its parent (41_prefork_children).
+# A pre-forked server traced by its parent (41_prefork_children), and the
+# doctor in its words, KeepAlive Off and On (97_apache).
 TEST_PKGS  += apache2
 # The container image and real containers (make image, 88_image): podman
 # with runc (crun refuses this machine's hybrid cgroups).
