@@ -90,10 +90,17 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 
 bool hmap_del(struct hmap *m, const void *key)
 {
+	return hmap_take(m, key, NULL);
+}
+
+bool hmap_take(struct hmap *m, const void *key, void *val)
+{
 	struct ent *head = (struct ent *)m->entries, *e = find(m, key);
 
 	if (!e)
 		return false;
+	if (val)
+		memcpy(val, ent_val(m, e), m->val_size);
 	HASH_DEL(head, e);
 	free(e);
 	m->entries = (uint8_t *)head;

@@ -786,4 +786,87 @@ TEST(summary_end_alone_and_late_birth)
 	agg_free(&a);
 }
 
+/* An orphan's time is kept apart from its connection (agg.orphans, #23
+ * item 7): the time from orphaned to closed lands in the bucket it did
+ * when it was a field, and the note leaves with the connection, by its
+ * close or when another socket's record finds it at its address. */
+static void orphan_conn(struct agg *a, uint64_t sk, uint16_t sport, uint64_t orphan_ns,
+			uint64_t close_ns)
+{
+	struct cs_event e;
+
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_CLOSE,
+	       CS_TCP_SYN_SENT);
+	e.ts_ns = orphan_ns - 2000000;
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_SYN_SENT,
+	       CS_TCP_ESTABLISHED);
+	e.ts_ns = orphan_ns - 1500000;
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_ESTABLISHED,
+	       CS_TCP_FIN_WAIT1);
+	e.ts_ns = orphan_ns - 1000000;
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_FIN_WAIT1,
+	       CS_TCP_FIN_WAIT2);
+	e.flags = CS_F_ORPHAN;
+	e.ts_ns = orphan_ns;
+	agg_event(a, &e);
+	if (!close_ns)
+		return;
+	e = ev(CS_EV_STATE, sk, CLIENT, CS_OWNER_CONNECT, tup(sport, 8080), CS_TCP_FIN_WAIT2,
+	       CS_TCP_CLOSE);
+	e.flags = CS_F_ORPHAN;
+	e.ts_ns = close_ns;
+	agg_event(a, &e);
+}
+
+TEST(orphan_time_kept_apart_and_dropped_with_its_connection)
+{
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *p;
+	struct conn *c;
+
+	agg_init(&a, 0);
+	orphan_conn(&a, 0x7000, 43000, 10000000, 10000000 + 300000000ULL);	/* 300 ms */
+	orphan_conn(&a, 0x7040, 43001, 20000000, 20000000 + 5999999);	/* 5.99 ms */
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_TRUE(p != NULL, "client_books");
+	ASSERT_EQ(p->total.orphaned, 2, "orphaned");
+	ASSERT_EQ(p->orphan_ended, 2, "orphans_ended");
+	ASSERT_EQ(p->orphan_ms_hist[8], 1, "300_ms_in_bucket_256");
+	ASSERT_EQ(p->orphan_ms_hist[2], 1, "5_ms_in_bucket_4");
+	ASSERT_EQ(a.orphans.count, 0, "closed_orphans_leave_no_note");
+	/* Still orphaned: its note is there and says when. */
+	orphan_conn(&a, 0x7080, 43002, 30000000, 0);
+	ASSERT_EQ(a.orphans.count, 1, "open_orphan_noted");
+	ASSERT_EQ(agg_orphan_since(&a, 0x7080), 30000000, "noted_when_orphaned");
+	ASSERT_EQ(agg_orphan_since(&a, 0x7000), 0, "closed_one_not_noted");
+	/* Its end lost: another socket's record at its address (another
+	 * cookie) drops its books, and its note with them. */
+	e = ev(CS_EV_STATE, 0x7080, CLIENT, CS_OWNER_CONNECT, tup(43003, 8080), CS_TCP_SYN_SENT,
+	       CS_TCP_ESTABLISHED);
+	e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER;
+	e.cookie = 99;
+	e.syn_ns = 40000000;
+	e.est_ns = e.ts_ns = 40050000;
+	e.sum = CS_SUM_EST | CS_SUM_BORN;
+	c = hmap_get(&a.conns, &e.sk);
+	ASSERT_TRUE(c != NULL, "orphan_still_in_books");
+	c->cookie = 98;	/* as if its books came from socket storage */
+	agg_event(&a, &e);
+	ASSERT_EQ(a.conns_replaced, 1, "stale_books_replaced");
+	ASSERT_EQ(a.orphans.count, 0, "its_note_gone_with_it");
+	ASSERT_EQ(agg_orphan_since(&a, 0x7080), 0, "the_new_socket_not_orphaned");
+	/* Socket-storage mode: orphaned 0.9 ms before its end, told by the
+	 * end record itself; no note made for it. */
+	client_conn_summary(&a, 0x9000, 44000, 50000000);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->orphan_ms_hist[0], 1, "0.9_ms_in_bucket_0");
+	ASSERT_EQ(p->orphan_ended, 3, "three_orphans_ended");
+	ASSERT_EQ(a.orphans.count, 0, "no_note_left");
+	agg_free(&a);
+}
+
 UNIT_MAIN()

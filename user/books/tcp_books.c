@@ -13,7 +13,7 @@
 #include "reuse.h"
 
 /* Every traced socket has one: a byte more is 1 MiB more at 1M sockets. */
-_Static_assert(sizeof(struct conn) == 80, "struct conn: 80 bytes (tcp_books_types.h)");
+_Static_assert(sizeof(struct conn) == 72, "struct conn: 72 bytes (tcp_books_types.h)");
 
 void agg_init(struct agg *a, uint64_t t0_ns)
 {
@@ -21,6 +21,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->procs, sizeof(struct proc_key), sizeof(struct proc_books));
 	hmap_init(&a->cur, sizeof(pid_t), sizeof(uint64_t));
 	hmap_init(&a->conns, sizeof(uint64_t), sizeof(struct conn));
+	hmap_init(&a->orphans, sizeof(uint64_t), sizeof(uint64_t));
 	hmap_init(&a->seeds, sizeof(struct cs_tuple), sizeof(struct conn));
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
@@ -37,6 +38,7 @@ void agg_free(struct agg *a)
 {
 	agg_procs_free(a);
 	hmap_free(&a->conns);
+	hmap_free(&a->orphans);
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
 	hmap_free(&a->tw_by_ptr);
@@ -157,6 +159,21 @@ static void fill_ident(struct proc_books *p, const struct cs_owner *o)
 		p->start_ns = o->start_ns;
 }
 
+/* A connection leaves the books, with its orphan time if it has one. */
+static void conn_del(struct agg *a, const struct conn *c, uint64_t sk)
+{
+	if (c->orphan)
+		hmap_del(&a->orphans, &sk);
+	hmap_del(&a->conns, &sk);
+}
+
+uint64_t agg_orphan_since(const struct agg *a, uint64_t sk)
+{
+	const uint64_t *since = hmap_get(&a->orphans, &sk);
+
+	return since ? *since : 0;
+}
+
 /* The connection behind an event, created (or taken from the seeds) when
  * the books have not seen this sock yet. */
 static struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new)
@@ -203,7 +220,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 {
 	struct conn *c;
 	struct tw_entry *tw;
-	bool is_new;
+	bool is_new, orphaned_now = false;
 	int old = e->oldstate, new = e->newstate;
 
 	a->ev_ns = e->ts_ns;
@@ -275,12 +292,30 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		p->total.closed_passive++;
 	if ((e->flags & CS_F_ORPHAN) && !c->orphan) {
 		c->orphan = 1;
-		c->orphan_ns = e->ts_ns;
 		p->total.orphaned++;
+		/* A note only for one that stays orphaned past this record:
+		 * not for one closed by it, nor for the end record that
+		 * apply_summary unfolds (its orphan time is at hand there). */
+		if (new == CS_TCP_CLOSE)
+			orphaned_now = true;
+		else if (!(a->end_orphan && a->end_orphan_sk == e->sk)) {
+			uint64_t *since = hmap_upsert(&a->orphans, &e->sk, NULL);
+
+			if (since)
+				*since = e->ts_ns;
+		}
 	}
 	if (new == CS_TCP_CLOSE && c->orphan) {
-		uint64_t stayed = e->ts_ns > c->orphan_ns ? e->ts_ns - c->orphan_ns : 0;
+		uint64_t orphan_ns = 0, stayed;
 
+		if (orphaned_now)
+			orphan_ns = e->ts_ns;
+		else if (a->end_orphan && a->end_orphan_sk == e->sk)
+			orphan_ns = a->end_orphan_ns;
+		else	/* its note goes: the connection leaves the books below */
+			hmap_take(&a->orphans, &e->sk, &orphan_ns);
+		c->orphan = 0;
+		stayed = orphan_ns && e->ts_ns > orphan_ns ? e->ts_ns - orphan_ns : 0;
 		p->orphan_ms_hist[log2_ms_bucket(stayed)]++;
 		p->orphan_ended++;
 	}
@@ -378,7 +413,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
 	if (new == CS_TCP_CLOSE)
-		hmap_del(&a->conns, &e->sk);
+		conn_del(a, c, e->sk);
 }
 
 static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_event *e)
@@ -435,7 +470,7 @@ static void conn_drop_stale(struct agg *a, struct conn *c, uint64_t sk)
 		live_move(owner, c->state, 0);
 		reuse_conn_release(a, owner, c);
 	}
-	hmap_del(&a->conns, &sk);
+	conn_del(a, c, sk);
 	a->conns_replaced++;
 }
 
@@ -525,9 +560,17 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.ts_ns = e->orphan_ns;
 		x.oldstate = x.newstate = c->state;
 		x.flags |= CS_F_ORPHAN;
+		/* Orphaned and closed by this one record: its orphan time
+		 * goes from one transition to the next without a note. */
+		if (e->newstate == CS_TCP_CLOSE) {
+			a->end_orphan = true;
+			a->end_orphan_sk = e->sk;
+			a->end_orphan_ns = e->orphan_ns;
+		}
 		apply_state(a, p, &x);
 	}
 	apply_state(a, p, e);
+	a->end_orphan = false;
 }
 
 /* A listener's child was taken by another process (its first send,
@@ -548,7 +591,7 @@ static void apply_owner(struct agg *a, const struct cs_event *e)
 			if (c->accepted && from->total.accepted)
 				from->total.accepted--;
 		}
-		hmap_del(&a->conns, &e->sk);
+		conn_del(a, c, e->sk);
 		return;
 	}
 	to = agg_proc_gen(a, e->owner.tgid, e->owner.start_ns);

@@ -36,6 +36,8 @@ struct proc_key {
  * memory). */
 struct proc_books *agg_proc(struct agg *a, pid_t pid);
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
+/* When the connection at sk was first seen orphaned (0: it is not). */
+uint64_t agg_orphan_since(const struct agg *a, uint64_t sk);
 /* n connections of tgid whose end the kernel ran no program for (an
  * skb_count_fn, ctx the agg): in its opened (or accepted when passive)
  * and its ends_unrun. */

@@ -167,6 +167,12 @@ struct agg {
 	struct hmap cur;	/* pid_t -> uint64_t proc_key.seq of its latest process */
 	uint64_t proc_seq;	/* proc_key.seq of the last books made */
 	struct hmap conns;	/* u64 sk -> struct conn */
+	struct hmap orphans;	/* u64 sk -> u64 ts: when each connection with
+				 * conn.orphan set was first seen orphaned; it
+				 * leaves with its connection */
+	bool end_orphan;	/* apply_summary is applying an end record that says
+				 * orphaned at end_orphan_ns: no note for that one */
+	uint64_t end_orphan_sk, end_orphan_ns;
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
@@ -272,8 +278,10 @@ struct conn {
 	uint8_t queued : 1;	/* a listener's child not yet returned by accept(): counted
 				 * at its endpoint, not yet concurrent (reuse.c) */
 	uint64_t since_ns;
-	uint64_t orphan_ns;	/* when it was first seen orphaned */
 	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
+	/* When it was first seen orphaned is not here but in agg.orphans:
+	 * few sockets are orphaned at a time, and 8 bytes less a connection
+	 * are 7.6 MiB less at 1M sockets (#23 item 7). */
 };
 
 struct tw_entry {

@@ -271,6 +271,11 @@ static size_t slot_of(const struct hmap *m, size_t n)
 
 bool hmap_del(struct hmap *m, const void *key)
 {
+	return hmap_take(m, key, NULL);
+}
+
+bool hmap_take(struct hmap *m, const void *key, void *val)
+{
 	size_t mask, i, j, n, last;
 	uint32_t tmask;
 
@@ -282,6 +287,8 @@ bool hmap_del(struct hmap *m, const void *key)
 	if (!m->index[i])
 		return false;
 	n = (m->index[i] & ~tmask) - 1;
+	if (val)
+		memcpy(val, entry_val(m, entry_at(m, n)), m->val_size);
 	/* Shift back every later slot of the chain that may move into the hole. */
 	for (j = (i + 1) & mask; m->index[j]; j = (j + 1) & mask) {
 		size_t home = home_of(m, (m->index[j] & ~tmask) - 1);

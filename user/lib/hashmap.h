@@ -44,6 +44,9 @@ void *hmap_get(const struct hmap *m, const void *key);
 void *hmap_upsert(struct hmap *m, const void *key, bool *created);
 /* Removes key; returns whether it was there. */
 bool hmap_del(struct hmap *m, const void *key);
+/* Removes key, its value copied to val first (val may be NULL): a lookup
+ * and a delete in one probe. Returns whether it was there. */
+bool hmap_take(struct hmap *m, const void *key, void *val);
 void hmap_clear(struct hmap *m);
 
 /* Iteration: for (size_t i = 0; hmap_next(m, &i, &k, &v); ) ...

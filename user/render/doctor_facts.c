@@ -150,6 +150,7 @@ static void fill_proc(struct dr_proc *d, const struct proc_books *p, const struc
 {
 	const struct doctor_run *dr = run->doctor;
 	const struct conn *c;
+	const uint64_t *sk, *since;
 
 	d->pid = p->pid;
 	memcpy(d->comm, p->comm, sizeof(d->comm));
@@ -184,9 +185,9 @@ static void fill_proc(struct dr_proc *d, const struct proc_books *p, const struc
 	for (int b = 0; b < ORPHAN_HIST_BUCKETS; b++)
 		if ((1ULL << b) >= DR_ORPHAN_LONG_MS)
 			d->orphan_long += p->orphan_ms_hist[b];
-	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);)
-		if (c->pid == p->pid && c->orphan && a->now_ns > c->orphan_ns &&
-		    a->now_ns - c->orphan_ns >= DR_ORPHAN_LONG_MS * 1000000ULL)
+	for (size_t i = 0; hmap_next(&a->orphans, &i, (const void **)&sk, (void **)&since);)
+		if (a->now_ns > *since && a->now_ns - *since >= DR_ORPHAN_LONG_MS * 1000000ULL &&
+		    (c = hmap_get(&a->conns, sk)) && c->pid == p->pid)
 			d->orphan_long++;
 	fill_endpoints(d, p, run->limits);
 	fill_fds(d, run);
