@@ -106,8 +106,9 @@ TEST(time_wait_taken_over_by_a_syn_ends_early)
 	}
 }
 
-/* A newer TIME_WAIT at a tuple whose older one ended unseen (no cancel:
- * no timer events; the new connection's start untraced): the older is
+/* A newer TIME_WAIT at a tuple whose older one, followed by its timer,
+ * ended unseen (no cancel: no timer events; the new connection's start
+ * untraced): the older is
  * counted as an end unseen, to its holder, not dropped. */
 TEST(time_wait_replaced_without_a_cancel_is_end_unseen)
 {
@@ -119,6 +120,7 @@ TEST(time_wait_replaced_without_a_cancel_is_end_unseen)
 	agg_proc(&a, CLIENT)->target = true;
 	for (int i = 0; i < 2; i++) {
 		e = ev(CS_EV_STATE, 1 + i, CLIENT, tup(40001, 8080), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+		e.tw = 0xa000 + i;	/* followed by its timer */
 		agg_event(&a, &e);
 	}
 	p = agg_find_proc(&a, CLIENT);
@@ -281,6 +283,36 @@ TEST(census_keeps_time_wait_of_an_unread_namespace_until_its_deadline)
 	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "gone_past_its_deadline");
 	ASSERT_EQ(p->total.tw_end_unseen, 1, "end_unseen");
 	ASSERT_EQ(p->total.tw_killed + p->total.tw_expired, 0, "not_classified");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* Timer mode (--tw-timers), a close whose tw timer was not matched (the
+ * record's tw 0: CS_STAT_TW_UNMATCHED): no timer event will end it, so
+ * the dumps judge it by its age as the census does. An orphaned FIN_WAIT2
+ * parked for tcp_fin_timeout (1 s, the dump's idiag_expires) gone after
+ * it expired; one gone long before its deadline ended early. Before, both
+ * were ends unseen (51_tw_expiry_fast, timer mode, 1 CI run in ~12: all 6
+ * an end unseen). */
+TEST(timer_mode_unmatched_time_wait_judged_by_age)
+{
+	struct cs_tuple a1 = tup(40001, 8080), a2 = tup(40002, 8080);
+	struct sd_sock both[2] = { tw_sock(a1, 1000), tw_sock(a2, 59000) };
+	const struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = false;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	client_close(&a, 2, a2, 1 * SEC, 0);
+	census(&a, 1 * SEC + SEC / 10, both, 2);
+	census(&a, 2 * SEC + SEC / 5, NULL, 0);	/* both gone: a1 ran out */
+	census(&a, 2 * SEC + SEC / 2, NULL, 0);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->total.tw_expired, 1, "a1_expired");
+	ASSERT_EQ(p->total.tw_killed, 1, "a2_ended_early");
+	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
 	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
 	agg_free(&a);
 }

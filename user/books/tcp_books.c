@@ -613,8 +613,12 @@ static void apply_tw_timer(struct agg *a, struct proc_books *p, const struct cs_
 	struct cs_tuple *t = hmap_get(&a->tw_by_ptr, &e->tw);
 	struct tw_entry *tw = t ? hmap_get(&a->tw, t) : NULL;
 
-	if (!tw)
+	/* The kernel follows only TIME_WAIT whose close it matched to a
+	 * timer, and the books hold each of those: said, not dropped. */
+	if (!tw) {
+		a->tw_timer_strays++;
 		return;
+	}
 	if (e->type == CS_EV_TW_CANCEL) {
 		tw->cancelled = 1;
 		return;

@@ -122,11 +122,19 @@ void agg_tw_forget(struct agg *a, const struct cs_tuple *t);
 /* A TIME_WAIT known to have ended: counted to its holder (ended early, or
  * end unseen when early is false), then forgotten. */
 void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early);
+/* Whether tw's end comes from its timer's events: the tw hooks are on and
+ * its close was matched to a timer (a cancel seen counts, though a newer
+ * TIME_WAIT at its address has taken the pointer since). Otherwise the
+ * dumps judge it by its age (the census). */
+static inline bool agg_tw_timed(const struct agg *a, const struct tw_entry *tw)
+{
+	return !a->tw_census && (tw->tw || tw->cancelled);
+}
 /* A TIME_WAIT known gone by when_ns (a dump that lacked it began then, or
- * a new connection took its tuple). With the tw hooks: ended early when
- * early (a takeover) or its timer was cancelled, else end unseen. In
- * census mode (a->tw_census) by its age at when_ns: expired at
- * TCP_TIMEWAIT_LEN or more, ended early before. */
+ * a new connection took its tuple). Timed (agg_tw_timed): ended early when
+ * early (a takeover) or its timer was cancelled, else end unseen. Else by
+ * its age at when_ns: expired at its deadline or later, ended early
+ * before. */
 void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early);
 /* A TIME_WAIT in doubt (maybe) shown made: counted entered now. */
 void agg_tw_confirm(struct agg *a, struct tw_entry *tw);

@@ -202,6 +202,8 @@ struct agg {
 	uint64_t mismatch_max;	/* the largest such gap of the run */
 	uint64_t reconciles;
 	uint64_t tw_gone_unknown;	/* TIME_WAIT gone from the kernel, end not seen */
+	uint64_t tw_timer_strays;	/* tw timer events for a TIME_WAIT the books
+					 * do not hold (its close record unmatched) */
 	uint64_t births_known_ns;	/* set by the caller: when the last birth pass began
 					 * (ktime; 0: births come as they happen). A
 					 * connection established before it that is still

@@ -143,9 +143,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				tw->missed = 1;
 				continue;
 			}
-			/* The census, where no dump reads its namespace: alive
-			 * until its deadline and a margin; past it, ended unseen. */
-			if (!ns_dumped(a, key->netns) && !tw->tw && a->tw_census &&
+			/* One no timer follows (the census), where no dump
+			 * reads its namespace: alive until its deadline and a
+			 * margin; past it, ended unseen. */
+			if (!ns_dumped(a, key->netns) && !agg_tw_timed(a, tw) &&
 			    a->snapshot_ns < tw->deadline_ns + (AGG_TW_TIMER_BOUND_NS - AGG_TW_LEN_NS)) {
 				tw->missed = 1;
 				continue;
@@ -182,7 +183,7 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		for (size_t i = 0; i < ndead; i++) {
 			struct tw_entry *gone = hmap_get(&a->tw, &dead[i]);
 
-			if (gone && a->tw_census && !gone->gone_ns && !gone->maybe)
+			if (gone && !agg_tw_timed(a, gone) && !gone->gone_ns && !gone->maybe)
 				agg_tw_ended(a, &dead[i], false);
 			else if (gone)
 				agg_tw_gone(a, &dead[i], gone->gone_ns, false);

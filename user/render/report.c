@@ -650,6 +650,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "births_late", a->births_late);
 	json_kv_uint(&j, "birth_pass_failed", a->birth_pass_failed);
 	json_kv_uint(&j, "time_wait_timer_unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
+	json_kv_uint(&j, "time_wait_timer_strays", a->tw_timer_strays);
 	json_kv_uint(&j, "stale_owners_dropped", run->stats[CS_STAT_STALE_OWNER]);
 	json_kv_uint(&j, "state_changes_nested", run->stats[CS_STAT_NESTED]);
 	json_kv_uint(&j, "reconciles", a->reconciles);
