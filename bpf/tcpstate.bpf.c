@@ -685,12 +685,16 @@ int handle_set_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 			    ctx->protocol == IPPROTO_QUIC, false);
 }
 
+/* A new connection's traffic, from .rodata: not a zeroed copy on the
+ * send/receive program's stack, which has no room left. */
+static const struct cs_conn_io io_zero = {};
+
 /* Every send and receive on every socket passes here: a lookup in the
  * owner map and a return for all but the traced ones. */
 static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bool trusted)
 {
 	__u64 key = (__u64)sk;
-	struct cs_conn_io *io, fresh = {};
+	struct cs_conn_io *io;
 
 	if (ret <= 0)
 		return 0;
@@ -708,16 +712,17 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bo
 		seed = bpf_map_lookup_elem(&seeds, &t);
 		if (!seed)
 			return 0;
-		struct cs_owner o = *seed;
 		int state = BPF_CORE_READ(sk, __sk_common.skc_state);
 
-		owner_put(key, &o);
+		/* The seed's entry itself, not a copy on the stack (this
+		 * program has no room for one); deleted once it is used. */
+		owner_put(key, seed);
+		emit(sk, seed, &t, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, trusted);
 		bpf_map_delete_elem(&seeds, &t);
-		emit(sk, &o, &t, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, trusted);
 	}
 	io = bpf_map_lookup_elem(&conn_io, &key);
 	if (!io) {
-		bpf_map_update_elem(&conn_io, &key, &fresh, BPF_NOEXIST);
+		bpf_map_update_elem(&conn_io, &key, &io_zero, BPF_NOEXIST);
 		io = bpf_map_lookup_elem(&conn_io, &key);
 		if (!io)
 			return 0;

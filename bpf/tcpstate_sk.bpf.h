@@ -147,9 +147,14 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
  * never sends a half-written owner (birth_pass). */
 static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st, __u64 now)
 {
-	struct cs_owner none = {};
 	__u32 told;
 
+	/* accept() returned it before this: from here it carries requests
+	 * (the books count it concurrent from this time, not from its
+	 * handshake's end while it waited in the accept queue). A close
+	 * brings its run's clock; a first send or receive reads it here,
+	 * once a connection (they read none otherwise). */
+	st->io.acc_us = SK_NOW(now) / 1000;
 	if (agent_current_tgid() == st->owner.tgid) {
 		st->owner.flags = CS_OWNER_ACCEPT;
 		st->sum &= ~CS_SUM_PROVISIONAL;
@@ -172,7 +177,9 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 		return true;
 	}
 	if (__sync_fetch_and_or(&st->told, CS_TOLD_GONE) & CS_TOLD_BIRTH)
-		emit_sk(sk, st, &none, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
+		/* No owner: the record's is zeroed (no copy of one on the
+		 * stack, which the send/receive program has no room for). */
+		emit_sk(sk, st, NULL, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
 	skb_ended(sk, st);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return false;
@@ -494,6 +501,9 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 		bpf_ringbuf_discard(e, 0);
 		return 0;
 	}
+	/* Out of the queue (above) but not yet used in a task: accepted
+	 * by the pass's time at the latest. */
+	e->io.acc_us = st->io.acc_us ? st->io.acc_us : passive ? e->ts_ns / 1000 : 0;
 	e->ts_ns = st->est_ns ? st->est_ns : e->ts_ns;
 	e->flags &= ~CS_F_ORPHAN;	/* a birth: its orphaning comes at its end */
 	sk_read_tuple(sk, &e->tuple, true);

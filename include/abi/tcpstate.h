@@ -132,6 +132,14 @@ struct cs_conn_io {
 	__u32 turns;
 	__u8 last_dir;		/* CS_DIR_* */
 	__u8 pad[3];
+	__u32 pad2;
+	/* A listener's child, socket-storage mode: when the process that
+	 * accepted it first used it (its first send, receive or close in a
+	 * task, where this mode learns accept() returned it; from here it
+	 * carries requests), the clock's µs cut to 32 bits (the books take
+	 * the first such time after the handshake's end: 71 min to choose
+	 * from); 0 not yet. */
+	__u32 acc_us;
 };
 
 /* A traced listener, for the children it takes before accept() when its

@@ -7,9 +7,12 @@
 # nothing (the kernel's queue holds 8: ss's Recv-Q), then the server
 # accepts, answers and closes them one at a time. One connection at a
 # time carried a request on the server: its listener's peak_concurrent is
-# 1, with 8 accepted. Before: 8. Per-transition records only: they carry
-# accept()'s time; socket-storage summaries carry none (that mode traces
-# no syscall) and count a connection from its handshake's end.
+# 1, with 8 accepted. Before: 8. Both record modes: per-transition
+# records carry accept()'s time; socket-storage summaries carry the time
+# the accepting process first used the socket (that mode traces no
+# syscall; the first send, receive or close in a task is where it learns
+# accept() returned it). Before, that mode counted a connection from its
+# handshake's end, and its peak stayed 8.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -59,3 +62,4 @@ acceptq_case() {
 }
 
 acceptq_case per_transition --per-transition
+acceptq_case storage

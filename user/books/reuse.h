@@ -9,6 +9,19 @@
 
 int reuse_log2(uint64_t v);
 
+/* A time the kernel cut to 32 bits of µs (cs_conn_io.acc_us)
+ * as ns: the first such moment at or after after_ns (71 min to choose
+ * from: the handshake's end, which accept() and every send and receive
+ * follow). 0 stays 0: not known. */
+static inline uint64_t reuse_us32_after(uint64_t after_ns, uint32_t us32)
+{
+	uint64_t us = (after_ns + 999) / 1000;
+
+	if (!us32)
+		return 0;
+	return (us + (uint32_t)(us32 - (uint32_t)us)) * 1000;
+}
+
 /* A connection began (connect, or a listener's child / accept). */
 void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c);
 /* A listener's child made (LISTEN -> SYN_RECV): counted at its endpoint,

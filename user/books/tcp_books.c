@@ -500,6 +500,29 @@ static bool birth_came_late(struct agg *a, const struct cs_event *e, const struc
 	return false;
 }
 
+/* Concurrent from when its process first used it (io.acc_us: accept()
+ * returned it by then; the socket-storage programs trace no syscall), not
+ * while it waited in the accept queue; from its handshake's end when that
+ * is unknown (a peer's reset before any use). Used first when its close
+ * began (the peer's FIN came while it waited; or its process closed it
+ * unused): never concurrent, as the per-transition books count a close
+ * in the queue, and no open after its own close. */
+static void summary_accepted(struct agg *a, struct proc_books *p, struct conn *c,
+			     const struct cs_event *e, uint64_t syn_ns)
+{
+	uint64_t from = e->est_ns ? e->est_ns : syn_ns;
+	uint64_t acc = reuse_us32_after(from, e->io.acc_us);
+
+	if (acc > from)
+		from = acc;
+	if (e->fin_ns && e->fin_ns <= from) {
+		c->queued = 0;
+		return;
+	}
+	a->ev_ns = from;
+	reuse_conn_accepted(a, p, c);
+}
+
 static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct conn *c = hmap_get(&a->conns, &e->sk);
@@ -530,12 +553,7 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
 			p->total.accepted++;
 			c->accepted = 1;
-			/* Concurrent from its handshake's end: the summary
-			 * carries no accept() time (the socket-storage
-			 * programs trace no syscall), so the time it waited in
-			 * the queue is counted in this mode. */
-			a->ev_ns = e->est_ns ? e->est_ns : x.ts_ns;
-			reuse_conn_accepted(a, p, c);
+			summary_accepted(a, p, c, e, x.ts_ns);
 		}
 	}
 	if (!c || e->newstate == CS_TCP_LISTEN) {
