@@ -62,6 +62,9 @@ TEST_PKGS  += nodejs python3-requests python3-urllib3
 # HAProxy in front of an HTTP/1.1 backend, its server side closed after
 # every response or reused (97_haproxy).
 TEST_PKGS  += haproxy
+# A Java client run from source with the JDK's HttpURLConnection, churning
+# (-Dhttp.keepAlive=false) and pooled (97_java).
+TEST_PKGS  += openjdk-17-jdk-headless
 
 BPF_UNITS  := tcpstate fdtrack quicwire ngtcp2
 # One man page a command (the rule is beside install).

@@ -150,7 +150,9 @@ TEST(runtime_client_by_the_port_it_reaches)
 					 NULL },
 		  (const char *const[]){ "database/sql", NULL }, "go_http");
 	check_fix(churn_fix(SW_JAVA, 8080, SW_UNKNOWN),
-		  (const char *const[]){ "setDefaultMaxPerRoute(8) (default 2 in 4.x", "OkHttp",
+		  (const char *const[]){ "-Dhttp.maxConnections=8 (default 5",
+					 "http.keepAlive=true (the default",
+					 "setDefaultMaxPerRoute(8) (default 2 in 4.x", "OkHttp",
 					 NULL },
 		  (const char *const[]){ "MaxIdleConnsPerHost", NULL }, "java_http");
 	check_fix(churn_fix(SW_JAVA, 5432, SW_POSTGRES),

@@ -56,7 +56,7 @@ void dr_fix_for_pool(const struct dr_facts *f, const struct dr_proc *client,
 	enum sw_kind server = server_on(f, port);
 	enum sw_proto proto = server != SW_UNKNOWN ? sw_proto_of_server(server) :
 			      sw_proto_of_port(port);
-	char cli[640], srv[400];
+	char cli[1024], srv[400];
 	size_t o = 0;
 
 	sw_client_fix(client->software, proto, pool, cli, sizeof(cli));
@@ -112,7 +112,7 @@ void dr_tw_fix(const struct dr_facts *f, const struct dr_proc *p,
 	 * after. */
 	cp = client_of(f, sw_label_port(ep->label), &cep);
 	if (cp) {
-		char cli[640];
+		char cli[1024];
 
 		sw_client_fix(cp->software, sw_proto_of_server(p->software),
 			      cep->live_peak ? cep->live_peak : 1, cli, sizeof(cli));

@@ -198,7 +198,16 @@ static const char *runtime_client(enum sw_kind k, enum sw_proto proto)
 			return "Jedis: JedisPool with maxTotal and maxIdle >= %1$u (defaults 8, "
 			       "8); Lettuce shares one connection by default";
 		default:
-			return "Apache HttpClient: PoolingHttpClientConnectionManager."
+			/* The JDK's own clients first: every JVM has them, and a
+			 * process seen by its comm and executable alone may use
+			 * nothing else. */
+			return "JDK HttpURLConnection: http.keepAlive=true (the default; "
+			       "-Dhttp.keepAlive=false sends Connection: close, a connection "
+			       "a request) and -Dhttp.maxConnections=%1$u (default 5 idle per "
+			       "destination), each response's stream read to its end and "
+			       "closed, not disconnect(); java.net.http.HttpClient: one client "
+			       "for all requests (jdk.httpclient.keepalive.timeout, default "
+			       "1200 s); Apache HttpClient: PoolingHttpClientConnectionManager."
 			       "setDefaultMaxPerRoute(%1$u) (default 2 in 4.x, 5 in 5.x) and "
 			       "setMaxTotal (default 20 / 25), one client for all requests; "
 			       "OkHttp: one OkHttpClient with ConnectionPool(%1$u, 5, MINUTES) "
