@@ -161,3 +161,66 @@ tw_unbalanced() {
 		- .totals.time_wait_ended_early - .totals.time_wait_end_unseen - .time_wait_in_books)}
 		| select(.gap != 0) | "\(.pid):\(.gap)"] | join(" ")' "$1" 2>&1
 }
+
+# ---- nginx: Debian's, private to a test ----
+
+# nginx_start DIR PORT [close] [log] [status]: nginx with one worker on
+# 127.0.0.1:PORT answering "ok" on /, everything under DIR (config, pid,
+# logs, temp paths: the packaged config stays untouched, nothing is left
+# behind). Keep-alive (100,000 requests, 60 s) unless close (keepalive_timeout
+# 0: nginx closes every connection first). log: DIR/access.log, a line a
+# request, "$connection $connection_requests $status" (the connection's
+# serial number, the request's number on it), else no access log. status:
+# stub_status on /status. NGX_WRAP: a prefix such as (ip netns exec NS).
+# Returns once the port listens and the worker runs; sets NGX_MASTER and
+# NGX_WORKER. On failure the caller says so (DIR/error.log says why).
+NGX_WRAP=()
+nginx_start() {
+	local dir=$1 port=$2 opt keep log=$'\taccess_log off;' status=''
+	shift 2
+	keep=$'\tkeepalive_requests 100000;\n\tkeepalive_timeout 60s;'
+	for opt; do
+		case $opt in
+		close) keep=$'\tkeepalive_timeout 0;' ;;
+		log) log=$'\tlog_format conn \'$connection $connection_requests $status\';\n'"	access_log $dir/access.log conn;" ;;
+		status) status=$'\t\tlocation = /status {\n\t\t\tstub_status;\n\t\t\taccess_log off;\n\t\t}' ;;
+		*) echo "nginx_start: unknown option $opt" >&2; return 1 ;;
+		esac
+	done
+	mkdir -p "$dir" || return 1
+	cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log notice;
+events {
+	worker_connections 1024;
+}
+http {
+$log
+	client_body_temp_path $dir/body;
+	proxy_temp_path $dir/proxy;
+	fastcgi_temp_path $dir/fastcgi;
+	uwsgi_temp_path $dir/uwsgi;
+	scgi_temp_path $dir/scgi;
+$keep
+	server {
+		listen 127.0.0.1:$port;
+		location / {
+			return 200 "ok\n";
+		}
+$status
+	}
+}
+CONF
+	# -e: the error log before the config is read, else the compiled-in one.
+	spawn_bg "${NGX_WRAP[@]}" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
+	NGX_MASTER=$BG_PID
+	wait_for "_nginx_listens $port" 10 && wait_for "[ -n \"\$(pgrep -P $NGX_MASTER)\" ]" 10 || return 1
+	NGX_WORKER=$(pgrep -P "$NGX_MASTER")
+}
+
+_nginx_listens() {
+	"${NGX_WRAP[@]}" ss -Htln "sport = :$1" | grep -q .
+}

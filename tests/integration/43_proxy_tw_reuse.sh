@@ -39,33 +39,10 @@ proxy_case() {
 	fx_netns "ptw$m"
 	inns sysctl -qw net.ipv4.ip_local_port_range="40000 40999" || { fail "$m/sysctl" range; return; }
 	NGX=$TMP/nginx-$m
-	mkdir -p "$NGX"
-	cat >"$NGX/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-pid $NGX/nginx.pid;
-error_log $NGX/error.log notice;
-events {
-	worker_connections 1024;
-}
-http {
-	log_format conn '\$connection \$connection_requests \$status';
-	access_log $NGX/access.log conn;
-	client_body_temp_path $NGX/body;
-	proxy_temp_path $NGX/proxy;
-	fastcgi_temp_path $NGX/fastcgi;
-	uwsgi_temp_path $NGX/uwsgi;
-	scgi_temp_path $NGX/scgi;
-	keepalive_timeout 0;
-	server {
-		listen 127.0.0.1:$NPORT;
-		location / {
-			return 200 "ok\n";
-		}
-	}
-}
-EOF
+	NGX_WRAP=(ip netns exec "$NS")
+	nginx_start "$NGX" "$NPORT" close log ||
+		{ fail "$m/nginx_start" "$(tail -3 "$NGX/error.log" 2>/dev/null)"; return; }
+	local master=$NGX_MASTER worker=$NGX_WORKER
 	cat >"$NGX/haproxy.cfg" <<EOF
 global
     maxconn 256
@@ -81,12 +58,6 @@ frontend fe
 backend be
     server s1 127.0.0.1:$NPORT
 EOF
-	spawn_bg ip netns exec "$NS" nginx -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf"
-	local master=$BG_PID worker
-	wait_for "inns ss -Htln sport = :$NPORT | grep -q ." 10 &&
-		wait_for "[ -n \"\$(pgrep -P $master)\" ]" 10 ||
-		{ fail "$m/nginx_start" "$(tail -3 "$NGX/error.log" 2>/dev/null)"; return; }
-	worker=$(pgrep -P "$master")
 	spawn_bg ip netns exec "$NS" haproxy -db -f "$NGX/haproxy.cfg"
 	local hap=$BG_PID
 	wait_for "inns ss -Htln sport = :$HPORT | grep -q ." 10 || { fail "$m/haproxy_start" haproxy; return; }

@@ -228,54 +228,14 @@ if ! command -v nginx >/dev/null || ! command -v ab >/dev/null; then
 fi
 
 NGX=$TMP/nginx
-mkdir -p "$NGX"
 NPORT=$("$FIXTURES/tcpfix" freeport)
-# Everything under the scratch directory: the packaged config, logs and
-# temp paths stay untouched, and nothing is left behind. nginx's own books
-# are the truth to compare with: stub_status counts every connection it
-# accepted and every request, and the access log says how many requests
-# each connection carried ($connection is its serial number,
-# $connection_requests the request's number on it).
-cat >"$NGX/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-pid $NGX/nginx.pid;
-error_log $NGX/error.log notice;
-events {
-	worker_connections 1024;
-}
-http {
-	log_format reuse '\$connection \$connection_requests \$status';
-	access_log $NGX/access.log reuse;
-	client_body_temp_path $NGX/body;
-	proxy_temp_path $NGX/proxy;
-	fastcgi_temp_path $NGX/fastcgi;
-	uwsgi_temp_path $NGX/uwsgi;
-	scgi_temp_path $NGX/scgi;
-	keepalive_requests 100000;
-	keepalive_timeout 60s;
-	server {
-		listen 127.0.0.1:$NPORT;
-		location / {
-			return 200 "ok\n";
-		}
-		location = /status {
-			stub_status;
-			access_log off;
-		}
-	}
-}
-EOF
-# -e: the error log before the config is read, else the compiled-in one.
-spawn_bg nginx -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf"
-NGX_MASTER=$BG_PID
-if ! wait_for "ss -Htln sport = :$NPORT | grep -q ." 10 ||
-	! wait_for "[ -n \"\$(pgrep -P $NGX_MASTER)\" ]" 10; then
+# nginx's own books are the truth to compare with: stub_status counts
+# every connection it accepted and every request, and the access log says
+# how many requests each connection carried.
+if ! nginx_start "$NGX" "$NPORT" log status; then
 	fail nginx/start "$(tail -5 "$NGX/error.log" 2>/dev/null)"
 	exit 0
 fi
-NGX_WORKER=$(pgrep -P "$NGX_MASTER")
 assert_eq "$(wc -w <<<"$NGX_WORKER")" 1 nginx/one_worker
 
 # "ACCEPTS REQUESTS" from stub_status, each counting this query itself,

@@ -20,42 +20,12 @@ if ! command -v nginx >/dev/null || ! command -v ab >/dev/null; then
 fi
 
 NGX=$TMP/nginx
-mkdir -p "$NGX"
 NPORT=$("$FIXTURES/tcpfix" freeport)
-cat >"$NGX/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-pid $NGX/nginx.pid;
-error_log $NGX/error.log notice;
-events {
-	worker_connections 1024;
-}
-http {
-	access_log off;
-	client_body_temp_path $NGX/body;
-	proxy_temp_path $NGX/proxy;
-	fastcgi_temp_path $NGX/fastcgi;
-	uwsgi_temp_path $NGX/uwsgi;
-	scgi_temp_path $NGX/scgi;
-	keepalive_requests 100000;
-	keepalive_timeout 60s;
-	server {
-		listen 127.0.0.1:$NPORT;
-		location / {
-			return 200 "ok\n";
-		}
-	}
-}
-EOF
-spawn_bg nginx -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf"
-NGX_MASTER=$BG_PID
-if ! wait_for "ss -Htln sport = :$NPORT | grep -q ." 10 ||
-	! wait_for "[ -n \"\$(pgrep -P $NGX_MASTER)\" ]" 10; then
+if ! nginx_start "$NGX" "$NPORT"; then
 	fail nginx/start "$(tail -5 "$NGX/error.log" 2>/dev/null)"
 	exit 0
 fi
-WORKER=$(pgrep -P "$NGX_MASTER")
+WORKER=$NGX_WORKER
 URL=http://127.0.0.1:$NPORT/
 
 # run_case NAME RUN_ARGS... -- COMMAND...: connscope run in the foreground
