@@ -42,7 +42,9 @@ cs_attach() {
 	# CS_WRAP: e.g. (ip netns exec NS): sock_diag and /proc/sys are per netns.
 	spawn_bg "${CS_WRAP[@]}" "$CONNSCOPE" attach "$@" >"$out" 2>"$err"
 	CS_PID=$BG_PID
-	wait_for "grep -q '^connscope: tracing' '$err' || ! kill -0 $CS_PID 2>/dev/null" 30
+	# A bound, not a wait: loading and attaching takes ~1.5 s on a quiet
+	# machine, over 30 s while other work loads its 2 cores.
+	wait_for "grep -q '^connscope: tracing' '$err' || ! kill -0 $CS_PID 2>/dev/null" 90
 	grep -q '^connscope: tracing' "$err"
 }
 
