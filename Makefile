@@ -270,8 +270,11 @@ $(IMAGE_ARCHIVE): $(OUTPUT)/connscope dist/container/Containerfile dist/containe
 	$(call msg,IMAGE,$@)
 	$(Q)dist/container/mkimage.sh $(OUTPUT)/connscope $@
 
+# The build make test starts with runs on every core (-j$(TEST_JOBS)), unless
+# make was given its own -j: a plain `make test` built one file at a time.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: test-deps
-	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS)) test-build
 	$(Q)tests/run.sh
 
 # Everything make test runs, built without installing or running anything.
