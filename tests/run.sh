@@ -14,6 +14,13 @@
 # no results at all, processes left running after it ended (killed then),
 # and under CI=true every skip. The last line is the summary; the exit
 # status is 0 only if nothing failed.
+#
+# The scripts named in BACKGROUND start first and run alongside all the
+# others; their lines are echoed and counted, and judged the same way, once
+# the rest is done. Only a script whose time is a wait on the kernel (its
+# CPU use near nothing) and that shares nothing with the others (a network
+# namespace of its own, its own fixtures and agents, filtered to its own
+# pids) belongs there: 50_time_wait waits out TIME_WAIT's fixed 60 s.
 set -u
 export LC_ALL=C
 
@@ -23,6 +30,7 @@ CONNSCOPE=$REPO_ROOT/.output/connscope
 FIXTURES=$REPO_ROOT/.output/fixtures
 export REPO_ROOT TESTS_DIR CONNSCOPE FIXTURES
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+BACKGROUND=(50_time_wait)
 filter=${1:-}
 ci=false
 [[ ${CI:-} == true ]] && ci=true
@@ -32,6 +40,7 @@ cd "$REPO_ROOT" || exit 1
 passed=0 failed=0 skipped=0 ran=0 results=0 bad=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/connscope-run.XXXXXX") || exit 1
 child=
+declare -A bg_pid bg_start
 
 summary() {
 	if ((skipped)); then
@@ -45,7 +54,12 @@ summary() {
 # the terminal's ^C: pass the signal on so its own cleanup runs, wait for
 # that, then stop.
 interrupted() {
+	local p
+
 	[[ -n $child ]] && kill -TERM "$child" 2>/dev/null
+	for p in "${bg_pid[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
 	wait 2>/dev/null
 	failed=$((failed + 1))
 	echo "not ok - run.sh: interrupted"
@@ -114,7 +128,7 @@ count() {
 
 # run NAME CMD...: run one test program, echo and count its results.
 run() {
-	local name=$1 rc start elapsed line partial='' r rfd left='' killed=0
+	local name=$1 rc start line partial='' r rfd left='' killed=0
 	shift
 
 	ran=$((ran + 1)) results=0 bad=0
@@ -151,15 +165,24 @@ run() {
 	exec {rfd}<&-
 	wait "$child" 2>/dev/null
 	rc=$?
-	elapsed=$((SECONDS - start))
+	judge "$name" "$child" "$rc" $((SECONDS - start)) "$left"
+	child=
+	bg_collect
+}
+
+# judge NAME PID RC ELAPSED LEFT: what a finished test program's exit
+# status, time and leftover processes (LEFT: those already killed) say
+# about it, beyond its own result lines.
+judge() {
+	local name=$1 pid=$2 rc=$3 elapsed=$4 left=$5
+
 	# Where make test's time goes (its budget: well under 20 minutes).
 	((elapsed >= 5)) && echo "# $name took ${elapsed} s"
 	# Whatever is still in its group outlived the test.
 	if [[ -z $left ]]; then
-		left=$(lingering "$child")
-		[[ -n $left ]] && kill -KILL -- "-$child" 2>/dev/null
+		left=$(lingering "$pid")
+		[[ -n $left ]] && kill -KILL -- "-$pid" 2>/dev/null
 	fi
-	child=
 	if [[ -n $left ]]; then
 		failed=$((failed + 1))
 		report "not ok - $name: left processes behind (killed): $left"
@@ -181,6 +204,50 @@ run() {
 		report "not ok - $name: reported no results"
 	fi
 }
+
+# bg_run NAME CMD...: start one test program of BACKGROUND, its output to
+# a file (a pipe could fill up while nobody reads it).
+bg_run() {
+	local name=$1
+	shift
+
+	ran=$((ran + 1))
+	bg_start[$name]=$SECONDS
+	timeout -k 10 "$TEST_TIMEOUT" "$@" </dev/null >"$tmp/bg.$name" &
+	bg_pid[$name]=$!
+}
+
+# bg_end NAME: wait for it, then count its lines and judge it as run does.
+bg_end() {
+	local name=$1 pid=${bg_pid[$1]} rc line
+
+	wait "$pid" 2>/dev/null
+	rc=$?
+	results=0 bad=0
+	while IFS= read -r line || [[ -n $line ]]; do
+		count "$line"
+	done <"$tmp/bg.$name"
+	judge "$name" "$pid" "$rc" $((SECONDS - bg_start[$name])) ''
+	unset "bg_pid[$name]"
+}
+
+# bg_collect [all]: bg_end those that have ended (all: every one).
+bg_collect() {
+	local name running all=${1:-}
+
+	running=" $(jobs -rp | tr '\n' ' ') "
+	for name in "${!bg_pid[@]}"; do
+		[[ $all != all && $running == *" ${bg_pid[$name]} "* ]] && continue
+		bg_end "$name"
+	done
+}
+
+for name in "${BACKGROUND[@]}"; do
+	script=tests/integration/$name.sh
+	[[ -f $script ]] || continue
+	[[ -n $filter && $name != *"$filter"* ]] && continue
+	bg_run "$name" bash "$script"
+done
 
 # Unit tests. Sources without a binary mean a stale or partial build, and
 # would otherwise pass by not running.
@@ -233,8 +300,10 @@ for script in tests/integration/*.sh; do
 	[[ -f $script ]] || continue
 	name=$(basename "$script" .sh)
 	[[ -n $filter && $name != *"$filter"* ]] && continue
+	[[ -n ${bg_start[$name]:-} ]] && continue
 	run "$name" bash "$script"
 done
+bg_collect all
 
 if [[ -n $filter && $ran -eq 0 ]]; then
 	failed=$((failed + 1))

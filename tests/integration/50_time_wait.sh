@@ -6,16 +6,24 @@
 # (socket storage) and --per-transition, which see a TIME_WAIT's end in
 # the census each interval (gone before its 60 s: ended early; at or
 # after: expired), and --tw-timers, which follows its timer as it runs.
-# Bounded by the kernel's fixed 60 s TIME_WAIT (TCP_TIMEWAIT_LEN).
+# Bounded by the kernel's fixed 60 s TIME_WAIT (TCP_TIMEWAIT_LEN), which
+# is why it is all in a network namespace of its own (servers, clients,
+# agents' census): tests/run.sh runs it in the background, beside the rest.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-pa=$(free_port)
+fx_netns tw
+FX_WRAP=(ip netns exec "$NS") CS_WRAP=(ip netns exec "$NS")
+# TIME_WAIT sockets with PORT at either end, in the namespace.
+tw_on_port() {
+	inns ss -Htan state time-wait "( sport = :$1 or dport = :$1 )" | wc -l
+}
+pa=8080
 fx_start srva server -p "$pa" || fail start server_a
-pb=$(free_port)
+pb=8081
 fx_start srvb server -p "$pb" || fail start server_b
 fx_start cli client -p "$pa" || fail start client
 fx_start clib client -p "$pb" || fail start client_b
@@ -32,7 +40,7 @@ assert_eq "$(fx_cmd cli "churn 5")" "churned 5" churn_a
 assert_eq "$(fx_cmd clib "churn 10")" "churned 10" churn_b
 wait_for "[ \$(tw_on_port $pa) -eq 5 ] && [ \$(tw_on_port $pb) -eq 10 ]" 20
 # Early end: the kernel kills the tw sockets on request.
-ss -K -tan state time-wait "( dport = :$pb )" >/dev/null
+inns ss -K -tan state time-wait "( dport = :$pb )" >/dev/null
 wait_for "[ \$(tw_on_port $pb) -eq 0 ]" 10
 # Natural end: the 60 s timer.
 wait_for "[ \$(tw_on_port $pa) -eq 0 ]" 80
