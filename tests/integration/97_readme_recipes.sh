@@ -96,6 +96,21 @@ assert_eq "$(grep -c '^TCP sockets by process and state' "$O")" 1 summary/table_
 assert_eq "$(grep -cE "^$SPID +poolfix +[0-9]+ " "$O")" 1 summary/server_row
 assert_eq "$(grep -cE "^$CPID +poolfix +[0-9]+ " "$O")" 1 summary/client_row
 
+# ---- 5. fdleak ----
+# Started first and run beside the attach recipe (the leak fixture is a
+# process of its own, which neither of the others traces): its 12 s then
+# pass while attach runs its 10.
+fix_start leak ip netns exec "$NS" "$FIXTURES/leakfix_nofp" && fix_expect leak "ready *" 10 ||
+	{ fail leak/start leakfix; exit 1; }
+read -r _ LPID LINE <<<"$FIX_LINE"
+PIDS_leakfix_nofp=$LPID
+FDL=
+if recipe fdleak; then
+	bg_recipe fdleak "$RECIPE"
+	FDL=$RPID
+fi
+fix_cmd leak "leak 40" 'leaked *' 10 || fail leak/leak "$FIX_LINE"
+
 # ---- 2. attach under load ----
 recipe attach && bg_recipe attach "$RECIPE"
 go c0
@@ -109,6 +124,12 @@ OPENED=$(awk -v p="$CPID" '$1 == "PID" && $2 == p {f = 1} f && $1 == "connection
 assert_eq "$OPENED" 8 attach/client_opened_its_pool
 assert_eq "$(grep -cE '^agent: [0-9]+ events, 0 lost' "$O")" 1 attach/agent_line
 fix_send c0 exit
+[[ -n $FDL ]] && wait "$FDL"
+assert_eq "$?" 0 fdleak/exit_status
+O=$TMP/fdleak.out
+assert_eq "$(head -1 "$O" | awk '{print $1, $2, $3, $4}')" "TIME PID COMM FDS" fdleak/live_header
+assert_eq "$(grep -c '^  leak suspects: fds open longer than' "$O")" 1 fdleak/suspects
+assert_eq "$(grep -cE "^   1 +40 +40 +0 +[0-9.]+ +leak_sockets \(leakfix.c:$LINE\)$" "$O")" 1 fdleak/site
 
 # ---- 3. doctor -> fix -> diff ----
 recipe doctor
@@ -155,20 +176,6 @@ done
 wait "$RPID"
 assert_eq "$?" 0 exporter/exit_status
 fix_send c4 exit
-
-# ---- 5. fdleak ----
-fix_start leak ip netns exec "$NS" "$FIXTURES/leakfix_nofp" && fix_expect leak "ready *" 10 ||
-	{ fail leak/start leakfix; exit 1; }
-read -r _ LPID LINE <<<"$FIX_LINE"
-PIDS_leakfix_nofp=$LPID
-recipe fdleak && bg_recipe fdleak "$RECIPE"
-fix_cmd leak "leak 40" 'leaked *' 10 || fail leak/leak "$FIX_LINE"
-wait "$RPID"
-assert_eq "$?" 0 fdleak/exit_status
-O=$TMP/fdleak.out
-assert_eq "$(head -1 "$O" | awk '{print $1, $2, $3, $4}')" "TIME PID COMM FDS" fdleak/live_header
-assert_eq "$(grep -c '^  leak suspects: fds open longer than' "$O")" 1 fdleak/suspects
-assert_eq "$(grep -cE "^   1 +40 +40 +0 +[0-9.]+ +leak_sockets \(leakfix.c:$LINE\)$" "$O")" 1 fdleak/site
 
 # ---- 6. run: a load test gated ----
 # The README's load generator is ab; here `ab` on PATH is the pool
