@@ -60,16 +60,25 @@ PROM=$TMP/pg.prom
 spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -j --report "$HTML" --prom "$PROM" -p "$PGPID" --children \
 	>"$J" 2>"$ERR"
 CS=$BG_PID
+# The text report's agent watches the same run beside it (one pgbench run
+# of 1,201 forks for both reports, not one each).
+TXT=$TMP/pg.txt TERR=$TMP/pg_text.err
+spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -p "$PGPID" --children >"$TXT" 2>"$TERR"
+CST=$BG_PID
 wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
+wait_for "grep -q '^connscope: tracing' '$TERR' || ! kill -0 $CST 2>/dev/null" 30
 p0=$(snmp_tcp PassiveOpens)
 "${PGB[@]}" -C -c 4 -j 4 -t "$T" -S postgres >"$TMP/pgbench.log" 2>&1
-assert_eq "$?" 0 pg/pgbench_ran
+PGRC=$?
+assert_eq "$PGRC" 0 pg/pgbench_ran
 # A connection's "connection received" line is written by its backend
 # before it answers the client: all there once pgbench is done.
 p1=$(snmp_tcp PassiveOpens)
-kill -INT "$CS"
+kill -INT "$CS" "$CST"
 wait "$CS"
 assert_eq "$?" 0 pg/exit_status
+wait "$CST"
+TRC=$?
 RECEIVED=$(($(received) - r0)) PASSIVE=$((p1 - p0))
 echo "# PostgreSQL logged $RECEIVED connections, the kernel $PASSIVE passive opens"
 assert_eq "$RECEIVED" "$((4 * T + 1))" pg/postgres_counted_pgbench
@@ -104,17 +113,8 @@ assert_eq "$(awk '/^connscope_process_connections_accepted_total\{/ { s += $2 } 
 	"$RECEIVED" pg/prom_accepted_eq_postgres_log
 
 # ---- the text report: the backends folded, the rows adding up ----
-TXT=$TMP/pg.txt
-r0=$(received)
-spawn_bg "$CONNSCOPE" attach -d 300 -i 1 -p "$PGPID" --children >"$TXT" 2>"$ERR"
-CS=$BG_PID
-wait_for "grep -q '^connscope: tracing' '$ERR' || ! kill -0 $CS 2>/dev/null" 30
-"${PGB[@]}" -C -c 4 -j 4 -t "$T" -S postgres >"$TMP/pgbench.log" 2>&1
-assert_eq "$?" 0 text/pgbench_ran
-kill -INT "$CS"
-wait "$CS"
-assert_eq "$?" 0 text/exit_status
-RECEIVED=$(($(received) - r0))
+assert_eq "$PGRC" 0 text/pgbench_ran
+assert_eq "$TRC" 0 text/exit_status
 REPORT=$(sed -n '/^connscope attach: /,$p' "$TXT")
 echo "# text: $(wc -l <"$TXT") lines in all, the report $(wc -l <<<"$REPORT")"
 assert_eq "$(($(wc -l <<<"$REPORT") < 200))" 1 text/report_under_200_lines
