@@ -573,6 +573,38 @@ TEST(sockdiag_ipv6)
 	close(fd);
 }
 
+static int find_both_cb(const struct sd_sock *s, void *ctx)
+{
+	struct want *w = ctx;
+
+	find_cb(s, &w[0]);
+	return find_cb(s, &w[1]);
+}
+
+/* TCP is one dump of both families (#23 item 6): each family's socket
+ * comes once, with its family, whichever request the kernel took. */
+TEST(sockdiag_both_families_once)
+{
+	struct want w[2] = { { .family = AF_INET }, { .family = AF_INET6 } };
+	int fd4 = tcp_listener(AF_INET, &w[0].sport), fd6;
+
+	ASSERT_TRUE(fd4 >= 0, "listener on 127.0.0.1:0");
+	fd6 = tcp_listener(AF_INET6, &w[1].sport);
+	if (fd6 == -EAFNOSUPPORT || fd6 == -EADDRNOTAVAIL) {
+		close(fd4);
+		SKIP("no IPv6 loopback");
+	}
+	ASSERT_TRUE(fd6 >= 0, "listener on [::1]:0");
+	ASSERT_EQ(sockdiag_dump_tcp(SD_ALL_STATES, find_both_cb, w), 0, "dump");
+	ASSERT_EQ(w[0].seen, 1, "v4 listener seen once");
+	ASSERT_EQ(w[0].got.inode, fd_inode(fd4), "v4 inode");
+	ASSERT_EQ(w[1].seen, 1, "v6 listener seen once");
+	ASSERT_EQ(w[1].got.inode, fd_inode(fd6), "v6 inode");
+	ASSERT_EQ(w[0].total, w[1].total, "one pass over the sockets");
+	close(fd4);
+	close(fd6);
+}
+
 TEST(sockdiag_stop_and_no_fd_leak)
 {
 	struct want w = { .family = AF_INET, .stop_with = 42 };

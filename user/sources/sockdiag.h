@@ -16,7 +16,8 @@
 typedef int (*sd_sock_cb)(const struct sd_sock *s, void *ctx);
 
 /* Dump every TCP socket whose state bit is set in state_mask (1 << TCP_*;
- * SD_ALL_STATES for all), AF_INET then AF_INET6, in the caller's network
+ * SD_ALL_STATES for all), of both families (in one dump where the kernel
+ * takes TCPDIAG_GETSOCK, else AF_INET then AF_INET6), in the caller's network
  * namespace. Returns 0 on success, a negative errno on failure (netlink
  * socket, send or a NLMSG_ERROR), or the callback's nonzero value. */
 /* TCP_ESTABLISHED..TCP_NEW_SYN_RECV. Not bit 13 (TCP_BOUND_INACTIVE, 6.8+):
