@@ -9,9 +9,12 @@
  *		a synthetic stream: SOCKETS tracked sockets opened first (the
  *		prefill), then connection churn among P processes that keeps
  *		SOCKETS live: a connection pair closed and one opened per step
- *	aggbench replay FILE [--loops K] [--cpu N]
+ *	aggbench replay FILE [--loops K] [--cpu N] [--reconciles R]
  *		the prefill fed untimed, then the rest fed K times to
- *		agg_event() on one pinned core: events/s, ns/event, RSS
+ *		agg_event() on one pinned core: events/s, ns/event, RSS;
+ *		then R reconciles against a dump of every TIME_WAIT the books
+ *		hold (what each interval's census costs them; callgrind
+ *		--toggle-collect=reconcile_timed counts them alone)
  *	aggbench mem -n SOCKETS [--procs P]
  *		SOCKETS live connections fed into the books: RSS before/after,
  *		then one reconcile against a dump of them: its time and peak
@@ -409,14 +412,60 @@ __attribute__((noinline)) void feed_timed(struct agg *a, const struct cs_event *
 		agg_event(a, &ev[i]);
 }
 
+/* R reconciles against a dump holding every TIME_WAIT of the books, as a
+ * census interval finds them all still there. */
+__attribute__((noinline)) void reconcile_timed(struct agg *a, const struct sd_sock *socks,
+					       size_t n, const struct inode_map *owners,
+					       uint64_t rounds)
+{
+	for (uint64_t r = 0; r < rounds; r++)
+		agg_reconcile(a, socks, n, owners);
+}
+
+static double replay_reconciles(struct agg *a, uint64_t rounds, size_t *nsocks)
+{
+	struct sd_sock *socks = calloc(a->tw.count ? a->tw.count : 1, sizeof(*socks));
+	const struct cs_tuple *t;
+	struct inode_map owners;
+	struct tw_entry *tw;
+	size_t n = 0;
+	uint64_t c0;
+
+	if (!socks)
+		die("calloc");
+	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&t, (void **)&tw);) {
+		struct sd_sock *s = &socks[n++];
+
+		s->family = (uint8_t)t->family;
+		s->state = CS_TCP_TIME_WAIT;
+		s->timer = 3;
+		s->sport = t->sport;
+		s->dport = t->dport;
+		memcpy(s->saddr, t->saddr, 16);
+		memcpy(s->daddr, t->daddr, 16);
+		s->netns = t->netns;
+		s->expires_ms = 30000;
+	}
+	inode_map_init(&owners);
+	a->snapshot_ns = a->now_ns;
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	reconcile_timed(a, socks, n, &owners, rounds);
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	inode_map_free(&owners);
+	free(socks);
+	*nsocks = n;
+	return c0 / 1e6;
+}
+
 static int cmd_replay(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "loops", required_argument, NULL, 'l' },
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "reconciles", required_argument, NULL, 'r' },
 		{},
 	};
-	uint64_t loops = 1, wall = 0, cpu_ns = 0, span, n;
+	uint64_t loops = 1, wall = 0, cpu_ns = 0, span, n, reconciles = 0;
 	long rss0, cpu = -1;
 	struct evfile_hdr h;
 	struct cs_event *ev;
@@ -428,6 +477,8 @@ static int cmd_replay(int argc, char **argv)
 			loops = num(optarg);
 		else if (c == 'c')
 			cpu = (long)num(optarg);
+		else if (c == 'r')
+			reconciles = num(optarg);
 		else
 			return 2;
 	}
@@ -471,6 +522,14 @@ static int cmd_replay(int argc, char **argv)
 	       (unsigned long long)(n * loops), wall / 1e9, cpu_ns / 1e9, n * loops / (wall / 1e9),
 	       (double)wall / (n * loops), (unsigned long long)h.prefill, a.conns.count,
 	       a.procs.count, a.tw.count, status_kib("VmRSS"), status_kib("VmRSS") - rss0);
+	if (reconciles) {
+		size_t ns;
+		double ms = replay_reconciles(&a, reconciles, &ns);
+
+		printf("reconciles=%llu tw_dumped=%zu cpu_ms_per_reconcile=%.3f "
+		       "ns_per_tw=%.1f\n", (unsigned long long)reconciles, ns,
+		       ms / reconciles, ns ? ms * 1e6 / reconciles / ns : 0);
+	}
 	agg_free(&a);
 	free(ev);
 	return 0;
