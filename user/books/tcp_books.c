@@ -376,6 +376,7 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 				tw->gone_ns = 0;
 				tw->missed = 0;
 				tw->cancelled = 0;
+				tw->seen = 0;
 				tw->maybe = maybe;
 				tw->tw = e->tw;
 				/* A connection held at the start is not

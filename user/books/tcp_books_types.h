@@ -293,7 +293,8 @@ struct tw_entry {
 	uint8_t maybe;		/* census mode, table full at its close (CS_F_TW_MAYBE):
 				 * made or not is for the dumps to say; not yet
 				 * counted entered */
-	uint8_t pad;
+	uint8_t seen;		/* in the dump being reconciled (agg_reconcile sets
+				 * and clears it: no table of the seen a dump) */
 	uint64_t entered_ns;
 	uint64_t gone_ns;	/* the first dump that lacked it began then (0: none) */
 	uint64_t deadline_ns;	/* census mode: when its timer runs out (entered + 60 s,

@@ -28,7 +28,7 @@ static bool ns_dumped(const struct agg *a, uint32_t netns)
 void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners)
 {
-	struct hmap fileless, tw_seen, tw_held;
+	struct hmap fileless, tw_held;
 	struct proc_books *p;
 	struct conn *c;
 	pid_t *owner_pid;
@@ -55,7 +55,6 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		if (owner_pid)
 			*owner_pid = c->pid;
 	}
-	hmap_init(&tw_seen, sizeof(struct cs_tuple), 1);
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct endpoint_stats *es;
 
@@ -88,7 +87,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				struct endpoint_stats *es = hmap_get(&p->endpoints, &tw->ep);
 
 				p->truth.state[CS_TCP_TIME_WAIT]++;
-				hmap_upsert(&tw_seen, &t, NULL);
+				/* Marked in its entry: a table of the seen cost
+				 * two probes and its growth for every TIME_WAIT
+				 * of every dump (#23 item 6). */
+				tw->seen = 1;
 				/* Its timer as the kernel has it now: re-armed by
 				 * a FIN again, or an orphaned FIN_WAIT2's shorter
 				 * tcp_fin_timeout (timer 3 in FIN_WAIT2). */
@@ -125,8 +127,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		a->tw_absent_once = 0;
 		struct tw_entry *tw;
 
-		for (size_t i = 0; dead && hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
-			if (hmap_get(&tw_seen, key)) {
+		for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
+			bool seen = tw->seen;
+
+			tw->seen = 0;
+			if (!dead)
+				continue;
+			if (seen) {
 				tw->missed = 0;
 				tw->gone_ns = 0;
 				if (tw->maybe)
@@ -230,7 +237,6 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		a->mismatch_max = a->mismatch_last;
 	a->reconciles++;
 	hmap_free(&fileless);
-	hmap_free(&tw_seen);
 	hmap_free(&tw_held);
 }
 
