@@ -216,11 +216,16 @@ static void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
 	c->pid = to->pid;
 }
 
-static void apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e)
+/* e applied to its socket's books: known, the books of e->sk when the
+ * caller has them (a summary's unfolded transitions, one lookup for all
+ * of them: #23 item 6), else NULL. Returns those books, NULL once they
+ * are gone (CLOSE) or could not be made. */
+static struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e,
+				struct conn *known)
 {
 	struct conn *c;
 	struct tw_entry *tw;
-	bool is_new, orphaned_now = false;
+	bool is_new = false, orphaned_now = false;
 	int old = e->oldstate, new = e->newstate;
 
 	a->ev_ns = e->ts_ns;
@@ -234,9 +239,9 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 			a->load_last_ns = e->ts_ns;
 	}
 
-	c = conn_for(a, e, &is_new);
+	c = known ? known : conn_for(a, e, &is_new);
 	if (!c)
-		return;
+		return NULL;
 	if (!is_new)
 		conn_set_owner(a, c, p);
 	/* A new socket at this address: an earlier one's close while
@@ -413,8 +418,11 @@ static void apply_state(struct agg *a, struct proc_books *p, const struct cs_eve
 		reuse_conn_release(a, p, c);
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
-	if (new == CS_TCP_CLOSE)
+	if (new == CS_TCP_CLOSE) {
 		conn_del(a, c, e->sk);
+		return NULL;
+	}
+	return c;
 }
 
 static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_event *e)
@@ -547,8 +555,10 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.ts_ns = e->syn_ns ? e->syn_ns : e->ts_ns;
 		x.oldstate = passive ? CS_TCP_LISTEN : CS_TCP_CLOSE;
 		x.newstate = passive ? CS_TCP_SYN_RECV : CS_TCP_SYN_SENT;
-		apply_state(a, p, &x);
-		c = hmap_get(&a->conns, &e->sk);
+		/* The books apply_state made: each transition below uses
+		 * them, where each looked the socket up again (5 lookups
+		 * of the connections' table a record, now 1). */
+		c = apply_state(a, p, &x, NULL);
 		if (c)
 			c->cookie = e->cookie;
 		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
@@ -558,7 +568,7 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		}
 	}
 	if (!c || e->newstate == CS_TCP_LISTEN) {
-		apply_state(a, p, e);
+		apply_state(a, p, e, c);
 		return;
 	}
 	if ((c->state == CS_TCP_SYN_SENT || c->state == CS_TCP_SYN_RECV) &&
@@ -566,14 +576,14 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.ts_ns = e->est_ns;
 		x.oldstate = c->state;
 		x.newstate = CS_TCP_ESTABLISHED;
-		apply_state(a, p, &x);
+		apply_state(a, p, &x, c);
 	}
 	if (c->state == CS_TCP_ESTABLISHED && e->newstate == CS_TCP_CLOSE &&
 	    (e->sum & (CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE))) {
 		x.ts_ns = e->fin_ns;
 		x.oldstate = CS_TCP_ESTABLISHED;
 		x.newstate = e->sum & CS_SUM_ACTIVE_CLOSE ? CS_TCP_FIN_WAIT1 : CS_TCP_CLOSE_WAIT;
-		apply_state(a, p, &x);
+		apply_state(a, p, &x, c);
 	}
 	if ((e->sum & CS_SUM_ORPHAN) && !c->orphan && e->orphan_ns && e->orphan_ns < e->ts_ns) {
 		x.ts_ns = e->orphan_ns;
@@ -586,9 +596,9 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 			a->end_orphan_sk = e->sk;
 			a->end_orphan_ns = e->orphan_ns;
 		}
-		apply_state(a, p, &x);
+		apply_state(a, p, &x, c);
 	}
-	apply_state(a, p, e);
+	apply_state(a, p, e, c);
 	a->end_orphan = false;
 }
 
@@ -697,7 +707,7 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	else if (e->type == CS_EV_STATE && (e->flags & CS_F_SUMMARY))
 		apply_summary(a, p, e);
 	else if (e->type == CS_EV_STATE)
-		apply_state(a, p, e);
+		apply_state(a, p, e, NULL);
 	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE ||
 		 e->type == CS_EV_TW_KILL)
 		apply_tw_timer(a, p, e);
