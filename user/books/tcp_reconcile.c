@@ -25,9 +25,43 @@ static bool ns_dumped(const struct agg *a, uint32_t netns)
 	return false;
 }
 
+/* A dump's sockets come mostly from one process a run of them (a churn's
+ * TIME_WAIT are its client's, all towards one endpoint): its books, and
+ * the endpoint's, looked up once for the run, where each was two and one
+ * probes a socket every interval (#23 item 6). Neither table changes
+ * while the dump is gone through. */
+struct recon_memo {
+	pid_t pid;
+	struct proc_books *p;
+	const struct proc_books *ep_p;
+	struct endpoint_key ep;
+	struct endpoint_stats *es;
+};
+
+static struct proc_books *memo_proc(struct agg *a, struct recon_memo *m, pid_t pid)
+{
+	if (!m->p || m->pid != pid) {
+		m->p = agg_find_proc(a, pid);
+		m->pid = pid;
+	}
+	return m->p;
+}
+
+static struct endpoint_stats *memo_endpoint(struct recon_memo *m, struct proc_books *p,
+					    const struct endpoint_key *ep)
+{
+	if (!m->es || m->ep_p != p || memcmp(&m->ep, ep, sizeof(*ep))) {
+		m->es = hmap_get(&p->endpoints, ep);
+		m->ep_p = p;
+		m->ep = *ep;
+	}
+	return m->es;
+}
+
 void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners)
 {
+	struct recon_memo memo = { 0 };
 	struct hmap fileless, tw_held;
 	struct proc_books *p;
 	struct conn *c;
@@ -74,7 +108,7 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		if (s->inode) {
 			const struct inode_owner *o = inode_map_get(owners, s->inode);
 
-			p = o ? agg_find_proc(a, o->pid) : NULL;
+			p = o ? memo_proc(a, &memo, o->pid) : NULL;
 			if (p)
 				p->truth.state[st]++;
 			continue;
@@ -82,9 +116,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		tuple_from_sd(&t, s);
 		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
 			tw = hmap_get(&a->tw, &t);
-			p = tw ? agg_find_proc(a, tw->pid) : NULL;
+			p = tw ? memo_proc(a, &memo, tw->pid) : NULL;
 			if (p) {
-				struct endpoint_stats *es = hmap_get(&p->endpoints, &tw->ep);
+				struct endpoint_stats *es = memo_endpoint(&memo, p, &tw->ep);
 
 				p->truth.state[CS_TCP_TIME_WAIT]++;
 				/* Marked in its entry: a table of the seen cost
