@@ -64,10 +64,11 @@ one() {
 	ms=$(agent_perf_ms "$WORK/perf.out")
 	ev=$(jq -r '.agent.events // 0' "$WORK/att.json")
 	lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json")
+	rec=$(jq -r '.agent.reconciles // 0' "$WORK/att.json")
 	conns=$(kv "$WORK/lg.out" conns)
-	awk -v ms="${ms:-0}" -v n="${conns:-0}" -v ev="$ev" -v lost="$lost" 'BEGIN {
-		printf "us_per_conn=%.3f events=%s lost=%s conns=%s cpu_ms=%.1f\n",
-		       n ? ms * 1e3 / n : 0, ev, lost, n, ms }'
+	awk -v ms="${ms:-0}" -v n="${conns:-0}" -v ev="$ev" -v lost="$lost" -v rec="$rec" 'BEGIN {
+		printf "us_per_conn=%.3f events=%s lost=%s conns=%s cpu_ms=%.1f reconciles=%s\n",
+		       n ? ms * 1e3 / n : 0, ev, lost, n, ms, rec }'
 }
 
 stats() {
