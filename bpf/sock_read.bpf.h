@@ -79,6 +79,23 @@ static __always_inline bool sk_is_tcp(const struct sock *sk, bool trusted)
 	return SK_FIELD(trusted, sk, sk_protocol) == IPPROTO_TCP;
 }
 
+/* The socket's own clock, cut to 32 bits: tcp_mstamp, the µs of the
+ * packet it last sent or took in (tcp_mstamp_refresh, at every segment
+ * received and every transmit), of the clock bpf_ktime_get_ns() reads.
+ * Read at a send or receive, it is when that data left or came in: no
+ * clock read of ours. 0 not TCP. */
+static __always_inline __u32 sk_tcp_us(const struct sock *sk, bool trusted)
+{
+	if (trusted) {
+		struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+
+		return tp ? (__u32)tp->tcp_mstamp : 0;
+	}
+	if (!sk_is_tcp(sk, false))
+		return 0;
+	return (__u32)BPF_CORE_READ((const struct tcp_sock *)sk, tcp_mstamp);
+}
+
 /* Closed by the application but still alive in the kernel: no struct
  * socket any more and SOCK_DEAD set (sock_orphan()). A socket waiting in an
  * accept queue also has no struct socket, but is not dead. */

@@ -487,13 +487,18 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	if (!e)
 		return 0;
 	e->tuple = *t;
-	if (newstate == TCP_CLOSE && type == CS_EV_STATE) {
+	/* Its traffic at its end, and so far where its process closes it
+	 * (FIN_WAIT1, LAST_ACK): the books end its concurrency at its last
+	 * byte sent or read (io.last_us), which these closes follow. */
+	if (type == CS_EV_STATE && (newstate == TCP_CLOSE || newstate == TCP_FIN_WAIT1 ||
+				    newstate == TCP_LAST_ACK)) {
 		__u64 key = (__u64)sk;
 		struct cs_conn_io *io = bpf_map_lookup_elem(&conn_io, &key);
 
 		if (io) {
 			e->io = *io;
-			bpf_map_delete_elem(&conn_io, &key);
+			if (newstate == TCP_CLOSE)
+				bpf_map_delete_elem(&conn_io, &key);
 		}
 	}
 	ev_submit(e);
@@ -735,6 +740,7 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bo
 		io->last_dir = dir;
 		__sync_fetch_and_add(&io->turns, 1);
 	}
+	io->last_us = sk_tcp_us(sk, trusted);	/* as count_io_sk */
 	return 0;
 }
 

@@ -415,6 +415,9 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 		io->last_dir = dir;
 		__sync_fetch_and_add(&io->turns, 1);
 	}
+	/* Where it stopped carrying requests: the books end its
+	 * concurrency at its last byte, not at a FIN that may come later. */
+	io->last_us = sk_tcp_us(sk, true);
 	return 0;
 }
 

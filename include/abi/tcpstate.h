@@ -132,7 +132,11 @@ struct cs_conn_io {
 	__u32 turns;
 	__u8 last_dir;		/* CS_DIR_* */
 	__u8 pad[3];
-	__u32 pad2;
+	/* The socket's own clock at its last send or receive (tcp_mstamp:
+	 * the packet it last sent or took in, µs, cut to 32 bits): this side's
+	 * last byte of the last answer it read or sent. No clock read of
+	 * ours. 0 none. */
+	__u32 last_us;
 	/* A listener's child, socket-storage mode: when the process that
 	 * accepted it first used it (its first send, receive or close in a
 	 * task, where this mode learns accept() returned it; from here it

@@ -15,7 +15,12 @@
 # together, so exactly 8 are in flight at the peak whatever the
 # scheduling: before #26 item 5 a Node client like this one was told
 # "concurrency 16". Truth: the server's own counts of connections and
-# requests.
+# requests. node_late: the same Node client against the same server
+# sending its FIN 50 ms after each answer (roundhttp.py late): the client
+# has its answer and has begun the next request while the old socket
+# still waits for the FIN. A connection carries a request until its last
+# byte read or sent, not until the first FIN: before, 16 for 8 in flight
+# (9-12 where the FIN came late by the machine's load alone).
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -33,11 +38,12 @@ NOT_PY='http\.Agent|keepAlive|undici|MaxIdleConnsPerHost|keepalive_timeout|IdleT
 fix_start srv "$PY" "$TESTS_DIR/fixtures/roundhttp.py" "$W" && fix_expect srv "listening *" 10 ||
 	{ fail server/start "roundhttp.py did not start"; exit 0; }
 read -r _ PORT _ <<<"$FIX_LINE"
+SRV=srv
 EP=127.0.0.1:$PORT
 
-# server_counts: "CONNECTIONS REQUESTS" the server has seen so far.
+# server_counts: "CONNECTIONS REQUESTS" server $SRV has seen so far.
 server_counts() {
-	fix_cmd srv stats "stats *" 10 && echo "${FIX_LINE#stats }"
+	fix_cmd "$SRV" stats "stats *" 10 && echo "${FIX_LINE#stats }"
 }
 
 # client_case NAME COMM [RUN FLAGS...] -- CLIENT...: run the client under
@@ -87,9 +93,12 @@ sick_asserts() {
 	local name=$1 comm=$2 not=$3 fix w
 	shift 3
 	assert_eq "$(churn_of "$comm" | jq length)" 1 "$name/churn_on_$comm"
-	assert_eq "$(churn_of "$comm" | jq '.[0].concurrency')" "$W" "$name/concurrency_is_requests_in_flight"
 	assert_eq "$CONNS" "$N" "$name/server_saw_a_connection_a_request"
-	assert_eq "$(row_of "$comm")" "$(printf '%s\t%s\t%s' "$CONNS" "$REQS" "$W")" "$name/row_exact"
+	# node_late's row: late_asserts.
+	if [[ $name != node_late ]]; then
+		assert_eq "$(churn_of "$comm" | jq '.[0].concurrency')" "$W" "$name/concurrency_is_requests_in_flight"
+		assert_eq "$(row_of "$comm")" "$(printf '%s\t%s\t%s' "$CONNS" "$REQS" "$W")" "$name/row_exact"
+	fi
 	fix=$(churn_of "$comm" | jq -r '.[0].fix // ""')
 	echo "# $name fix: $fix"
 	for w in "$@"; do
@@ -110,6 +119,29 @@ well_asserts() {
 	assert_eq "$(row_of "$comm")" "$(printf '%s\t%s\t%s' "$W" "$REQS" "$W")" "$name/row_exact"
 }
 
+# late_asserts: node_late's row and finding. A connection whose end the
+# books never saw (2 of ~12 runs under load: the client's socket ends at
+# FIN_WAIT2 -> CLOSE, where the kernel at times runs no program) is either
+# missing whole (never seen: opened is short of what the server saw) or
+# held open to the run's end (born, no end: its request is missing), and
+# each held one adds at most one to the peak. So the peak is the 8 in
+# flight, exactly when every connection was seen whole (most runs; 16
+# before the fix), and at most 8 plus the held ones otherwise.
+late_asserts() {
+	local opened reqs peak held conc
+	read -r opened reqs peak <<<"$(row_of node)"
+	held=$((opened - reqs))
+	conc=$(churn_of node | jq '.[0].concurrency')
+	LATE_CONC=$conc	# the fix is sized to it
+	echo "# node_late: row $opened $reqs $peak; server $CONNS; held open $held"
+	assert_eq "$conc" "$peak" node_late/finding_says_the_peak
+	if ((opened == CONNS && reqs == REQS)); then
+		assert_eq "$peak" "$W" node_late/peak_is_requests_in_flight
+	else
+		assert_eq "$((peak >= W && peak <= W + held))" 1 node_late/peak_within_ends_missing
+	fi
+}
+
 # ---- Node.js ----
 if ! command -v node >/dev/null; then
 	fail node/installed "needs Node.js (Debian's nodejs: make test-deps)"
@@ -125,6 +157,21 @@ else
 		"client (Node.js): http.Agent({ keepAlive: true, maxSockets: $W })"
 	client_case node_keep -- node "$NODE_JS" "$PORT" "$W" "$N" keep
 	well_asserts node_keep node
+	if fix_start srvlate "$PY" "$TESTS_DIR/fixtures/roundhttp.py" "$W" late &&
+		fix_expect srvlate "listening *" 10; then
+		read -r _ LPORT _ <<<"$FIX_LINE"
+		SRV=srvlate EP=127.0.0.1:$LPORT
+		# Traced 2 s past the client's exit: its last sockets end
+		# when the late FINs come (their ends carry their requests).
+		client_case node_late --cooldown 2 -- node "$NODE_JS" "$LPORT" "$W" "$N" close
+		late_asserts
+		sick_asserts node_late node "$NOT_NODE" \
+			"client (Node.js): http.Agent({ keepAlive: true, maxSockets: $LATE_CONC })"
+		fix_send srvlate exit
+		SRV=srv EP=127.0.0.1:$PORT
+	else
+		fail node_late/start "roundhttp.py late did not start"
+	fi
 fi
 
 # ---- Python: requests (urllib3 underneath) ----

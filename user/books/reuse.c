@@ -55,12 +55,27 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
  * both clamped to one time, must not raise the peak). Half the bytes of a
  * {time, delta} pair, and one is queued per connection its endpoint has
  * open since its oldest: 8 MiB less at 1M sockets. */
-static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
+static uint64_t live_now(const struct agg *a)
 {
 	uint64_t now = a->ev_ns ? a->ev_ns : a->now_ns;
 
-	if (now < a->t0_ns)
-		now = a->t0_ns;
+	return now < a->t0_ns ? a->t0_ns : now;
+}
+
+/* When c became concurrent, kept in 32 bits as µs after its start (71
+ * min; later saturates, and reuse_conn_done then says nothing earlier
+ * than its FIN). */
+static void conn_opened(const struct agg *a, struct conn *c)
+{
+	uint64_t now = live_now(a), us = now > c->since_ns ? (now - c->since_ns + 999) / 1000 : 0;
+
+	c->open_us = us < UINT32_MAX ? (uint32_t)us : UINT32_MAX;
+}
+
+static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
+{
+	uint64_t now = live_now(a);
+
 	if (es->npend == es->pend_cap) {
 		uint32_t cap = es->pend_cap ? es->pend_cap * 2 : 16;
 		uint64_t *v = realloc(es->pend, cap * sizeof(*v));
@@ -188,6 +203,7 @@ void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
 		es->opened++;
 	live_change(a, es, 1);
 	c->reuse_open = 1;
+	conn_opened(a, c);
 }
 
 void reuse_conn_queued(struct agg *a, struct proc_books *p, struct conn *c)
@@ -212,6 +228,7 @@ void reuse_conn_accepted(struct agg *a, struct proc_books *p, struct conn *c)
 		return;
 	live_change(a, es, 1);
 	c->reuse_open = 1;
+	conn_opened(a, c);
 }
 
 void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
@@ -226,6 +243,7 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 	es->held++;
 	live_change(a, es, 1);
 	c->reuse_open = 1;
+	conn_opened(a, c);
 }
 
 void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c)
@@ -239,6 +257,20 @@ void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c)
 	if (es)
 		live_change(a, es, -1);
 	c->reuse_open = 0;
+}
+
+void reuse_conn_done(struct agg *a, struct proc_books *p, struct conn *c, uint64_t last_ns,
+		     uint64_t until_ns)
+{
+	uint64_t at = a->ev_ns;
+	uint64_t open_ns = c->since_ns + (uint64_t)c->open_us * 1000;
+
+	if (!c->reuse_open)
+		return;
+	a->ev_ns = c->open_us != UINT32_MAX && last_ns > open_ns && last_ns < until_ns ?
+		   last_ns : until_ns;
+	reuse_conn_release(a, p, c);
+	a->ev_ns = at;
 }
 
 void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *to, struct conn *c)

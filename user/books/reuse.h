@@ -9,7 +9,7 @@
 
 int reuse_log2(uint64_t v);
 
-/* A time the kernel cut to 32 bits of µs (cs_conn_io.acc_us)
+/* A time the kernel cut to 32 bits of µs (cs_conn_io's acc_us, last_us)
  * as ns: the first such moment at or after after_ns (71 min to choose
  * from: the handshake's end, which accept() and every send and receive
  * follow). 0 stays 0: not known. */
@@ -20,6 +20,18 @@ static inline uint64_t reuse_us32_after(uint64_t after_ns, uint32_t us32)
 	if (!us32)
 		return 0;
 	return (us + (uint32_t)(us32 - (uint32_t)us)) * 1000;
+}
+
+/* The same, the last such moment at or before before_ns (a connection's
+ * last send or receive, before its end record's time). */
+static inline uint64_t reuse_us32_before(uint64_t before_ns, uint32_t us32)
+{
+	uint64_t us = before_ns / 1000;
+	uint32_t back = (uint32_t)us - us32;
+
+	if (!us32 || back > us)
+		return 0;
+	return (us - back) * 1000;
 }
 
 /* A connection began (connect, or a listener's child / accept). */
@@ -35,6 +47,13 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c);
 /* The application closed it (FIN_WAIT1, LAST_ACK): no longer in use,
  * though the kernel keeps it a while; concurrency counts use. */
 void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c);
+/* It carries no request after min(last_ns, until_ns): its last byte sent
+ * or read (0 unknown), or until_ns (the first FIN either way, or its end),
+ * whichever came first. A last byte from before it began carrying (an
+ * accepted socket's request read in the queue) says nothing: until_ns.
+ * Released there, then. */
+void reuse_conn_done(struct agg *a, struct proc_books *p, struct conn *c, uint64_t last_ns,
+		     uint64_t until_ns);
 /* Handshake done (SYN_SENT -> ESTABLISHED at ts). */
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts);
 /* The connection ended at ts with its traffic. */

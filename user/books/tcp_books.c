@@ -159,10 +159,11 @@ static void fill_ident(struct proc_books *p, const struct cs_owner *o)
 		p->start_ns = o->start_ns;
 }
 
-/* A connection leaves the books, with its orphan time if it has one. */
+/* A connection leaves the books, with its orphan time if it has one (or
+ * its CLOSE_WAIT's, cw_seen). */
 static void conn_del(struct agg *a, const struct conn *c, uint64_t sk)
 {
-	if (c->orphan)
+	if (c->orphan || c->cw_seen)
 		hmap_del(&a->orphans, &sk);
 	hmap_del(&a->conns, &sk);
 }
@@ -227,6 +228,7 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 	struct tw_entry *tw;
 	bool is_new = false, orphaned_now = false;
 	int old = e->oldstate, new = e->newstate;
+	uint64_t cw_ns, *cw_at;
 
 	a->ev_ns = e->ts_ns;
 	if (e->ts_ns >= a->t0_ns && old != new &&
@@ -295,6 +297,13 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 		p->total.closed_active++;
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_CLOSE_WAIT)
 		p->total.closed_passive++;
+	/* Its CLOSE_WAIT's time, taken out of agg.orphans at its next record
+	 * (before an orphaning puts its own time there). */
+	cw_ns = 0;
+	if (c->cw_seen && new != CS_TCP_CLOSE_WAIT) {
+		hmap_take(&a->orphans, &e->sk, &cw_ns);
+		c->cw_seen = 0;
+	}
 	if ((e->flags & CS_F_ORPHAN) && !c->orphan) {
 		c->orphan = 1;
 		p->total.orphaned++;
@@ -409,13 +418,30 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 		}
 	}
 	/* Concurrency counts connections carrying requests: from the
-	 * handshake to the first FIN either way. One the peer closed first
-	 * (CLOSE_WAIT: the server closed after its answer, as HTTP's
-	 * Connection: close asks) carries no more, however long the client
-	 * takes to close its end: a Node agent with keepAlive: false opens
-	 * the next one first, and 8 requests in flight read as 16. */
-	if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_CLOSE_WAIT || new == CS_TCP_LAST_ACK)
+	 * handshake (or accept) to the last byte sent or read, or to the
+	 * first FIN either way if that came first (reuse_conn_done). A client
+	 * that has its answer has begun its next request while the server's
+	 * FIN may still be on its way (Node with keepAlive: false and 8 in
+	 * flight read as 16 against a server sending its FIN 50 ms after the
+	 * answer; 9-12 where the machine's load alone delayed it). The
+	 * per-transition records tell the last byte at the process's close
+	 * (FIN_WAIT1, LAST_ACK) and the end: a CLOSE_WAIT, whose answer may
+	 * be unread yet, waits for them; a listener's child still in the
+	 * queue is never concurrent. (The socket-storage records are
+	 * released whole in apply_summary.) */
+	if (new == CS_TCP_CLOSE_WAIT && c->reuse_open && !c->cw_seen && !c->orphan &&
+	    (cw_at = hmap_upsert(&a->orphans, &e->sk, NULL))) {
+		c->cw_seen = 1;
+		*cw_at = e->ts_ns;
+	} else if (new == CS_TCP_FIN_WAIT1 || new == CS_TCP_LAST_ACK ||
+		   (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)) {
+		uint64_t until = cw_ns && cw_ns < e->ts_ns ? cw_ns : e->ts_ns;
+
+		reuse_conn_done(a, p, c, reuse_us32_before(e->ts_ns, e->io.last_us), until);
+		c->queued = 0;	/* closed in the queue: never concurrent */
+	} else if (new == CS_TCP_CLOSE_WAIT) {
 		reuse_conn_release(a, p, c);
+	}
 	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)
 		reuse_conn_end(a, p, c, e->ts_ns, &e->io);
 	if (new == CS_TCP_CLOSE) {
@@ -578,6 +604,12 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.newstate = CS_TCP_ESTABLISHED;
 		apply_state(a, p, &x, c);
 	}
+	/* Concurrent up to its last byte sent or read, or its first FIN
+	 * either way if that came first (reuse_conn_done). */
+	if (e->newstate == CS_TCP_CLOSE && c->reuse_open)
+		reuse_conn_done(a, p, c, reuse_us32_before(e->ts_ns, e->io.last_us),
+				(e->sum & (CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE)) && e->fin_ns ?
+				e->fin_ns : e->ts_ns);
 	if (c->state == CS_TCP_ESTABLISHED && e->newstate == CS_TCP_CLOSE &&
 	    (e->sum & (CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE))) {
 		x.ts_ns = e->fin_ns;

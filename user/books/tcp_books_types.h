@@ -279,6 +279,13 @@ struct conn {
 	uint8_t syn_seen : 1;	/* CLOSE->SYN_SENT seen: since_ns is the handshake's start */
 	uint8_t queued : 1;	/* a listener's child not yet returned by accept(): counted
 				 * at its endpoint, not yet concurrent (reuse.c) */
+	uint8_t cw_seen : 1;	/* per-transition: the peer's FIN came (CLOSE_WAIT) while
+				 * it counted concurrent, at the time agg.orphans holds
+				 * for it until it is orphaned (its process has not
+				 * closed it yet); released at that close, at its last
+				 * byte if that came first (reuse_conn_done) */
+	uint32_t open_us;	/* reuse_open: concurrent since since_ns + this (µs;
+				 * in the padding before since_ns: reuse.c) */
 	uint64_t since_ns;
 	uint64_t cookie;	/* the socket's cookie (socket-storage records), 0 unknown */
 	/* When it was first seen orphaned is not here but in agg.orphans:
