@@ -273,4 +273,127 @@ TEST(server_time_wait_fixed_by_the_client_that_asks_to_close)
 	ASSERT_TRUE(strstr(fix, "server (nginx): keepalive_timeout") > strstr(fix, "ab -k"), fix);
 }
 
+/* Every software #26 lists, each side it can be on and each protocol its
+ * libraries speak: its fix names the setting to change and that setting's
+ * default, in its own words, and no other protocol's. A kind left without
+ * its words, or a protocol falling through to another's text (Node.js to
+ * MySQL got http.Agent), fails here. */
+struct vocab_case {
+	bool server;
+	enum sw_kind kind;
+	enum sw_proto proto;
+	const char *want[4];	/* each must be in the fix, with its default */
+	const char *not;	/* another protocol's word, NULL for none */
+};
+
+TEST(every_listed_software_names_its_setting_and_default)
+{
+	static const struct vocab_case cases[] = {
+		{ false, SW_GO, SW_PROTO_HTTP, { "MaxIdleConnsPerHost = 8 (default 2)" }, "db." },
+		{ false, SW_GO, SW_PROTO_POSTGRES, { "db.SetMaxIdleConns(8) (default 2)",
+						     "pgxpool.Config.MaxConns >= 8 (default" },
+		  "net/http" },
+		{ false, SW_GO, SW_PROTO_MYSQL, { "db.SetMaxIdleConns(8) (default 2)" }, "net/http" },
+		{ false, SW_GO, SW_PROTO_REDIS, { "PoolSize >= 8 (default 10" }, "net/http" },
+		{ false, SW_JAVA, SW_PROTO_HTTP, { "http.keepAlive=true (the default",
+						   "-Dhttp.maxConnections=8 (default 5",
+						   "setDefaultMaxPerRoute(8) (default 2",
+						   "ConnectionPool(8, 5, MINUTES) (default 5" }, "HikariCP" },
+		{ false, SW_JAVA, SW_PROTO_HTTP, { "Netty", "jdk.httpclient.keepalive.timeout, default" },
+		  "JDBC" },
+		{ false, SW_JAVA, SW_PROTO_POSTGRES, { "HikariCP, maximumPoolSize >= 8 (default 10)" },
+		  "OkHttp" },
+		{ false, SW_JAVA, SW_PROTO_MYSQL, { "HikariCP, maximumPoolSize >= 8 (default 10)" },
+		  "OkHttp" },
+		{ false, SW_JAVA, SW_PROTO_REDIS, { "JedisPool with maxTotal and maxIdle >= 8 (defaults 8" },
+		  "OkHttp" },
+		{ false, SW_PYTHON, SW_PROTO_HTTP, { "HTTPAdapter(pool_maxsize=8) (default 10)",
+						     "PoolManager(maxsize=8) (default 1)",
+						     "TCPConnector(limit_per_host=8" }, "SQLAlchemy" },
+		{ false, SW_PYTHON, SW_PROTO_POSTGRES, { "ConnectionPool(min_size=8) (default 4)" },
+		  "requests.Session" },
+		{ false, SW_PYTHON, SW_PROTO_MYSQL, { "pool_size >= 8 (default 5)" }, "requests.Session" },
+		{ false, SW_PYTHON, SW_PROTO_REDIS, { "max_connections, default 2**31" }, "requests.Session" },
+		{ false, SW_NODE, SW_PROTO_HTTP, { "keepAlive: true, maxSockets: 8 })",
+						   "keepAlive default false" }, "pg.Pool" },
+		{ false, SW_NODE, SW_PROTO_POSTGRES, { "pg.Pool with max >= 8 (default 10)" },
+		  "http.Agent" },
+		{ false, SW_NODE, SW_PROTO_MYSQL, { "connectionLimit: 8 }) (default 10)" },
+		  "http.Agent" },
+		{ false, SW_NODE, SW_PROTO_REDIS, { "one connection a client, the default" },
+		  "http.Agent" },
+		{ false, SW_CURL, SW_PROTO_HTTP, { "CURLOPT_MAXCONNECTS, default 5",
+						   "CURLOPT_FORBID_REUSE must stay 0, the default" }, NULL },
+		{ false, SW_NGINX, SW_PROTO_HTTP, { "keepalive 8; (off by default)",
+						    "proxy_http_version 1.1; (default 1.0)" }, NULL },
+		{ false, SW_APACHE, SW_PROTO_HTTP, { "disablereuse=Off, the default" }, NULL },
+		{ false, SW_HAPROXY, SW_PROTO_HTTP, { "http-reuse safe (the default" }, NULL },
+		{ false, SW_ENVOY, SW_PROTO_HTTP, { "max_requests_per_connection unset (default",
+						    "idle_timeout", "(default 1 h)" }, NULL },
+		{ false, SW_PGBENCH, SW_PROTO_POSTGRES, { "without -C", "the default keeps one" },
+		  "HTTP" },
+		{ false, SW_LIBPQ, SW_PROTO_POSTGRES, { "PgBouncer", "pool_mode = transaction (default session)" },
+		  "HTTP" },
+		{ false, SW_MYSQL_CLIENT, SW_PROTO_MYSQL, { "--detach=0, the default" }, "HTTP" },
+		{ false, SW_REDIS_BENCHMARK, SW_PROTO_REDIS, { "-k 1 (the default" }, "HTTP" },
+		{ false, SW_REDIS_CLIENT, SW_PROTO_REDIS, { "-r N", "(default 1)" }, "HTTP" },
+		{ true, SW_NGINX, SW_PROTO_HTTP, { "keepalive_timeout (default 75s)",
+						   "keepalive_requests (default 1000)" }, NULL },
+		{ true, SW_APACHE, SW_PROTO_HTTP, { "KeepAlive On (default On)",
+						    "MaxKeepAliveRequests (default 100)",
+						    "KeepAliveTimeout (default 5 s)" }, NULL },
+		{ true, SW_HAPROXY, SW_PROTO_HTTP, { "option http-keep-alive (the default",
+						     "timeout http-keep-alive (default" }, NULL },
+		{ true, SW_ENVOY, SW_PROTO_HTTP, { "idle_timeout (default 1 h)" }, NULL },
+		{ true, SW_POSTGRES, SW_PROTO_POSTGRES, { "max_connections default 100",
+							  "pool_mode = transaction (default session)",
+							  "default_pool_size (default 20)" }, "HTTP" },
+		{ true, SW_MYSQL, SW_PROTO_MYSQL, { "wait_timeout (default 28800 s)",
+						    "thread_cache_size (default" }, "HTTP" },
+		{ true, SW_REDIS, SW_PROTO_REDIS, { "timeout 0, the default", "maxclients (default 10000)" },
+		  "HTTP" },
+		{ true, SW_GO, SW_PROTO_HTTP, { "IdleTimeout (default" }, NULL },
+		{ true, SW_JAVA, SW_PROTO_HTTP, { "maxKeepAliveRequests (default 100)" }, NULL },
+		{ true, SW_PYTHON, SW_PROTO_HTTP, { "--keep-alive (default 2 s" }, NULL },
+		{ true, SW_NODE, SW_PROTO_HTTP, { "keepAliveTimeout (default 5000 ms)" }, NULL },
+	};
+	char fix[1024], msg[1200];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct vocab_case *c = &cases[i];
+
+		if (c->server)
+			sw_server_fix(c->kind, c->proto, fix, sizeof(fix));
+		else
+			sw_client_fix(c->kind, c->proto, 8, fix, sizeof(fix));
+		for (size_t w = 0; w < 4 && c->want[w]; w++) {
+			snprintf(msg, sizeof(msg), "%s %s/%d: '%s' in: %s",
+				 c->server ? "server" : "client", sw_name(c->kind), c->proto,
+				 c->want[w], fix);
+			ASSERT_TRUE(strstr(fix, c->want[w]) != NULL, msg);
+		}
+		snprintf(msg, sizeof(msg), "%s %s/%d: names a default in: %s",
+			 c->server ? "server" : "client", sw_name(c->kind), c->proto, fix);
+		ASSERT_TRUE(strstr(fix, "default") != NULL, msg);
+		if (c->not) {
+			snprintf(msg, sizeof(msg), "%s %s/%d: no '%s' in: %s",
+				 c->server ? "server" : "client", sw_name(c->kind), c->proto,
+				 c->not, fix);
+			ASSERT_TRUE(strstr(fix, c->not) == NULL, msg);
+		}
+	}
+	/* And no kind is left out of the table's reach: every client kind
+	 * but the load generators says something with a default for every
+	 * protocol it can speak. */
+	for (int k = SW_GO; k < SW_NKINDS; k++)
+		for (int pr = SW_PROTO_HTTP; pr <= SW_PROTO_REDIS; pr++) {
+			sw_client_fix(k, pr, 8, fix, sizeof(fix));
+			if (!fix[0])
+				continue;
+			snprintf(msg, sizeof(msg), "client %s/%d: names a default in: %s",
+				 sw_name(k), pr, fix);
+			ASSERT_TRUE(strstr(fix, "default") != NULL || k == SW_WRK, msg);
+		}
+}
+
 UNIT_MAIN()

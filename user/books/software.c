@@ -224,8 +224,9 @@ static const char *runtime_client(enum sw_kind k, enum sw_proto proto)
 			return "a pool: SQLAlchemy pool_size >= %1$u (default 5) or "
 			       "mysql.connector pooling pool_size (default 5)";
 		case SW_PROTO_REDIS:
-			return "redis-py: one redis.Redis (its ConnectionPool) shared by all "
-			       "requests, not one per request";
+			return "redis-py: one redis.Redis (its ConnectionPool, "
+			       "max_connections, default 2**31) shared by all requests, not one "
+			       "per request";
 		default:
 			return "requests: one requests.Session() for all calls (requests.get() "
 			       "opens a new connection each time), "
@@ -239,8 +240,13 @@ static const char *runtime_client(enum sw_kind k, enum sw_proto proto)
 		case SW_PROTO_POSTGRES:
 			return "node-postgres: a pg.Pool with max >= %1$u (default 10) instead "
 			       "of a new pg.Client per query";
+		case SW_PROTO_MYSQL:
+			return "mysql2: mysql.createPool({ connectionLimit: %1$u }) (default "
+			       "10) instead of a createConnection per query";
 		case SW_PROTO_REDIS:
-			return "one Redis client (ioredis / node-redis) shared by all requests";
+			return "ioredis / node-redis: one client made at start-up and shared by "
+			       "all requests (one connection a client, the default; a client "
+			       "per request opens one each time)";
 		default:
 			return "http.Agent({ keepAlive: true, maxSockets: %1$u }) (keepAlive "
 			       "default false before Node.js 19, true in the global agent since) "
@@ -285,19 +291,24 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		break;
 	case SW_LIBPQ:
 		t = "libpq keeps no pool: hold the connection open across queries, or "
-		    "connect through PgBouncer";
+		    "connect through PgBouncer with pool_mode = transaction (default "
+		    "session) and default_pool_size (default 20)";
 		break;
 	case SW_MYSQL_CLIENT:
-		t = "keep the connection open across queries (a client pool, or ProxySQL "
-		    "in front of the server)";
+		t = "libmysqlclient keeps no pool: keep the connection open across "
+		    "queries (mysqlslap: --detach=0, the default, keeps it; --detach=N "
+		    "reconnects every N statements), a client pool, or ProxySQL in front "
+		    "of the server";
 		break;
 	case SW_REDIS_BENCHMARK:
 		t = "redis-benchmark -k 1 (the default; -k 0 reconnects for every "
 		    "request)";
 		break;
 	case SW_REDIS_CLIENT:
-		t = "one connection reused for many commands (a client library's pool, "
-		    "or pipelining), not redis-cli per command";
+		t = "one connection for many commands, not one each: redis-cli -r N "
+		    "repeats a command on one connection (default 1) and --pipe sends "
+		    "many; hiredis: keep one redisContext open; or a client library's "
+		    "pool, or pipelining";
 		break;
 	case SW_NGINX:
 		t = "upstream keepalive %1$u; (off by default) with "
