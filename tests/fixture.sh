@@ -226,3 +226,53 @@ CONF
 _nginx_listens() {
 	"${NGX_WRAP[@]}" ss -Htln "sport = :$1" | grep -q .
 }
+
+# ---- Caddy: an HTTP/3 gateway on quic-go ----
+
+# caddy_start DIR PORT: Debian's Caddy on 127.0.0.1:PORT (TCP for h1/h2,
+# UDP for h3, the same number), `tls internal` for the site "localhost"
+# (gtlsclient names 127.0.0.1 so in its SNI), admin off, its state in
+# DIR/home, answering "hello". CADDY_WRAP: a prefix such as (ip netns exec
+# NS). Returns once both ports are bound and an HTTP/3 client got through
+# (Caddy issues its certificate at start); sets CADDY_PID (the owner of
+# the UDP socket, as the kernel says). On failure: a "setup/..." failure
+# and status 1.
+CADDY_WRAP=()
+caddy_start() {
+	local dir=$1 port=$2
+	command -v caddy >/dev/null || { fail tools/caddy "caddy missing (apt-get install caddy)"; return 1; }
+	CADDY_PORT=$port
+	mkdir -p "$dir/home" || return 1
+	cat >"$dir/Caddyfile" <<CADDY
+{
+	admin off
+	skip_install_trust
+	auto_https disable_redirects
+	servers {
+		protocols h1 h2 h3
+	}
+}
+https://localhost:$port {
+	bind 127.0.0.1
+	tls internal
+	respond "hello"
+}
+CADDY
+	spawn_bg "${CADDY_WRAP[@]}" env HOME="$dir/home" XDG_DATA_HOME="$dir/home/data" \
+		XDG_CONFIG_HOME="$dir/home/config" caddy run --config "$dir/Caddyfile" --adapter caddyfile \
+		>"$dir/caddy.log" 2>&1
+	if ! wait_for "[[ -n \$(${CADDY_WRAP[*]} ss -Hlun 'sport = :$port') && -n \$(${CADDY_WRAP[*]} ss -Hltn 'sport = :$port') ]]" 30; then
+		fail setup/caddy "caddy did not bind $port: $(tail -3 "$dir/caddy.log")"
+		return 1
+	fi
+	CADDY_PID=$("${CADDY_WRAP[@]}" ss -Hlunp "sport = :$port" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	wait_for caddy_fetch 30 || { fail setup/first_fetch "no HTTP/3 answer: $(tail -3 "$dir/caddy.log")"; return 1; }
+}
+
+# caddy_fetch [GTLSCLIENT_ARGS...]: one HTTP/3 client of caddy_start's
+# Caddy; 0 when its handshake completed and it got a 200.
+caddy_fetch() {
+	"${CADDY_WRAP[@]}" gtlsclient "$@" --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 \
+		"$CADDY_PORT" "https://127.0.0.1:$CADDY_PORT/" </dev/null 2>&1 >/dev/null |
+		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
+}

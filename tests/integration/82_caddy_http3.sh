@@ -14,7 +14,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 quic_tools
-command -v caddy >/dev/null || { fail tools/caddy "caddy missing (apt-get install caddy)"; exit 1; }
 TMP=$(lib_tmpdir)
 CLIENTS=20
 TCP_CONNS=5
@@ -24,41 +23,10 @@ for ((i = 0; i < 200; i++)); do
 	PORT=$(udp_free_port) || break
 	[[ -z $(ss -Hltn "sport = :$PORT") ]] && break
 done
-mkdir -p "$TMP/home"
-cat >"$TMP/Caddyfile" <<CADDY
-{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-	servers {
-		protocols h1 h2 h3
-	}
-}
-https://localhost:$PORT {
-	bind 127.0.0.1
-	tls internal
-	respond "hello"
-}
-CADDY
-# gtlsclient names 127.0.0.1 "localhost" in its SNI: the site's name.
-spawn_bg env HOME="$TMP/home" XDG_DATA_HOME="$TMP/home/data" XDG_CONFIG_HOME="$TMP/home/config" \
-	caddy run --config "$TMP/Caddyfile" --adapter caddyfile >"$TMP/caddy.log" 2>&1
-CADDY_PID=$BG_PID
-if ! wait_for "[[ -n \$(ss -Hlun 'sport = :$PORT') && -n \$(ss -Hltn 'sport = :$PORT') ]]" 30; then
-	fail setup/caddy "caddy did not bind $PORT: $(tail -3 "$TMP/caddy.log")"
-	exit 1
-fi
-
-# One client (gtlsclient's options in "$@"): 0 when its handshake
-# completed and it got a 200.
-fetch() {
-	gtlsclient "$@" --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 "$PORT" \
-		"https://127.0.0.1:$PORT/" </dev/null 2>&1 >/dev/null |
-		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
-}
-# Caddy issues its certificate at start: ready when a client gets through
-# (UDP only, before the agent starts, so the TCP books stay empty).
-wait_for fetch 30 || { fail setup/first_fetch "no HTTP/3 answer: $(tail -3 "$TMP/caddy.log")"; exit 1; }
+# Ready once an HTTP/3 client got through (UDP only, before the agent
+# starts, so the TCP books stay empty).
+caddy_start "$TMP" "$PORT" || exit 1
+fetch() { caddy_fetch "$@"; }
 
 # summary: the stack compiled into /usr/bin/caddy.
 "$CONNSCOPE" summary -p "$CADDY_PID" -j >"$TMP/s.json" 2>"$TMP/s.err" || fail summary/run "$(cat "$TMP/s.err")"

@@ -15,7 +15,6 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 quic_tools
-command -v caddy >/dev/null || { fail tools/caddy "caddy missing (apt-get install caddy)"; exit 1; }
 TMP=$(lib_tmpdir)
 CLIENTS=6
 PORT=8443
@@ -24,39 +23,10 @@ CPORT=45000
 fx_netns quicreuse
 inns sysctl -qw net.ipv4.ip_local_port_range="$CPORT $CPORT" ||
 	{ fail setup/port_range "cannot narrow the namespace's ephemeral ports"; exit 1; }
-mkdir -p "$TMP/home"
-cat >"$TMP/Caddyfile" <<CADDY
-{
-	admin off
-	skip_install_trust
-	auto_https disable_redirects
-	servers {
-		protocols h1 h2 h3
-	}
-}
-https://localhost:$PORT {
-	bind 127.0.0.1
-	tls internal
-	respond "hello"
-}
-CADDY
-spawn_bg ip netns exec "$NS" env HOME="$TMP/home" XDG_DATA_HOME="$TMP/home/data" \
-	XDG_CONFIG_HOME="$TMP/home/config" caddy run --config "$TMP/Caddyfile" --adapter caddyfile \
-	>"$TMP/caddy.log" 2>&1
-if ! wait_for "[[ -n \$(inns ss -Hlun 'sport = :$PORT') ]]" 30; then
-	fail setup/caddy "caddy did not bind $PORT: $(tail -3 "$TMP/caddy.log")"
-	exit 1
-fi
-CADDY_PID=$(inns ss -Hlunp "sport = :$PORT" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
-# One client from the namespace's one ephemeral port: 0 when its
-# handshake completed and it got a 200.
-fetch() {
-	inns gtlsclient --exit-on-all-streams-close --handshake-timeout=5s 127.0.0.1 "$PORT" \
-		"https://127.0.0.1:$PORT/" </dev/null 2>&1 >/dev/null |
-		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
-}
-# Caddy issues its certificate at start: ready when a client gets through.
-wait_for fetch 30 || { fail setup/first_fetch "no HTTP/3 answer: $(tail -3 "$TMP/caddy.log")"; exit 1; }
+CADDY_WRAP=(ip netns exec "$NS")
+caddy_start "$TMP" "$PORT" || exit 1
+# One client, from the namespace's one ephemeral port.
+fetch() { caddy_fetch; }
 
 # The agent in the namespace (its UDP sockets are seeded from there); ip
 # netns exec mounts a sysfs of its own, without the cgroup v2 hierarchy
