@@ -54,15 +54,28 @@ check() {
 	assert_eq "${bad# }" "" "$name/whole_intervals_apart"
 }
 
-"$CONNSCOPE" attach -p "$P" 1 3 >"$TMP/a.out" 2>"$TMP/a.err"
+# These four runs are agents of their own on the same idle target, each
+# labelling from its own schedule: run side by side (the late ticks below
+# one at a time, as they stop and time their agent).
+"$CONNSCOPE" attach -p "$P" 1 3 >"$TMP/a.out" 2>"$TMP/a.err" &
+A=$!
+"$CONNSCOPE" attach -p "$P" 0.5 4 >"$TMP/h.out" 2>"$TMP/h.err" &
+H=$!
+"$CONNSCOPE" fdleak -p "$P" 1 3 >"$TMP/f.out" 2>"$TMP/f.err" &
+F=$!
+# -j: no live rows, the duration is interval x count.
+"$CONNSCOPE" attach -p "$P" 0.5 2 -j >"$TMP/j.out" 2>"$TMP/j.err" &
+JP=$!
+wait "$A"
 assert_eq "$?" 0 attach/exit_status
 check attach "$TMP/a.out" 3 10
-"$CONNSCOPE" attach -p "$P" 0.5 4 >"$TMP/h.out" 2>"$TMP/h.err"
+wait "$H"
 assert_eq "$?" 0 attach_half/exit_status
 check attach_half "$TMP/h.out" 4 5 2
-"$CONNSCOPE" fdleak -p "$P" 1 3 >"$TMP/f.out" 2>"$TMP/f.err"
+wait "$F"
 assert_eq "$?" 0 fdleak/exit_status
 check fdleak "$TMP/f.out" 3 10
+wait "$JP"
 # The report says the window the count made.
 assert_eq "$(grep -c '^connscope fdleak: 3\.[0-9] s (duration), interval 1 s' "$TMP/f.out")" 1 fdleak/window
 # A tick that runs late by more than half an interval (the agent held off
@@ -89,7 +102,9 @@ late() {
 	"$@" -p "$P" 2.5 3 >"$out" 2>"$TMP/late_$name.err" &
 	pid=$!
 	LATE_PID=$pid
-	wait_for "grep -Eq '^[0-9]{2}:[0-9]{2}\.[0-9] +$P ' '$out'" 20 ||
+	# A bound, not a wait: start-up plus one interval, on a machine
+	# loaded enough to make the agent's start take many seconds.
+	wait_for "grep -Eq '^[0-9]{2}:[0-9]{2}\.[0-9] +$P ' '$out'" 60 ||
 		{ fail "$name/first_row" "no row: $(cat "$TMP/late_$name.err")"; late_reap; return; }
 	first=$(grep -Eo "^[0-9]{2}:[0-9]{2}\.[0-9]" "$out" | head -n 1)
 	# Tenths of a second within the hour: when the second tick is due, now.
@@ -116,7 +131,5 @@ late() {
 }
 late fdleak_late_tick "$CONNSCOPE" fdleak
 late attach_late_tick "$CONNSCOPE" attach
-# -j: no live rows, the duration is interval x count.
-"$CONNSCOPE" attach -p "$P" 0.5 2 -j >"$TMP/j.out" 2>"$TMP/j.err"
 assert_eq "$(jqn '.run.duration_s' "$TMP/j.out")" 1 attach_json/duration
 fx_stop t
