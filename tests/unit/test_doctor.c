@@ -119,6 +119,14 @@ static void tw_exhaust_reuse_not_here(struct dr_facts *f, struct dr_proc *p,
 	tw_exhaust_reused(f, p, e);
 	strcpy(e->label, "10.0.0.5:8080");	/* tcp_tw_reuse = 2: loopback only */
 }
+/* A dual-stack socket (Java's) to 127.0.0.1: the kernel's tcp_tw_reuse = 2
+ * takes v4-mapped loopback as loopback (tcp_twsk_unique). */
+static void tw_exhaust_reused_v4mapped(struct dr_facts *f, struct dr_proc *p,
+				       struct dr_endpoint *e)
+{
+	tw_exhaust_reused(f, p, e);
+	strcpy(e->label, "[::ffff:127.0.0.1]:8080");
+}
 static void tw_narrow_range(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	tw_client(f, p, e);
@@ -279,6 +287,8 @@ static const struct rcase cases[] = {
 	  "critical", "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
 	{ "tw_reuse_off", tw_exhaust_reuse_off, "port_exhaustion", "critical",
 	  "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
+	{ "tw_reused_v4mapped_loopback", tw_exhaust_reused_v4mapped, "port_exhaustion", "warning",
+	  "time_wait_reused", 25000 },
 	{ "tw_reuse_2_not_on_loopback", tw_exhaust_reuse_not_here, "port_exhaustion", "critical",
 	  "seconds_to_exhaustion", (28232 - 1500) / 500.0 },
 	{ "tw_narrow_range", tw_narrow_range, "port_exhaustion", "critical", "ephemeral_ports",

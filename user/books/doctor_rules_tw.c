@@ -65,10 +65,13 @@ static void tw_overflow(const struct dr_facts *f, const struct dr_proc *p,
 		dr_ev(x, "tcp_max_tw_buckets", f->lim.max_tw_buckets, "sockets", DR_SRC_SYSCTL);
 }
 
-/* Connects towards a loopback address: where tcp_tw_reuse = 2 applies. */
+/* Connects towards a loopback address: where tcp_tw_reuse = 2 applies
+ * (the kernel's tcp_twsk_unique takes a v4-mapped 127/8 as loopback too:
+ * a dual-stack socket's, Java's, to 127.0.0.1). */
 static bool label_loopback(const char *label)
 {
-	return !strncmp(label, "127.", 4) || !strncmp(label, "[::1]", 5);
+	return !strncmp(label, "127.", 4) || !strncmp(label, "[::1]", 5) ||
+	       !strncmp(label, "[::ffff:127.", 12);
 }
 
 /* A client's TIME_WAIT, one process at a time: its own ephemeral ports
