@@ -133,10 +133,11 @@ kv() {
 	grep -o "\b$2=[^ ]*" "$1" | head -n 1 | cut -d= -f2
 }
 
-# stop_proc PID: SIGINT (a tracer's clean exit), then TERM, then KILL.
+# stop_proc PID [SECONDS]: SIGINT (a tracer's clean exit), then TERM after
+# SECONDS (default 5), then KILL.
 stop_proc() {
 	kill -INT "$1" 2>/dev/null
-	wait_for "! kill -0 $1 2>/dev/null" 5 || kill -TERM "$1" 2>/dev/null
+	wait_for "! kill -0 $1 2>/dev/null" "${2:-5}" || kill -TERM "$1" 2>/dev/null
 	wait_for "! kill -0 $1 2>/dev/null" 5 || kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	bg_forget "$1"

@@ -482,7 +482,9 @@ mem_run() {
 	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$ap/status)
 	hwm=$(awk '/^VmHWM:/ { print $2 }' /proc/$ap/status)
 	mm=$(bpf_map_memory "$ap")
-	stop_proc "$ap"
+	# Its report (events, losses) is written at exit: with 100k sockets
+	# that took 7-9 s at load 15, and a TERM at 5 s left no JSON.
+	stop_proc "$ap" 60
 	lg_end
 	ns_del "$NS"
 	echo "$rss $hwm $mm $(jq -r '"\(.agent.events) \(.agent.events_lost) \(.agent.owner_map_full)"' "$WORK/mem.json" 2>/dev/null)"
