@@ -35,4 +35,21 @@ static inline int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* The text after data-k="key"> up to the next tag, in row. */
+static inline const char *td(const char *row, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "data-k=\"%s\">", key);
+	p = strstr(row, pat);
+	ASSERT_TRUE(p != NULL, key);
+	p += strlen(pat);
+	while (p[n] && p[n] != '<' && n + 1 < len)
+		n++;
+	snprintf(buf, len, "%.*s", (int)n, p);
+	return buf;
+}
+
 #endif

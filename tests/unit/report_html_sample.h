@@ -111,21 +111,6 @@ static inline void assert_self_contained(const char *out)
 }
 
 
-static inline const char *td(const char *row, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "data-k=\"%s\">", key);
-	p = strstr(row, pat);
-	ASSERT_TRUE(p != NULL, key);
-	p += strlen(pat);
-	while (p[n] && p[n] != '<' && n + 1 < len)
-		n++;
-	snprintf(buf, len, "%.*s", (int)n, p);
-	return buf;
-}
 
 
 #endif

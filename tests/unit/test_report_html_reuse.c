@@ -109,23 +109,6 @@ static struct proc_books *churner(struct agg *a)
 
 /* ---- reading the page ---------------------------------------------------------- */
 
-/* The text after data-k="key"> up to the next tag, in s. */
-static const char *dk(const char *s, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "data-k=\"%s\">", key);
-	p = strstr(s, pat);
-	ASSERT_TRUE(p != NULL, key);
-	p += strlen(pat);
-	while (p[n] && p[n] != '<' && n + 1 < len)
-		n++;
-	snprintf(buf, len, "%.*s", (int)n, p);
-	return buf;
-}
-
 /* The part of out from the first match of start up to the next end,
  * terminated there; the caller puts back *ret_end. */
 static char *cut(char *out, const char *start, const char *end, char **ret_end)
@@ -212,7 +195,7 @@ TEST(finding_box_at_the_top)
 	ASSERT_TRUE(strstr(box, "data-kind=\"churn\" data-pid=\"100\" "
 				"data-endpoint=\"127.0.0.1:8080\"") != NULL, "box_data");
 	/* The JSON's text, escaped once. */
-	ASSERT_STREQ(dk(box, "text", b, sizeof(b)), "pool to 127.0.0.1:8080 churns: 10 "
+	ASSERT_STREQ(td(box, "text", b, sizeof(b)), "pool to 127.0.0.1:8080 churns: 10 "
 		     "connections for 18 requests at concurrency 1; a pool that keeps &gt;= 1 "
 		     "idle connections would open 1", "box_text");
 	ASSERT_TRUE(strstr(box, "<a href=\"#reuse-100\">PID 100 (client)</a>") != NULL,
@@ -234,20 +217,20 @@ TEST(process_figures)
 	out = render(&a, &base_run);
 	part = cut(out, "<div class=\"reusepart\" id=\"reuse-100\">", "<h3>Reuse by endpoint",
 		   &end);
-	ASSERT_STREQ(dk(part, "connections", b, sizeof(b)), "10", "connections");
+	ASSERT_STREQ(td(part, "connections", b, sizeof(b)), "10", "connections");
 	ASSERT_TRUE(strstr(part, "opened 10 &middot; accepted 0") != NULL, "opened_accepted");
-	ASSERT_STREQ(dk(part, "requests", b, sizeof(b)), "18", "requests");
-	ASSERT_STREQ(dk(part, "requests_per_conn", b, sizeof(b)), "1.8", "per_conn");
+	ASSERT_STREQ(td(part, "requests", b, sizeof(b)), "18", "requests");
+	ASSERT_STREQ(td(part, "requests_per_conn", b, sizeof(b)), "1.8", "per_conn");
 	/* 1 - 10/18, shown as the text report rounds it, data-v as the JSON. */
-	ASSERT_STREQ(dk(part, "reuse_ratio", b, sizeof(b)), "44%", "reuse_ratio");
+	ASSERT_STREQ(td(part, "reuse_ratio", b, sizeof(b)), "44%", "reuse_ratio");
 	ASSERT_TRUE(strstr(part, "data-v=\"0.444444\" data-k=\"reuse_ratio\"") != NULL,
 		    "reuse_ratio_json");
 	/* 100 us: log2 bucket 64-127; 1.5 ms: 1024-2047. */
-	ASSERT_STREQ(dk(part, "handshake_us_p50", b, sizeof(b)), "127", "handshake_p50");
-	ASSERT_STREQ(dk(part, "handshake_us_p99", b, sizeof(b)), "2047", "handshake_p99");
+	ASSERT_STREQ(td(part, "handshake_us_p50", b, sizeof(b)), "127", "handshake_p50");
+	ASSERT_STREQ(td(part, "handshake_us_p99", b, sizeof(b)), "2047", "handshake_p99");
 	/* 3 ms: bucket 2-3; 20 ms: 16-31. */
-	ASSERT_STREQ(dk(part, "lifetime_ms_p50", b, sizeof(b)), "3", "lifetime_p50");
-	ASSERT_STREQ(dk(part, "lifetime_ms_p99", b, sizeof(b)), "31", "lifetime_p99");
+	ASSERT_STREQ(td(part, "lifetime_ms_p50", b, sizeof(b)), "3", "lifetime_p50");
+	ASSERT_STREQ(td(part, "lifetime_ms_p99", b, sizeof(b)), "31", "lifetime_p99");
 	/* The process churns: its figures are marked. */
 	ASSERT_EQ(count(part, "<div class=\"kpi bad\">"), 2, "marked");
 	*end = '<';
@@ -267,16 +250,16 @@ TEST(endpoint_row_from_events)
 	row = row_of(tab, "127.0.0.1:8080", &rend);
 	ASSERT_TRUE(!strncmp(row, "<tr class=\"churn\">", 18), "row_marked");
 	ASSERT_TRUE(strstr(row, "<span class=\"badge churn\">churn</span>") != NULL, "badge");
-	ASSERT_STREQ(dk(row, "opened", b, sizeof(b)), "10", "opened");
-	ASSERT_STREQ(dk(row, "accepted", b, sizeof(b)), "0", "accepted");
-	ASSERT_STREQ(dk(row, "closed", b, sizeof(b)), "9", "closed");
-	ASSERT_STREQ(dk(row, "requests", b, sizeof(b)), "18", "requests");
-	ASSERT_STREQ(dk(row, "requests_per_conn", b, sizeof(b)), "1.8", "per_conn");
-	ASSERT_STREQ(dk(row, "reuse_ratio", b, sizeof(b)), "44%", "reuse");
-	ASSERT_STREQ(dk(row, "peak_concurrent", b, sizeof(b)), "1", "peak");
-	ASSERT_STREQ(dk(row, "mean_concurrent", b, sizeof(b)), "0.5", "mean");
-	ASSERT_STREQ(dk(row, "lifetime_ms_p50", b, sizeof(b)), "3", "lifetime_p50");
-	ASSERT_STREQ(dk(row, "lifetime_ms_p99", b, sizeof(b)), "31", "lifetime_p99");
+	ASSERT_STREQ(td(row, "opened", b, sizeof(b)), "10", "opened");
+	ASSERT_STREQ(td(row, "accepted", b, sizeof(b)), "0", "accepted");
+	ASSERT_STREQ(td(row, "closed", b, sizeof(b)), "9", "closed");
+	ASSERT_STREQ(td(row, "requests", b, sizeof(b)), "18", "requests");
+	ASSERT_STREQ(td(row, "requests_per_conn", b, sizeof(b)), "1.8", "per_conn");
+	ASSERT_STREQ(td(row, "reuse_ratio", b, sizeof(b)), "44%", "reuse");
+	ASSERT_STREQ(td(row, "peak_concurrent", b, sizeof(b)), "1", "peak");
+	ASSERT_STREQ(td(row, "mean_concurrent", b, sizeof(b)), "0.5", "mean");
+	ASSERT_STREQ(td(row, "lifetime_ms_p50", b, sizeof(b)), "3", "lifetime_p50");
+	ASSERT_STREQ(td(row, "lifetime_ms_p99", b, sizeof(b)), "31", "lifetime_p99");
 	*rend = '\n';
 	*tend = '<';
 	free(out);
@@ -381,10 +364,10 @@ TEST(top_endpoints_and_other)
 	/* Most connections first. */
 	ASSERT_TRUE(strstr(tab, ">10.0.0.1:443<") < strstr(tab, ">10.0.0.3:443<"), "order");
 	row = row_of(tab, "10.0.0.1:443", &rend);
-	ASSERT_STREQ(dk(row, "requests_per_conn", b, sizeof(b)), "25.0", "per_conn");
-	ASSERT_STREQ(dk(row, "reuse_ratio", b, sizeof(b)), "96%", "reuse");
-	ASSERT_STREQ(dk(row, "mean_concurrent", b, sizeof(b)), "2.0", "mean");
-	ASSERT_STREQ(dk(row, "lifetime_ms_p99", b, sizeof(b)), "63", "lifetime");
+	ASSERT_STREQ(td(row, "requests_per_conn", b, sizeof(b)), "25.0", "per_conn");
+	ASSERT_STREQ(td(row, "reuse_ratio", b, sizeof(b)), "96%", "reuse");
+	ASSERT_STREQ(td(row, "mean_concurrent", b, sizeof(b)), "2.0", "mean");
+	ASSERT_STREQ(td(row, "lifetime_ms_p99", b, sizeof(b)), "63", "lifetime");
 	ASSERT_TRUE(strncmp(row, "<tr class=\"churn\">", 18), "no_churn_here");
 	*rend = '\n';
 	/* 10.0.0.3 opens 20 at peak 2 for 21 requests: a churn finding. */
@@ -394,13 +377,13 @@ TEST(top_endpoints_and_other)
 	/* other: listen *:9090, 10.0.0.2, 10.0.0.4 summed as the JSON sums them. */
 	row = row_of(tab, "other (3 endpoints)", &rend);
 	ASSERT_TRUE(strstr(row, "<td class=\"l\">") != NULL, "other_not_mono");
-	ASSERT_STREQ(dk(row, "opened", b, sizeof(b)), "5", "other_opened");
-	ASSERT_STREQ(dk(row, "accepted", b, sizeof(b)), "5", "other_accepted");
-	ASSERT_STREQ(dk(row, "closed", b, sizeof(b)), "5", "other_closed");
-	ASSERT_STREQ(dk(row, "requests", b, sizeof(b)), "61", "other_requests");
-	ASSERT_STREQ(dk(row, "peak_concurrent", b, sizeof(b)), "7", "other_peak_sum");
-	ASSERT_STREQ(dk(row, "mean_concurrent", b, sizeof(b)), "1.0", "other_mean_sum");
-	ASSERT_STREQ(dk(row, "lifetime_ms_p50", b, sizeof(b)), "63", "other_lifetime");
+	ASSERT_STREQ(td(row, "opened", b, sizeof(b)), "5", "other_opened");
+	ASSERT_STREQ(td(row, "accepted", b, sizeof(b)), "5", "other_accepted");
+	ASSERT_STREQ(td(row, "closed", b, sizeof(b)), "5", "other_closed");
+	ASSERT_STREQ(td(row, "requests", b, sizeof(b)), "61", "other_requests");
+	ASSERT_STREQ(td(row, "peak_concurrent", b, sizeof(b)), "7", "other_peak_sum");
+	ASSERT_STREQ(td(row, "mean_concurrent", b, sizeof(b)), "1.0", "other_mean_sum");
+	ASSERT_STREQ(td(row, "lifetime_ms_p50", b, sizeof(b)), "63", "other_lifetime");
 	*rend = '\n';
 	*tend = '<';
 	free(out);
@@ -411,7 +394,7 @@ TEST(top_endpoints_and_other)
 	out = render(&a, &run);
 	tab = cut(out, "<table class=\"ep reuse\" id=\"reuse-ep-7\">", "</table>", &tend);
 	row = row_of(tab, "listen *:9090", &rend);
-	ASSERT_STREQ(dk(row, "requests_per_conn", b, sizeof(b)), "10.0", "listen_per_conn");
+	ASSERT_STREQ(td(row, "requests_per_conn", b, sizeof(b)), "10.0", "listen_per_conn");
 	ASSERT_TRUE(!strstr(row, "lifetime_ms_p50"), "no_lifetime");
 	ASSERT_TRUE(strstr(row, "<td>&ndash;</td><td>&ndash;</td></tr>") != NULL, "dashes");
 	*rend = '\n';
@@ -471,9 +454,9 @@ TEST(no_finding_no_box)
 	ASSERT_TRUE(!strstr(out, "kpi bad"), "no_bad_tile");
 	ASSERT_TRUE(strstr(out, "<div class=\"k\">findings</div><div class=\"v good\">0</div>") !=
 		    NULL, "kpi_zero");
-	ASSERT_STREQ(dk(out, "requests", b, sizeof(b)), "50", "requests");
-	ASSERT_STREQ(dk(out, "reuse_ratio", b, sizeof(b)), "98%", "reuse");
-	ASSERT_STREQ(dk(out, "lifetime_ms_p50", b, sizeof(b)), "1023", "lifetime");
+	ASSERT_STREQ(td(out, "requests", b, sizeof(b)), "50", "requests");
+	ASSERT_STREQ(td(out, "reuse_ratio", b, sizeof(b)), "98%", "reuse");
+	ASSERT_STREQ(td(out, "lifetime_ms_p50", b, sizeof(b)), "1023", "lifetime");
 	free(out);
 	agg_free(&a);
 }

@@ -36,6 +36,20 @@ struct sd_conn {
 	uint32_t seq;
 };
 
+/* One dump request to the kernel, whole. 0 or -errno. */
+static int sd_send(struct sd_conn *c, const void *msg, size_t len)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	ssize_t n;
+
+	do {
+		n = sendto(c->fd, msg, len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 /* Both families at once (TCP only). The reply's messages carry this
  * type, with the same inet_diag_msg. */
 static int sd_send_req_both(struct sd_conn *c, uint32_t states)
@@ -44,8 +58,6 @@ static int sd_send_req_both(struct sd_conn *c, uint32_t states)
 		struct nlmsghdr nlh;
 		struct inet_diag_req req;
 	} msg;
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	ssize_t n;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.nlh.nlmsg_len = sizeof(msg);
@@ -53,15 +65,7 @@ static int sd_send_req_both(struct sd_conn *c, uint32_t states)
 	msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	msg.nlh.nlmsg_seq = ++c->seq;
 	msg.req.idiag_states = states;
-	do {
-		n = sendto(c->fd, &msg, sizeof(msg), 0,
-			   (struct sockaddr *)&kernel, sizeof(kernel));
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != sizeof(msg))
-		return -EIO;
-	return 0;
+	return sd_send(c, &msg, sizeof(msg));
 }
 
 static int sd_send_req(struct sd_conn *c, uint8_t family, uint8_t protocol, uint32_t states)
@@ -70,8 +74,6 @@ static int sd_send_req(struct sd_conn *c, uint8_t family, uint8_t protocol, uint
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 req;
 	} msg;
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	ssize_t n;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.nlh.nlmsg_len = sizeof(msg);
@@ -82,16 +84,7 @@ static int sd_send_req(struct sd_conn *c, uint8_t family, uint8_t protocol, uint
 	msg.req.sdiag_protocol = protocol;
 	msg.req.idiag_states = states;
 	/* idiag_ext = 0: no INET_DIAG_INFO & co, the fixed header is enough. */
-
-	do {
-		n = sendto(c->fd, &msg, sizeof(msg), 0,
-			   (struct sockaddr *)&kernel, sizeof(kernel));
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n != sizeof(msg))
-		return -EIO;
-	return 0;
+	return sd_send(c, &msg, sizeof(msg));
 }
 
 /* Read the next datagram into c->buf, growing it if the kernel ever sends
