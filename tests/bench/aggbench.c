@@ -186,12 +186,12 @@ static int cmd_record(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	fprintf(stderr, "aggbench: recording\n");
 	while (!stop) {
-		int err = evring_poll(t.rb, 100);
+		int err = ring_buffer__poll(t.rb, 100);
 
 		if (err < 0 && err != -EINTR)
 			break;
 	}
-	evring_consume(t.rb);
+	ring_buffer__consume(t.rb);
 	tracer_stats(&t, stats);
 	tracer_close(&t);
 	write_events(out, r.ev, r.n, 0);

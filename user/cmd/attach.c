@@ -625,7 +625,7 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	/* Everything the kernel wrote before we stopped, then the truth
 	 * (the last fd listing first: the dump tells its TCP states). */
-	evring_consume(tracer.rb);
+	ring_buffer__consume(tracer.rb);
 	/* A run shorter than its first interval (the clock now starts after
 	 * loading) had no tick to say who joined: said here. */
 	attach_say_joined(&agg, t0, NULL);

@@ -223,7 +223,7 @@ void attach_drain_rings(void *ctx)
 
 	for (int i = 0; i < 2; i++)
 		if (r->rb[i])
-			evring_consume(r->rb[i]);
+			ring_buffer__consume(r->rb[i]);
 }
 
 /* The storages' books after a round of passes (sk_books.h): made read
@@ -313,7 +313,7 @@ void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *s
 		attach_sk_books(a, t, before, nb, passed, np);
 		free(before);
 	}
-	evring_consume(t->rb);
+	ring_buffer__consume(t->rb);
 }
 
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,

@@ -19,7 +19,7 @@
 /* The rings a snapshot drains between its chunks: a dump of many sockets
  * or a long /proc scan never leaves them unread (ctx: struct snap_rings). */
 struct snap_rings {
-	struct evring *rb[2];
+	struct ring_buffer *rb[2];
 };
 void attach_drain_rings(void *ctx);
 

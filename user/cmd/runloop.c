@@ -16,14 +16,14 @@ static int poll_rings(struct run_loop *l, int timeout_ms)
 
 	for (int i = 0; i < RUN_MAX_RINGS; i++)
 		if (l->rb[i])
-			pfd[n++] = (struct pollfd){ .fd = evring_epoll_fd(l->rb[i]),
+			pfd[n++] = (struct pollfd){ .fd = ring_buffer__epoll_fd(l->rb[i]),
 						    .events = POLLIN };
 	if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 	for (int i = 0; i < RUN_MAX_RINGS; i++) {
 		if (!l->rb[i])
 			continue;
-		err = evring_consume(l->rb[i]);
+		err = ring_buffer__consume(l->rb[i]);
 		if (err < 0)
 			return err;
 	}

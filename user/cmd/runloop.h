@@ -8,14 +8,13 @@
 #include <signal.h>
 #include <stdint.h>
 #include <bpf/libbpf.h>
-#include "evring.h"
 
 #define RUN_MAX_RINGS 4
 
 struct run_loop {
 	/* Every ring manager of the run (the tracers', the fd session's):
 	 * polled together, each drained on every wakeup. NULLs are skipped. */
-	struct evring *rb[RUN_MAX_RINGS];
+	struct ring_buffer *rb[RUN_MAX_RINGS];
 	uint64_t t0_ns;			/* now_ns() at the start */
 	uint64_t tick_ns;		/* the interval */
 	double duration_s;		/* 0: until interrupted or the targets exit */

@@ -14,8 +14,8 @@
 #include "fdtrack.skel.h"
 #include "pidns.h"
 
-int fd_tracer_open(struct fd_tracer *t, struct evring **rb, evring_fn on_event,
-		   evring_fn on_snap, void *ctx, bool all, int targets_fd)
+int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
+		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd)
 {
 	struct bpf_program *prog;
 	int err, n = 0;
@@ -83,13 +83,13 @@ int fd_tracer_open(struct fd_tracer *t, struct evring **rb, evring_fn on_event,
 		goto fail;
 	}
 	if (*rb) {
-		err = evring_add(*rb, bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
+		err = ring_buffer__add(*rb, bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
 	} else {
-		*rb = evring_new(bpf_map__fd(t->skel->maps.fd_events), on_event, ctx);
+		*rb = ring_buffer__new(bpf_map__fd(t->skel->maps.fd_events), on_event, ctx, NULL);
 		err = *rb ? 0 : -errno;
 	}
 	if (!err)
-		err = evring_add(*rb, bpf_map__fd(t->skel->maps.fd_snaps), on_snap, ctx);
+		err = ring_buffer__add(*rb, bpf_map__fd(t->skel->maps.fd_snaps), on_snap, ctx);
 	if (err) {
 		fprintf(stderr, "connscope: cannot read the fd ring buffers: %s\n", strerror(-err));
 		goto fail;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* Loading and attaching the fdtrack BPF unit. Its ring buffers join the
- * caller's ring reader (evring), so one poll loop serves every unit. */
+ * caller's ring_buffer manager, so one poll loop serves every unit. */
 #ifndef CONNSCOPE_FDTRACER_H
 #define CONNSCOPE_FDTRACER_H
 
@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <bpf/libbpf.h>
-#include "evring.h"
 #include "fdtrack.h"
 
 struct fdtrack_bpf;
@@ -22,11 +21,11 @@ struct fd_tracer {
 	int nlinks;
 };
 
-/* *rb: the ring reader to join; created here when NULL (the
+/* *rb: the ring_buffer manager to join; created here when NULL (the
  * caller frees it). targets_fd: a target map to share (-1: its own).
  * Returns 0 or a negative errno after printing why. */
-int fd_tracer_open(struct fd_tracer *t, struct evring **rb, evring_fn on_event,
-		   evring_fn on_snap, void *ctx, bool all, int targets_fd);
+int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
+		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd);
 int fd_tracer_add_target(struct fd_tracer *t, pid_t pid);
 int fd_tracer_stats(struct fd_tracer *t, uint64_t out[FD_STAT_MAX]);
 /* The frame-pointer user stack stack_id: number of frames (0: none). */

@@ -69,7 +69,7 @@ static int list_into_books(struct fd_session *s, size_t i, bool final)
 	 * in the report, its states told already. */
 	err = fdinv_scan(p->pid, &inv, &io);
 	if (s->rb)
-		evring_consume(s->rb);
+		ring_buffer__consume(s->rb);
 	if (err) {
 		s->listed_ns[i] = 0;
 		return err;
@@ -430,7 +430,7 @@ void fd_session_close(struct fd_session *s)
 	s->listed_ns = NULL;
 	fdstates_free(&s->tcp);
 	hmap_free(&s->resolved);
-	evring_free(s->rb);
+	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	fd_tracer_close(&s->ft);
 	fd_books_free(&s->books);

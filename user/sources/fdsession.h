@@ -21,7 +21,7 @@ struct fd_session {
 	struct fd_tracer ft;
 	/* The fd rings alone: a listing drains them and nothing else, so it
 	 * never applies another source's events as a side effect. */
-	struct evring *rb;
+	struct ring_buffer *rb;
 	struct fdleak_proc *procs;	/* one per traced process, in -p order */
 	struct symbolizer **syms;	/* per process; NULL where maps could not be read */
 	size_t nprocs;

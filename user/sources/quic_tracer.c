@@ -173,7 +173,7 @@ static int attach_wire(struct quic_tracer *t)
 	return attach_programs(t, progs, sizeof(progs) / sizeof(progs[0]));
 }
 
-int quic_tracer_open(struct quic_tracer *t, struct evring **rb, struct quic_books *books,
+int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
 		     bool all, int targets_fd, bool system_lib)
 {
 	char path[PATH_MAX];
@@ -209,9 +209,9 @@ int quic_tracer_open(struct quic_tracer *t, struct evring **rb, struct quic_book
 	if (err)
 		goto fail;
 	if (*rb) {
-		err = evring_add(*rb, bpf_map__fd(t->wire->maps.quic_events), on_wire, t);
+		err = ring_buffer__add(*rb, bpf_map__fd(t->wire->maps.quic_events), on_wire, t);
 	} else {
-		*rb = evring_new(bpf_map__fd(t->wire->maps.quic_events), on_wire, t);
+		*rb = ring_buffer__new(bpf_map__fd(t->wire->maps.quic_events), on_wire, t, NULL);
 		err = *rb ? 0 : -errno;
 	}
 	if (err) {
@@ -346,7 +346,7 @@ static int lib_load(struct quic_tracer *t)
 		goto fail;
 	err = ngtcp2_bpf__load(t->ng);
 	if (!err)
-		err = evring_add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
+		err = ring_buffer__add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
 	if (!err)
 		return 0;
 fail:

@@ -12,7 +12,6 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
-#include "evring.h"
 #include "quic_books.h"
 
 #define QT_MAX_LIB_PROCS 64
@@ -43,7 +42,7 @@ struct quic_tracer {
 	const char *skb_why;		/* what made them go on */
 	char cgroup[PATH_MAX];		/* the cgroup v2 root the wire unit is on */
 	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
-	struct evring *rb;		/* the caller's, where the rings are added */
+	struct ring_buffer *rb;		/* the caller's, where the rings are added */
 	struct qt_lib lib[8];
 	int nlib;
 	pid_t lib_pids[QT_MAX_LIB_PROCS];	/* targets seen mapping one of them */
@@ -62,7 +61,7 @@ struct quic_tracer {
 /* targets_fd: the tcpstate unit's target map, shared so that children it
  * adds are traced here too (-1: own maps). With system_lib, the probes go
  * on the system's libngtcp2 too, for children that load it later. */
-int quic_tracer_open(struct quic_tracer *t, struct evring **rb, struct quic_books *books,
+int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
 		     bool all, int targets_fd, bool system_lib);
 /* Traces pid: the wire filter, its UDP sockets seeded by cookie, and the
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a

@@ -384,7 +384,7 @@ static void seed_listeners_early(struct tracer *t, const struct tracer_opts *o)
 	}
 }
 
-int tracer_open(struct tracer *t, const struct tracer_opts *o, evring_fn cb,
+int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx)
 {
 	int err;
@@ -419,7 +419,7 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, evring_fn cb,
 		goto fail;
 	}
 	t->ring_bytes = bpf_map__max_entries(t->skel->maps.events);
-	t->rb = evring_new(bpf_map__fd(t->skel->maps.events), cb, ctx);
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), cb, ctx, NULL);
 	if (!t->rb) {
 		err = -errno;
 		fprintf(stderr, "connscope: cannot open the ring buffer: %s\n", strerror(-err));
@@ -659,7 +659,7 @@ static int birth_pass_in(struct tracer *t, pid_t in_ns_of, int nsfd)
 	if (fd < 0)
 		return fd;
 	while ((n = read(fd, buf, chunk)) > 0)
-		evring_consume(t->rb);
+		ring_buffer__consume(t->rb);
 	if (n < 0)
 		err = -errno;
 	close(fd);
@@ -706,7 +706,7 @@ void tracer_close(struct tracer *t)
 		tracer_release_ns(t, 0);
 	bpf_link__destroy(t->birth_link);
 	t->birth_link = NULL;
-	evring_free(t->rb);
+	ring_buffer__free(t->rb);
 	tcpstate_bpf__destroy(t->skel);
 	t->rb = NULL;
 	t->skel = NULL;

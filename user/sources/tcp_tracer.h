@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <bpf/libbpf.h>
-#include "evring.h"
 #include "tcpstate.h"
 
 struct tracer_opts {
@@ -45,7 +44,7 @@ struct tcpstate_bpf;
 
 struct tracer {
 	struct tcpstate_bpf *skel;
-	struct evring *rb;
+	struct ring_buffer *rb;
 	const char *method;	/* the set_state hook in use */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool tw_events;		/* TIME_WAIT ends come as events (else: the census) */
@@ -73,7 +72,7 @@ int tracer_preflight(const struct tracer_opts *o);
 
 /* Open, load and attach; events go to cb(ctx, data, size).
  * Returns 0 or a negative errno after printing why. */
-int tracer_open(struct tracer *t, const struct tracer_opts *o, evring_fn cb,
+int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx);
 int tracer_add_target(struct tracer *t, pid_t pid);
 /* --cgroup: the directory (an open fd) whose processes join from now on,
