@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include "unit.h"
 #include "agg_events.h"
+#include "software.h"
 #include "procfs.h"
 #include "report_cost.h"
 
@@ -578,6 +579,35 @@ TEST(orphan_time_kept_apart_and_dropped_with_its_connection)
 	ASSERT_EQ(p->orphan_ms_hist[0], 1, "0.9_ms_in_bucket_0");
 	ASSERT_EQ(p->orphan_ended, 3, "three_orphans_ended");
 	ASSERT_EQ(a.orphans.count, 0, "no_note_left");
+	agg_free(&a);
+}
+
+/* A wrapper COMMAND of `connscope run` (ip netns exec, env, nice) execs
+ * into the program that connects: its events carry the group leader's
+ * comm, the new one. A target whose software is not known takes it and
+ * is probed again; one whose software is known keeps its name. Before,
+ * the first name stayed, and when the program ended before the next
+ * interval (97_apache under `run -- ip netns exec NS ab`, 1 CI run) the
+ * finding was on "ip" with no client fix. */
+TEST(a_wrapper_takes_the_name_it_execs_into)
+{
+	struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, CLIENT);
+	p->target = true;
+	strcpy(p->comm, "ip");
+	p->software_probed = true;	/* probed at the gate: unknown */
+	client_conn(&a, 1, 40001);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_STREQ(p->comm, "client", "renamed_by_its_events");
+	ASSERT_TRUE(!p->software_probed, "probed_again");
+	p->software = SW_NGINX;
+	p->software_probed = true;
+	strcpy(p->comm, "nginx");
+	client_conn(&a, 2, 40002);
+	ASSERT_STREQ(p->comm, "nginx", "known_software_keeps_its_name");
 	agg_free(&a);
 }
 

@@ -11,6 +11,7 @@
 #include "tcp_books.h"
 #include "failbooks.h"
 #include "reuse.h"
+#include "software.h"
 
 /* Every traced socket has one: a byte more is 1 MiB more at 1M sockets. */
 _Static_assert(sizeof(struct conn) == 72, "struct conn: 72 bytes (tcp_books_types.h)");
@@ -149,9 +150,17 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 	p->seeded++;
 }
 
+/* An event's owner carries its group leader's comm at that moment. A
+ * target not known yet whose events say another name has exec'd (a
+ * wrapper COMMAND of `run`: ip netns exec, env, nice): it takes the name
+ * of the program that connects, and its software is probed again. One
+ * known keeps its name. */
 static void fill_ident(struct proc_books *p, const struct cs_owner *o)
 {
-	if (!p->comm[0]) {
+	if (!p->comm[0] || (p->software == SW_UNKNOWN && o->comm[0] &&
+			    strncmp(p->comm, o->comm, sizeof(p->comm) - 1))) {
+		if (p->comm[0])
+			p->software_probed = false;
 		memcpy(p->comm, o->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = '\0';
 	}
