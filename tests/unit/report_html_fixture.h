@@ -52,4 +52,18 @@ static inline const char *td(const char *row, const char *key, char *buf, size_t
 	return buf;
 }
 
+/* The part of out from the first match of start up to the next end,
+ * terminated there; the caller puts back *ret_end. */
+static inline char *cut(char *out, const char *start, const char *end, char **ret_end)
+{
+	char *a = strstr(out, start), *b;
+
+	ASSERT_TRUE(a != NULL, start);
+	b = strstr(a, end);
+	ASSERT_TRUE(b != NULL, end);
+	*b = '\0';
+	*ret_end = b;
+	return a;
+}
+
 #endif

@@ -96,20 +96,6 @@ static struct fd_fixture *fd_sample(void)
 	return &x;
 }
 
-/* The part of out from the first match of start up to the next end,
- * terminated there; the caller puts back *ret_end. */
-static char *cut(char *out, const char *start, const char *end, char **ret_end)
-{
-	char *a = strstr(out, start), *b;
-
-	ASSERT_TRUE(a != NULL, start);
-	b = strstr(a, end);
-	ASSERT_TRUE(b != NULL, end);
-	*b = '\0';
-	*ret_end = b;
-	return a;
-}
-
 static void assert_map_equals_books(char *out, const char *id, const struct heatmap *h)
 {
 	char start[64], want[96], *svg, *end;

@@ -109,20 +109,6 @@ static struct proc_books *churner(struct agg *a)
 
 /* ---- reading the page ---------------------------------------------------------- */
 
-/* The part of out from the first match of start up to the next end,
- * terminated there; the caller puts back *ret_end. */
-static char *cut(char *out, const char *start, const char *end, char **ret_end)
-{
-	char *a = strstr(out, start), *b;
-
-	ASSERT_TRUE(a != NULL, start);
-	b = strstr(a, end);
-	ASSERT_TRUE(b != NULL, end);
-	*b = '\0';
-	*ret_end = b;
-	return a;
-}
-
 /* The table row (one line) whose endpoint cell reads label. */
 static char *row_of(char *table, const char *label, char **ret_end)
 {
