@@ -106,35 +106,17 @@ int attach_worst_finding(const struct agg *a, const struct run_info *run)
 	return worst;
 }
 
-/* A target not known yet that has exec'd since it was named: a wrapper
- * (`connscope run -- ip netns exec NS ab`, env, nice, taskset) becomes
- * the program it runs, and takes that program's name. Only unknown
- * targets pay the readlink each interval. */
-static bool exec_since_probed(struct proc_books *p)
-{
-	struct proc_ident id;
-	char exe[sizeof(p->exe)];
-	uint32_t exe_id;
-
-	if (!p->target || p->software != SW_UNKNOWN ||
-	    software_exe(p->pid, exe, sizeof(exe), &exe_id) || exe_id == p->exe_id)
-		return false;
-	if (procfs_read_ident(p->pid, &id) || procfs_start_ns(&id) != p->start_ns)
-		return false;	/* gone, or its pid another's now */
-	memcpy(p->comm, id.comm, sizeof(p->comm));
-	return true;
-}
-
 /* What software each process is, read while it is alive: the doctor's
- * fixes speak its words. Once, or again after an unknown target's exec.
- * A process gone before its first interval is known by its comm alone
- * (doctor_facts.c). */
+ * fixes speak its words. Once, or again after an unknown target's events
+ * named the program it exec'd into (fill_ident in tcp_books.c: a wrapper
+ * COMMAND of run). A process gone before its first interval is known by
+ * its comm alone (doctor_facts.c). */
 void attach_identify_software(struct agg *a)
 {
 	struct proc_books *p;
 
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
-		if (p->exited || (p->software_probed && !exec_since_probed(p)))
+		if (p->exited || p->software_probed)
 			continue;
 		p->software = software_of(p->pid);
 		p->software_probed = true;
