@@ -73,4 +73,15 @@ int html_reuse_label_chars(const struct proc_books *p, int at_least);
 void html_reuse_part(FILE *out, const struct agg *a, const struct proc_books *p, int top,
 		     int labchars);
 
+/* ---- report_html_run.c: the page's last sections ---- */
+
+struct limits_view;
+
+/* The namespace's limits: ports, TIME_WAIT and orphans against theirs. */
+void html_limits_section(FILE *out, const struct limits_view *v);
+/* The run's facts: hooks, duration, the agent's counters, books vs kernel. */
+void html_run_section(FILE *out, const struct agg *a, const struct run_info *run);
+/* Where the counters came from, naming only the hooks this run used. */
+void html_footer(FILE *out, const struct run_info *run);
+
 #endif
