@@ -276,3 +276,41 @@ caddy_fetch() {
 		"$CADDY_PORT" "https://127.0.0.1:$CADDY_PORT/" </dev/null 2>&1 >/dev/null |
 		grep -E -c 'QUIC handshake has completed|:status: 200' | grep -qx 2
 }
+
+# apache_start DIR NS PORT: Debian's apache2 with mpm_prefork on
+# 127.0.0.1:PORT in network namespace NS, in a session of its own
+# (prefork's shutdown signals its process group); the lines on stdin are
+# appended to its configuration (KeepAlive, logs, mod_status, the
+# servers' counts). DIR holds its configuration, pid file, error.log and
+# htdocs/index.html ("ok"). APID: its parent, once it has 4 children and
+# listens. Stop it with apache_stop.
+apache_start() {
+	local dir=$1 ns=$2 port=$3
+	mkdir -p "$dir/htdocs" && echo ok >"$dir/htdocs/index.html" && chmod 755 "$dir" || return 1
+	{
+		cat <<CONF
+LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+User www-data
+Group www-data
+PidFile $dir/httpd.pid
+ErrorLog $dir/error.log
+DefaultRuntimeDir $dir
+Mutex file:$dir default
+DocumentRoot $dir/htdocs
+CONF
+		cat
+	} >"$dir/httpd.conf" || return 1
+	spawn_bg ip netns exec "$ns" setsid apache2 -f "$dir/httpd.conf" -DFOREGROUND
+	APID=$BG_PID
+	wait_for "[[ \$(pgrep -c -P $APID) -ge 4 ]] && ip netns exec $ns ss -Hltn '( sport = :$port )' | grep -q ." 20
+}
+
+# apache_stop: the Apache of apache_start, and its children, gone.
+apache_stop() {
+	kill -TERM "$APID" 2>/dev/null
+	wait_for "! kill -0 $APID 2>/dev/null" 10
+	wait "$APID" 2>/dev/null
+}

@@ -54,20 +54,11 @@ accesses() {
 }
 
 PORT=$(free_port)
-mkdir -p "$TMP/htdocs" && echo ok >"$TMP/htdocs/index.html"
-cat >"$TMP/httpd.conf" <<EOF
-LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+# start_apache: apache_start (fixture.sh) with KeepAlive Off and
+# mod_status; waits until mod_status answers too.
+start_apache() {
+	apache_start "$TMP/httpd" "$NS" "$PORT" <<EOF || return 1
 LoadModule status_module /usr/lib/apache2/modules/mod_status.so
-ServerName 127.0.0.1
-Listen 127.0.0.1:$PORT
-User www-data
-Group www-data
-PidFile $TMP/httpd.pid
-ErrorLog $TMP/error.log
-DefaultRuntimeDir $TMP
-Mutex file:$TMP default
-DocumentRoot $TMP/htdocs
 KeepAlive Off
 StartServers 4
 MinSpareServers 4
@@ -78,20 +69,7 @@ ExtendedStatus On
 	Require all granted
 </Location>
 EOF
-
-# start_apache: Apache in the namespace, its own session (prefork's
-# shutdown signals its process group); APID its parent once the 4
-# children are there and it answers.
-start_apache() {
-	spawn_bg ip netns exec "$NS" setsid apache2 -f "$TMP/httpd.conf" -DFOREGROUND
-	APID=$BG_PID
-	wait_for "[[ \$(pgrep -c -P $APID) -ge 4 ]] && [[ -n \$(accesses) ]]" 20
-}
-
-stop_apache() {
-	kill -TERM "$APID" 2>/dev/null
-	wait_for "! kill -0 $APID 2>/dev/null" 10
-	wait "$APID" 2>/dev/null
+	wait_for "[[ -n \$(accesses) ]]" 20
 }
 
 # attach_run NAME ARGS...: connscope attach ARGS on the server, ab, the
@@ -123,7 +101,7 @@ attach_run() {
 		"$TW_MADE TIME_WAIT made, $TW_SERVER of the server's live"
 }
 
-start_apache || { fail apache/start "$(tail -3 "$TMP/error.log")"; exit 0; }
+start_apache || { fail apache/start "$(tail -3 "$TMP/httpd/error.log")"; exit 0; }
 KIDS=$(pgrep -c -P "$APID")
 
 # accepted J: the server's accepted connections, every apache2 process.
@@ -167,4 +145,4 @@ assert_eq "$(tr '\n' ' ' <"$ERR" | tr -s ' ' | grep -c "WARNING: listener 127.0.
 	1 parent/untraced_acceptor_said
 assert_eq "$(accepted "$J")" 0 parent/children_not_counted
 
-stop_apache
+apache_stop

@@ -57,26 +57,13 @@ tw_server() {
 	inns ss -Htan state time-wait "( sport = :$PORT )" | wc -l
 }
 
-mkdir -p "$TMP/htdocs" && echo ok >"$TMP/htdocs/index.html"
-
-# start_apache NAME ON|OFF: Apache prefork in the namespace, in a session
-# of its own (prefork's shutdown signals its process group), its access
-# log one line a request with %k; APID its parent once it answers.
+# start_apache NAME ON|OFF: apache_start (fixture.sh) in $TMP/NAME with
+# KeepAlive ON|OFF, its access log one line a request with %k.
 start_apache() {
 	local name=$1
 	LOG=$TMP/$name.access
-	cat >"$TMP/$name.conf" <<EOF
-LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
-ServerName 127.0.0.1
-Listen 127.0.0.1:$PORT
-User www-data
-Group www-data
-PidFile $TMP/$name.pid
-ErrorLog $TMP/$name.error
-DefaultRuntimeDir $TMP
-Mutex file:$TMP default
-DocumentRoot $TMP/htdocs
+	: >"$LOG" && chmod 666 "$LOG"
+	apache_start "$TMP/$name" "$NS" "$PORT" <<EOF
 LogFormat "%k %m %U" conns
 CustomLog $LOG conns
 KeepAlive $2
@@ -88,16 +75,6 @@ MinSpareServers 4
 MaxSpareServers 32
 MaxRequestWorkers 32
 EOF
-	: >"$LOG" && chmod 666 "$LOG"
-	spawn_bg ip netns exec "$NS" setsid apache2 -f "$TMP/$name.conf" -DFOREGROUND
-	APID=$BG_PID
-	wait_for "[[ \$(pgrep -c -P $APID) -ge 4 ]] && inns ss -Hltn '( sport = :$PORT )' | grep -q ." 20
-}
-
-stop_apache() {
-	kill -TERM "$APID" 2>/dev/null
-	wait_for "! kill -0 $APID 2>/dev/null" 10
-	wait "$APID" 2>/dev/null
 }
 
 # apache_case NAME ON|OFF AB_FLAGS -- CONNSCOPE ARGS...: Apache with
@@ -110,7 +87,7 @@ apache_case() {
 	J=$TMP/$name.json
 	# A port a case: the TIME_WAIT of one are not counted in the next.
 	PORT=$((PORT + 1))
-	start_apache "$name" "$ka" || { fail "$name/start" "$(tail -3 "$TMP/$name.error")"; return 1; }
+	start_apache "$name" "$ka" || { fail "$name/start" "$(tail -3 "$TMP/$name/error.log")"; return 1; }
 	p0=$(snmp_tcp PassiveOpens) t0=$(tw_made) s0=$(tw_server)
 	if [[ $1 == run ]]; then
 		timeout 120 "$CONNSCOPE" run -j -i 0.3 "${@:2}" -p "$APID" --children -- \
@@ -132,7 +109,7 @@ apache_case() {
 	fi
 	PASSIVE=$(($(snmp_tcp PassiveOpens) - p0))
 	TW_MADE=$(($(tw_made) - t0)) TW_LIVE=$(($(tw_server) - s0))
-	stop_apache
+	apache_stop
 	# ab's requests (Apache's own "OPTIONS *" at its stop left out).
 	REQS=$(grep -c ' GET ' "$LOG")
 	CONNS=$(grep -c '^0 GET ' "$LOG")
