@@ -22,3 +22,8 @@ assert_eq "$((opened > 0))" 1 "client_opened ($opened)"
 # The server may still hold the last few in its accept queue at the end.
 assert_eq "$((accepted >= opened - 5 && accepted <= opened))" 1 "server_accepted ($accepted of $opened)"
 assert_eq "$(jq -r "[.findings[] | select(.rule == \"churn\" and .pid == $cli)] | length" "$J")" 1 churn_on_client
+# The built-in workload is the first thing a newcomer sees: it must give
+# no warning of its own making. The demo's own process held the server's
+# listener (it made it before forking), and attach warned that
+# connscope itself was an untraced process holding it.
+assert_eq "$(grep -c WARNING "$TMP/demo.err")" 0 "no_warning ($(grep -A2 WARNING "$TMP/demo.err" | tr '\n' ' '))"

@@ -165,7 +165,6 @@ static void run_client(void *arg)
 {
 	struct demo_ctx *d = arg;
 
-	close(d->lfd);
 	demo_client(&d->sa, d->rate);
 }
 
@@ -223,6 +222,11 @@ int cmd_demo(int argc, char **argv)
 		goto out;
 	}
 	server = spawn("demo-server", run_server, &d, NULL);
+	/* The server holds the listener now. Kept here too, it made attach
+	 * warn that an untraced process (connscope itself) held it, and the
+	 * books disagreed with the kernel by that socket at the end. */
+	close(d.lfd);
+	d.lfd = -1;
 	/* The client starts once tracing has begun (attach's on_tracing), so
 	 * every connection it makes is seen from its start: one started
 	 * before could be accepted by the server in the window while its
