@@ -173,16 +173,24 @@ static int attach_wire(struct quic_tracer *t)
 	return attach_programs(t, progs, sizeof(progs) / sizeof(progs[0]));
 }
 
-int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
-		     bool all, int targets_fd, bool system_lib)
+/* The wire unit taken down (a load, attach or ring that failed). */
+static void quic_tracer_wire_off(struct quic_tracer *t)
 {
-	char path[PATH_MAX];
+	for (int i = 0; i < t->nwire_links; i++)
+		bpf_link__destroy(t->wire_links[i]);
+	t->nwire_links = 0;
+	quicwire_bpf__destroy(t->wire);
+	t->wire = NULL;
+}
+
+int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd)
+{
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->targets_fd = targets_fd;
 	t->books = books;
-	t->rb = *rb;
+	t->all = all;
 	t->kernel_quic = quic_kernel_present();
 	if (!kf_has(kf_plan(NULL), KF_HOOK_CGROUP_SOCK)) {
 		snprintf(t->wire_error, sizeof(t->wire_error), "this kernel lacks %s",
@@ -208,6 +216,20 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	err = attach_wire(t);
 	if (err)
 		goto fail;
+	return 0;
+fail:
+	quic_tracer_wire_off(t);
+	return err;
+}
+
+int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb, bool system_lib)
+{
+	char path[PATH_MAX];
+	int err;
+
+	t->rb = *rb;
+	if (!t->wire)
+		return -ENOTSUP;
 	if (*rb) {
 		err = ring_buffer__add(*rb, bpf_map__fd(t->wire->maps.quic_events), on_wire, t);
 	} else {
@@ -217,24 +239,17 @@ int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic
 	if (err) {
 		snprintf(t->wire_error, sizeof(t->wire_error), "cannot read the QUIC ring buffer: %s",
 			 strerror(-err));
-		goto fail;
+		quic_tracer_wire_off(t);
+		return err;
 	}
 	t->rb = *rb;
 	/* Every process is traced: some process on the machine holds a UDP
 	 * socket, so the packet programs are needed from the start. */
-	if (all)
+	if (t->all)
 		attach_skb(t, "every process is traced (--all)");
 	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path, NULL))
 		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
-fail:
-	for (int i = 0; i < t->nwire_links; i++)
-		bpf_link__destroy(t->wire_links[i]);
-	t->nwire_links = 0;
-	quicwire_bpf__destroy(t->wire);
-	t->wire = NULL;
-	t->rb = *rb;
-	return err;
 }
 
 bool quic_tracer_wire_on(const struct quic_tracer *t)

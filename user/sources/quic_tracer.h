@@ -48,6 +48,7 @@ struct quic_tracer {
 	pid_t lib_pids[QT_MAX_LIB_PROCS];	/* targets seen mapping one of them */
 	int nlib_pids;
 	int targets_fd;			/* the tcpstate unit's targets map, or -1 */
+	bool all;			/* every process is traced (--all) */
 	bool kernel_quic;		/* IPPROTO_QUIC sockets can be made here */
 	uint32_t seeded;		/* UDP sockets of the targets found at start */
 	uint64_t seed_failed;		/* UDP sockets not seeded (map full, dump failed) */
@@ -55,14 +56,18 @@ struct quic_tracer {
 	struct quic_books *books;
 };
 
-/* Loads and attaches the wire unit into *rb (created when NULL) and
- * checks for in-kernel QUIC. A wire unit that cannot attach leaves the
- * tracer usable, with wire_error saying why. 0 or -errno. */
-/* targets_fd: the tcpstate unit's target map, shared so that children it
- * adds are traced here too (-1: own maps). With system_lib, the probes go
- * on the system's libngtcp2 too, for children that load it later. */
-int quic_tracer_open(struct quic_tracer *t, struct ring_buffer **rb, struct quic_books *books,
-		     bool all, int targets_fd, bool system_lib);
+/* Loads and attaches the wire unit and checks for in-kernel QUIC; its
+ * ring is read from quic_tracer_start() on. A wire unit that cannot load
+ * or attach leaves the tracer usable, with wire_error saying why. 0 or
+ * -errno. targets_fd: the tcpstate unit's target map, shared so that
+ * children it adds are traced here too (-1: own maps). */
+int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd);
+/* Then (after the caller's other BPF objects are loaded: tcp_tracer.h,
+ * tracer_map_ring) its ring into *rb (created when NULL), where the
+ * ngtcp2 rings go later too; called whether the open succeeded or not.
+ * With system_lib, the probes go on the system's libngtcp2 too, for
+ * children that load it later. 0 or -errno (wire_error says why). */
+int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb, bool system_lib);
 /* Traces pid: the wire filter, its UDP sockets seeded by cookie, and the
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
  * library loaded later): what is already attached stays. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <malloc.h>
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -419,12 +420,8 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 		goto fail;
 	}
 	t->ring_bytes = bpf_map__max_entries(t->skel->maps.events);
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), cb, ctx, NULL);
-	if (!t->rb) {
-		err = -errno;
-		fprintf(stderr, "connscope: cannot open the ring buffer: %s\n", strerror(-err));
-		goto fail;
-	}
+	t->cb = cb;
+	t->cb_ctx = ctx;
 	t->follow_children = o->follow_children;
 	if (o->follow_children && !kf_has(kf_plan(o->btf_path), KF_HOOK_FORK))
 		fprintf(stderr, "connscope: --children is off: it needs %s\n",
@@ -432,6 +429,22 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 	return 0;
 fail:
 	tracer_close(t);
+	return err;
+}
+
+int tracer_map_ring(struct tracer *t)
+{
+	int err;
+
+	/* libbpf's parses of the kernel's BTF are freed by now, but glibc
+	 * keeps the last one's ~12 MiB of heap (its free raised the mmap
+	 * threshold past them): given back before the ring's pages come. */
+	malloc_trim(0);
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), t->cb, t->cb_ctx, NULL);
+	if (t->rb)
+		return 0;
+	err = -errno;
+	fprintf(stderr, "connscope: cannot open the ring buffer: %s\n", strerror(-err));
 	return err;
 }
 

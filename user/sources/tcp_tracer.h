@@ -44,7 +44,9 @@ struct tcpstate_bpf;
 
 struct tracer {
 	struct tcpstate_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;	/* NULL until tracer_map_ring() */
+	ring_buffer_sample_fn cb;	/* what the events ring is read into */
+	void *cb_ctx;
 	const char *method;	/* the set_state hook in use */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool tw_events;		/* TIME_WAIT ends come as events (else: the census) */
@@ -70,10 +72,18 @@ struct tracer {
  * naming the problem and the fix; returns 0 or a nonzero exit status. */
 int tracer_preflight(const struct tracer_opts *o);
 
-/* Open, load and attach; events go to cb(ctx, data, size).
- * Returns 0 or a negative errno after printing why. */
+/* Open, load and attach; events go to cb(ctx, data, size) once
+ * tracer_map_ring() has mapped the events ring (the kernel keeps them
+ * until then). Returns 0 or a negative errno after printing why. */
 int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx);
+/* Maps the events ring into t->rb: after every other BPF object is
+ * loaded. libbpf maps a ring's data twice (8 MiB ring, 16 MiB of RSS) and
+ * parses the kernel's BTF at each object's load (~12 MiB of heap while
+ * it lasts); one after the other, the agent's peak RSS holds only the
+ * larger of the two (#23 item 7, docs/performance.md). 0 or -errno after
+ * printing why. */
+int tracer_map_ring(struct tracer *t);
 int tracer_add_target(struct tracer *t, pid_t pid);
 /* --cgroup: the directory (an open fd) whose processes join from now on,
  * in place of the one given at open (a cgroup made again at its path).
