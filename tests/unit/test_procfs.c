@@ -12,8 +12,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "procfs.h"
@@ -394,6 +396,106 @@ TEST(scan_denied)
 	ASSERT_EQ(waitpid(child, &status, 0), child, "waitpid");
 	ASSERT_TRUE(WIFEXITED(status), "child exited");
 	ASSERT_EQ(WEXITSTATUS(status), 0, "child saw -EACCES (2: setuid failed)");
+}
+
+/* procfs_pid_gone from stat lines: the state after the comm's last ')',
+ * and for a zombie its num_threads (field 20). */
+TEST(gone_by_state_and_threads)
+{
+	static const struct {
+		const char *stat;
+		bool gone;
+		const char *what;
+	} cases[] = {
+		{ "7 (java) S 1 7 7 0 -1 4227072 1 0 0 0 1 1 0 0 20 0 21 0 99\n", false, "sleeping" },
+		{ "7 (java) R 1 7 7 0 -1 4227072 1 0 0 0 1 1 0 0 20 0 1 0 99\n", false, "running" },
+		/* A JVM's exit: the leader a zombie, a thread still closing. */
+		{ "7 (java) Z 1 7 7 0 -1 4227084 1 0 0 0 1 1 0 0 20 0 2 0 99\n", false,
+		  "zombie leader, 2 threads" },
+		{ "7 (java) Z 1 7 7 0 -1 4227084 1 0 0 0 1 1 0 0 20 0 1 0 99\n", true,
+		  "zombie, alone" },
+		{ "7 (a) Z (b) Z 1 7 7 0 -1 4227084 1 0 0 0 1 1 0 0 20 0 3 0 99\n", false,
+		  "comm with ') Z ' in it: the last ')' counts" },
+		{ "7 (java) X 1 7 7 0 -1 4227084 1 0 0 0 1 1 0 0 20 0 0 0 99\n", true, "dead" },
+		{ "7 (java) Z 1 7\n", true, "zombie, line cut short" },
+	};
+	char dir[] = "/tmp/connscope-procfs.XXXXXX", pdir[64];
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(pdir, sizeof(pdir), "%s/7", dir);
+	ASSERT_EQ(mkdir(pdir, 0755), 0, "mkdir 7");
+	procfs_root = dir;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_file(dir, "7/stat", cases[i].stat);
+		ASSERT_EQ(procfs_pid_gone(7), cases[i].gone, cases[i].what);
+	}
+	ASSERT_TRUE(procfs_pid_gone(8), "no such pid");
+	snprintf(pdir, sizeof(pdir), "%s/7/stat", dir);
+	unlink(pdir);
+	snprintf(pdir, sizeof(pdir), "%s/7", dir);
+	rmdir(pdir);
+	rmdir(dir);
+	procfs_root = "/proc";
+}
+
+static int zl_fd;
+
+static void *zl_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(zl_fd, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+static char stat_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* A real process whose leader thread ended while another thread runs
+ * (pthread_exit in main): a zombie leader, not gone; gone once the last
+ * thread ends, reaped or not. */
+TEST(gone_real_zombie_leader)
+{
+	pthread_t th;
+	pid_t child;
+	int ctl[2], status, i;
+
+	procfs_root = "/proc";
+	ASSERT_EQ(pipe2(ctl, O_CLOEXEC), 0, "pipe");
+	child = fork();
+	ASSERT_TRUE(child >= 0, "fork");
+	if (child == 0) {
+		close(ctl[1]);
+		zl_fd = ctl[0];
+		if (pthread_create(&th, NULL, zl_thread, NULL))
+			_exit(3);
+		pthread_exit(NULL);
+	}
+	close(ctl[0]);
+	for (i = 0; i < 500 && stat_state(child) != 'Z'; i++)
+		usleep(10000);
+	ASSERT_EQ(stat_state(child), 'Z', "leader a zombie");
+	ASSERT_TRUE(!procfs_pid_gone(child), "zombie leader with a live thread: not gone");
+	close(ctl[1]);
+	/* The thread's exit ends the process: a zombie until reaped. */
+	for (i = 0; i < 500 && !procfs_pid_gone(child); i++)
+		usleep(10000);
+	ASSERT_TRUE(procfs_pid_gone(child), "gone once its last thread ended");
+	ASSERT_EQ(waitpid(child, &status, 0), child, "reap");
+	ASSERT_TRUE(procfs_pid_gone(child), "gone once reaped");
 }
 
 TEST(ident_self_real)

@@ -43,7 +43,8 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id);
 /* The process start time of id in ns since boot (start_ticks / CLK_TCK). */
 uint64_t procfs_start_ns(const struct proc_ident *id);
 
-/* Gone or a zombie: either way it holds no fds or sockets any more. */
+/* Gone, or a zombie with no thread left: either way it holds no fds or
+ * sockets any more. A zombie leader with live threads is not gone. */
 bool procfs_pid_gone(pid_t pid);
 
 /* /proc/PID/NAME whole (up to size - 1 bytes) into buf, NUL-terminated:
