@@ -149,6 +149,7 @@ static void tw_server_fast(struct dr_facts *f, struct dr_proc *p, struct dr_endp
 static void leak(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
 	p->fd_known = true, p->fd_start = 10, p->fd_now = p->fd_peak = 90;
+	p->fd_mid = 50, p->fd_listings = 10;	/* steady: half its growth by half way */
 	p->fd_limit = 1024, p->fd_slope = 8, p->fd_seconds_to_limit = (1024 - 90) / 8.0;
 	p->leak_old = 60, p->leak_age_s = 1;
 	p->fd_sites = true;
@@ -165,6 +166,28 @@ static void leak_slow(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint 
 {
 	leak(f, p, e);
 	p->fd_limit = 1000000, p->fd_slope = 0.6, p->fd_seconds_to_limit = 1e6;
+}
+/* A Node client under `connscope run` (97_clients under load): listed
+ * just after its exec (7 fds), then with its runtime's fds and 8 sockets
+ * in flight (33, 30, 30) on a 1.5 s run: a steep fit, 23 more fds, but
+ * none of it in the second half. */
+static void startup_ramp(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	leak_no_sites(f, p, e);
+	p->fd_start = 7, p->fd_mid = 33, p->fd_now = 30, p->fd_peak = 33, p->fd_listings = 5;
+	p->fd_limit = 20000, p->fd_slope = 22, p->fd_seconds_to_limit = (20000 - 30) / 22.0;
+}
+/* Two listings cannot tell a ramp from a leak. */
+static void two_listings(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	leak_no_sites(f, p, e);
+	p->fd_mid = p->fd_start, p->fd_listings = 2;
+}
+/* Growth that slowed but goes on (a quarter of it in the second half). */
+static void leak_slowing(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
+{
+	leak_no_sites(f, p, e);
+	p->fd_mid = 70;
 }
 static void churn_fds(struct dr_facts *f, struct dr_proc *p, struct dr_endpoint *e)
 {
@@ -300,6 +323,9 @@ static const struct rcase cases[] = {
 	{ "fd_leak_without_sites_asks_for_them", leak_no_sites, "fd_leak", "critical", "fds_now", 90 },
 	{ "fd_leak_far_from_limit", leak_slow, "fd_leak", "warning", "fds_now", 90 },
 	{ "fd_churn_is_no_leak", churn_fds, NULL, NULL, NULL, 0 },
+	{ "fd_start_up_ramp_is_no_leak", startup_ramp, NULL, NULL, NULL, 0 },
+	{ "fd_two_listings_are_no_leak", two_listings, NULL, NULL, NULL, 0 },
+	{ "fd_leak_slowing_still_leaks", leak_slowing, "fd_leak", "critical", "fds_now", 90 },
 	{ "fd_limit_near", fd_near, "fd_limit", "warning", "fds_peak", 820 },
 	{ "fd_limit_emfile", fd_emfile, "fd_limit", "critical", "emfile", 11 },
 	{ "refused", refused, "connect_failures", "critical", "refused", 20 },

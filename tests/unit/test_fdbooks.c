@@ -184,6 +184,46 @@ TEST(listing_only_mirrors_the_listings)
  * while it waits at the gate, 6 fds, then Node idles at 19) is another
  * program's: the growth restarts at the new image's first listing, or
  * the doctor reads start-up as a leak. */
+/* Where the count stood half way through the listings: a start-up's step
+ * stands as high half way as at the end, a leak's does not; kept over a
+ * run longer than FD_HIST listings by keeping every other one. */
+TEST(mid_count_of_the_listings)
+{
+	struct fd_books b;
+	struct fd_proc *p;
+	int32_t fds[200];
+	uint64_t inos[200];
+
+	for (int i = 0; i < 200; i++) {
+		fds[i] = i;
+		inos[i] = 1000 + i;
+	}
+	fd_books_init(&b, 0, S);
+	b.listing_only = true;
+	/* 7 fds, then 33, then 30 for the rest of the run. */
+	fd_books_listing(&b, PID, fds, inos, 7, NULL, 1 * S);
+	p = fd_books_proc(&b, PID);
+	ASSERT_EQ(fd_proc_mid_count(p), 7, "one_listing_its_own");
+	fd_books_listing(&b, PID, fds, inos, 33, NULL, 2 * S);
+	for (int t = 3; t <= 5; t++)
+		fd_books_listing(&b, PID, fds, inos, 30, NULL, t * S);
+	/* Half way is t = 3 s: 30, as high as at the end. */
+	ASSERT_EQ(fd_proc_mid_count(p), 30, "ramp_stands_high_half_way");
+	fd_books_free(&b);
+
+	/* One more fd every other listing, 101 listings: half way at t = 51 s. */
+	fd_books_init(&b, 0, S);
+	b.listing_only = true;
+	for (int t = 1; t <= 101; t++)
+		fd_books_listing(&b, PID, fds, inos, 10 + t / 2, NULL, t * S);
+	p = fd_books_proc(&b, PID);
+	ASSERT_TRUE(p->nhist <= FD_HIST, "history_bounded");
+	ASSERT_EQ(p->nsamples, 101, "every_listing_fitted");
+	/* Kept every 4th by then (1, 5, ... 49): the latest at or before 51. */
+	ASSERT_EQ(fd_proc_mid_count(p), 10 + 49 / 2, "leak_half_way");
+	fd_books_free(&b);
+}
+
 TEST(exec_restarts_the_growth)
 {
 	struct fd_books b;

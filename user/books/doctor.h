@@ -204,6 +204,8 @@ struct dr_proc {
 	bool fd_sites;			/* traced by the fd syscall programs (--fd-sites):
 					 * leak sites known; else /proc listings only */
 	uint32_t fd_start, fd_now, fd_peak;
+	uint32_t fd_mid;		/* half way through the listings (fd_proc_mid_count) */
+	uint64_t fd_listings;		/* listings the growth is fitted to */
 	uint64_t fd_limit;		/* RLIMIT_NOFILE soft; UINT64_MAX unlimited */
 	double fd_slope;		/* fds per second */
 	double fd_seconds_to_limit;	/* < 0: not growing */

@@ -236,6 +236,37 @@ static int age_bucket(uint64_t age_ns)
 	return b;	/* 0: < 1 s, 1: 1-2 s, 2: 2-4 s ... */
 }
 
+static void hist_add(struct fd_proc *p, uint64_t t_ns, uint32_t n)
+{
+	if (!p->hist_stride)
+		p->hist_stride = 1;
+	if (p->nhist && ++p->hist_skip < p->hist_stride)
+		return;
+	p->hist_skip = 0;
+	if (p->nhist == FD_HIST) {
+		/* Every other one kept, from the first: spaced twice as far. */
+		for (uint32_t i = 0; i < FD_HIST / 2; i++)
+			p->hist[i] = p->hist[2 * i];
+		p->nhist = FD_HIST / 2;
+		p->hist_stride *= 2;
+	}
+	p->hist[p->nhist++] = (struct fd_sample){ .t_ns = t_ns, .count = n };
+}
+
+uint32_t fd_proc_mid_count(const struct fd_proc *p)
+{
+	uint64_t mid;
+	uint32_t n;
+
+	if (!p->nhist)
+		return p->first_count;
+	mid = p->first_sample_ns + (p->last_sample_ns - p->first_sample_ns) / 2;
+	n = p->hist[0].count;
+	for (uint32_t i = 1; i < p->nhist && p->hist[i].t_ns <= mid; i++)
+		n = p->hist[i].count;
+	return n;
+}
+
 static void sample(struct fd_books *b, struct fd_proc *p, size_t n, const char *const *types,
 		   uint64_t now_ns)
 {
@@ -255,6 +286,8 @@ static void sample(struct fd_books *b, struct fd_proc *p, size_t n, const char *
 		p->peak_count = n;
 	x = now_ns > p->first_sample_ns ? (now_ns - p->first_sample_ns) / 1e9 : 0;
 	p->nsamples++;
+	p->last_sample_ns = now_ns;
+	hist_add(p, now_ns, n);
 	p->sx += x, p->sy += y, p->sxx += x * x, p->sxy += x * y;
 	if (b->no_heatmaps)
 		return;
@@ -418,6 +451,7 @@ void fd_books_image(struct fd_books *b, pid_t pid, uint64_t image)
 		p->nsamples = 0;
 		p->first_count = p->peak_count = 0;
 		p->sx = p->sy = p->sxx = p->sxy = 0;
+		p->nhist = p->hist_stride = p->hist_skip = 0;
 	}
 	p->image = image;
 }

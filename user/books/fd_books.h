@@ -14,6 +14,7 @@
 #include "heatmap.h"
 
 #define FD_AGE_BUCKETS 24	/* log2 of seconds: <1 s, 1-2 s, ... */
+#define FD_HIST 32		/* listings kept for fd_proc_mid_count */
 
 struct fd_open {
 	uint64_t site;		/* 0: held before we attached, or made unseen */
@@ -79,6 +80,12 @@ struct fd_proc {
 	uint64_t first_sample_ns;
 	uint32_t first_count, peak_count;	/* fds at the first listing, most at any */
 	double sx, sy, sxx, sxy;
+	/* Some listings over the whole run (every hist_stride-th; the stride
+	 * doubles when full, so at most FD_HIST however long the run): where
+	 * the count stood half way (fd_proc_mid_count). */
+	struct fd_sample hist[FD_HIST];
+	uint32_t nhist, hist_stride, hist_skip;
+	uint64_t last_sample_ns;
 	struct heatmap hm_type;		/* fds by type, per interval */
 	struct heatmap hm_age;		/* open fds by age (log2 s), per interval */
 	bool hm_ready;
@@ -130,6 +137,11 @@ void fd_books_listing(struct fd_books *b, pid_t pid, const int32_t *fds, const u
  * while it waits to exec) says nothing of its leaks. */
 void fd_books_image(struct fd_books *b, pid_t pid, uint64_t image);
 double fd_proc_slope(const struct fd_proc *p);
+/* The fd count half way between the first listing and the last (the
+ * latest kept listing at or before that moment): a count that grew then
+ * held (a program opening its fds as it starts) stands as high half way
+ * as at the end; a leak's is still rising. */
+uint32_t fd_proc_mid_count(const struct fd_proc *p);
 
 /* Leak suspects: open fds made by a site more than leak_age_ns ago. */
 struct fd_suspect {

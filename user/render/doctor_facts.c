@@ -128,8 +128,11 @@ static void fill_fds(struct dr_proc *d, const struct run_info *run)
 	d->fd_sites = !fp->listing_only;
 	d->fd_now = fp->inv.total;
 	d->fd_start = d->fd_peak = fp->inv.total;
+	d->fd_mid = fp->inv.total;
 	if (fp->books && fp->books->nsamples) {
 		d->fd_start = fp->books->first_count;
+		d->fd_mid = fd_proc_mid_count(fp->books);
+		d->fd_listings = fp->books->nsamples;
 		if (fp->books->peak_count > d->fd_peak)
 			d->fd_peak = fp->books->peak_count;
 	}
