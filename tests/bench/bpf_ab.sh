@@ -9,6 +9,9 @@
 #            carrying the statistics' ~33 ns of clock reads), split into the
 #            state program, its nested twin, send/receive and the rest; the
 #            nested program's catches (agent.state_changes_nested).
+#  cpu:      both modes: the workload's task-clock a connection (perf stat
+#            of the load generator), which also holds what the statistics
+#            miss: the trampoline, storage clone and free in the kernel.
 #  untraced: the same churn by a process nobody traces while the binary
 #            traces a sleep: conns/s, and the BPF run time its connections
 #            cost (all of connscope's programs over the run / connections).
@@ -37,6 +40,7 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-bpfab.XXXXXX") || exit 1
 BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes HAVE_PERF=false
+perf stat -x, -e task-clock -o /dev/null true >/dev/null 2>&1 && HAVE_PERF=true
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
 trap cleanup EXIT
@@ -62,8 +66,8 @@ one() {
 	local mode=$1 name=$2 cs=$3 tool= target= conns thr
 
 	ns_new || return 1
-	rm -f "$WORK/att.json" "$WORK/att.err"
-	lg_start "$NS" "$WORK/lg.out" run -n "$N" -c "$C" -r 1 || { ns_del "$NS"; return 1; }
+	rm -f "$WORK/att.json" "$WORK/att.err" "$WORK/lg.out.perf"
+	lg_start "$NS" "$WORK/lg.out" perf run -n "$N" -c "$C" -r 1 || { ns_del "$NS"; return 1; }
 	if [[ $cs != - ]]; then
 		if [[ $mode == traced ]]; then
 			ip netns exec "$NS" "$cs" attach -p "$LG_PIDS" -d 600 -i 1 -j --cost-every 1 \
@@ -95,11 +99,16 @@ one() {
 	fi
 	ns_del "$NS"
 	conns=$(kv "$WORK/lg.out" conns) thr=$(kv "$WORK/lg.out" conns_per_s)
+	# The workload's own CPU a connection (client and server, the
+	# programs, the trampoline and the storage's kernel work that run in
+	# their context included): what the statistics do not see.
+	cpu=$(awk -F, -v n="${conns:-1}" '$3 == "task-clock" { printf "%d", $1 * 1e6 / n }' \
+		"$WORK/lg.out.perf" 2>/dev/null)
 	[[ -n ${KEEP:-} && -n $tool ]] && cp "$WORK/att.json" "$KEEP/$mode.$name.$(date +%s%N).json"
 	if [[ -n $tool ]]; then
-		echo "$name ${thr:-0} $(cost_of "$WORK/att.json" "${conns:-1}")"
+		echo "$name ${thr:-0} ${cpu:--} $(cost_of "$WORK/att.json" "${conns:-1}")"
 	else
-		echo "$name ${thr:-0} - - - - - - -"
+		echo "$name ${thr:-0} ${cpu:--} - - - - - - -"
 	fi
 }
 
@@ -129,10 +138,11 @@ for mode in $MODES; do
 			END { for (r in t) if (n[r] > 0) print t[r] / n[r] }' "$WORK/$mode.res" | stats)
 		echo "  $name conns/s / none: $ratio"
 		col=4
-		for fig in "BPF ns/conn" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/conn"; do
+		for fig in "CPU ns/conn (workload)" "BPF ns/conn" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/conn"; do
 			echo "  $name $fig: $(awk -v w="$name" -v c="$col" '$2 == w { print $c }' "$WORK/$mode.res" | stats)"
 			col=$((col + 1))
 		done
 	done
 	echo "  none conns/s: $(awk '$2 == "none" { print $3 }' "$WORK/$mode.res" | stats)"
+	echo "  none CPU ns/conn (workload): $(awk '$2 == "none" { print $4 }' "$WORK/$mode.res" | stats)"
 done
