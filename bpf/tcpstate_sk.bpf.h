@@ -70,10 +70,24 @@ struct {
 	__type(value, __u64);
 } sk_alive SEC(".maps");
 
+/* The socket's storage, or NULL. Every untraced socket of the machine
+ * passes here on each state change, send and receive: one that holds no
+ * BPF storage at all (sk_bpf_storage NULL, of any map) is told by a plain
+ * load, without the helper call. */
+static __always_inline struct cs_sk *sk_state_of(const struct sock *sk)
+{
+	if (!sk->sk_bpf_storage)
+		return NULL;
+	return bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
+}
+
 static __always_inline void skb_key(const struct sock *sk, const struct cs_sk *st, __u32 tgid,
 				    struct cs_skb_key *k)
 {
-	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	/* Plain loads: every caller's sk is a typed pointer (a tp_btf
+	 * argument, the iterator's tcp_sock). Two probe reads each before,
+	 * four times a connection. */
+	k->netns = sk->__sk_common.skc_net.net->ns.inum;
 	k->tgid = tgid;
 	k->passive = !!(st->sum & CS_SUM_PASSIVE);
 }
@@ -284,7 +298,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	struct cs_sk *st;
 
 	stat_inc(CS_STAT_STATE_CALLS);
-	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
+	st = sk_state_of(sk);
 	if (!st) {
 		st = sk_state_new(sk, oldstate, newstate);
 		if (!st) {
@@ -381,7 +395,7 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 
 	if (ret <= 0)
 		return 0;
-	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
+	st = sk_state_of(sk);
 	if (!st) {
 		/* A connection held since before we attached sends without a
 		 * state change: adopt its seed here. */
