@@ -467,6 +467,8 @@ static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk 
 		bpf_map_update_elem(&sk_alive, &k, &one, BPF_NOEXIST);
 }
 
+#include "tcpwalk.bpf.h"
+
 SEC("?iter/tcp")
 int birth_pass(struct bpf_iter__tcp *ctx)
 {
@@ -479,6 +481,10 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 
 	if (!skc)
 		return 0;
+	if (!walk_jiffies)
+		walk_jiffies = bpf_jiffies64();	/* the agent learns HZ from it */
+	if (walk_census)
+		walk_emit(ctx, skc);	/* the census's record (tcpwalk.bpf.h) */
 	tp = bpf_skc_to_tcp_sock(skc);
 	if (!tp)
 		return 0;	/* TIME_WAIT, request socks */
@@ -532,8 +538,10 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	/* A byte to the reader for each birth: its read() returns after as
 	 * many as it asked for, and it drains the ring before the next, so
 	 * a pass over 100k new connections never fills the ring (it lost
-	 * 74k of 100k births in one burst before). */
-	bpf_seq_write(ctx->meta->seq, &passive, 1);
+	 * 74k of 100k births in one burst before). A census walk's
+	 * record already is one, a socket. */
+	if (!walk_census)
+		bpf_seq_write(ctx->meta->seq, &passive, 1);
 	return 0;
 }
 

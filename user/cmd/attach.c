@@ -513,7 +513,12 @@ int attach_run(const struct attach_opts *in)
 				"(docs/containers.md)\n", snap.refused, snap.refused == 1 ? "" : "s");
 	/* Connections made since the programs attached are not seeds: the
 	 * books hear of them first. */
-	attach_births(&agg, &tracer, &snap);
+	{
+		struct skb_line *before;
+		int nb = attach_births_before(&tracer, &before);
+
+		attach_births(&agg, &tracer, &snap, before, nb);
+	}
 	if (o->tracer.all)
 		exporter_adopt_owners(&agg, &snap.owners);
 	attach_seed(&agg, &tracer, &snap, NULL, 0);

@@ -261,23 +261,34 @@ out:
 	free(alive);
 }
 
-void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+int attach_births_before(struct tracer *t, struct skb_line **before)
+{
+	*before = NULL;
+	return t->sk_mode ? tracer_sk_books(t, before) : 0;
+}
+
+void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
+		   struct skb_line *before, int nb)
 {
 	uint64_t began = now_ns();
 	uint32_t passed[AGG_MAX_DUMPED_NS + TRACER_HELD_NS];
-	struct skb_line *before = NULL;
 	size_t np = 0;
-	int nb, err = 0;
+	int err = 0;
 
 	/* In each namespace the snapshot read. One that could not be passed
 	 * leaves its births to their end records: the books lag there, and
-	 * the reconcile's gap says by how much. */
+	 * the reconcile's gap says by how much. A namespace the census walk
+	 * read had its pass then (tcp_walk.c), which began after the
+	 * snapshot did. */
 	if (t->sk_mode) {
-		nb = tracer_sk_books(t, &before);
 		for (size_t i = 0; i < snap->nns; i++) {
-			if (tracer_birth_pass(t, snap->ns[i].pid)) {
+			if (snap->ns[i].walked) {
+				began = snap->taken_ns;
+			} else if (tracer_birth_pass(t, snap->ns[i].pid)) {
 				err = -1;
-			} else if (np < AGG_MAX_DUMPED_NS) {
+				continue;
+			}
+			if (np < AGG_MAX_DUMPED_NS) {
 				passed[np++] = snap->ns[i].netns;
 				tracer_hold_ns(t, snap->ns[i].netns, snap->ns[i].pid);
 			}
@@ -311,29 +322,52 @@ void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *s
 			}
 		}
 		attach_sk_books(a, t, before, nb, passed, np);
-		free(before);
 	}
+	free(before);
 	ring_buffer__consume(t->rb);
+}
+
+/* The census walk in place of the dump (tcp_walk.c). */
+static int census_walk(void *t, pid_t pid, sd_sock_cb cb, void *ctx)
+{
+	return tracer_walk(t, pid, cb, ctx);
+}
+
+/* CONNSCOPE_CENSUS: "dump", the sock_diag dump and a separate birth pass
+ * as before the walk (to compare their costs, or should the walk ever be
+ * doubted); "check", the walk and a dump compared on stderr. */
+static void census_mode(struct tcp_snapshot *snap, struct tracer *t)
+{
+	const char *m = getenv("CONNSCOPE_CENSUS");
+
+	snap->walk = m && !strcmp(m, "dump") ? NULL : census_walk;
+	snap->walk_ctx = t;
+	snap->walk_check = m && !strcmp(m, "check");
 }
 
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all)
 {
 	pid_t pids[CLI_MAX_PIDS * 4];
+	struct skb_line *before;
 	size_t n;
-	int err;
+	int err, nb;
 
 	if (!all)
 		mark_exited(a);
 	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	/* The storages' books before any pass: the census walk is one. */
+	nb = attach_births_before(t, &before);
 	a->snapshot_ns = now_ns();
+	census_mode(snap, t);
 	err = snapshot_take(snap, all ? NULL : pids, n);
+	snap->walk = NULL;
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
 	 * socket that closed) must be in the books before it is compared, and
 	 * so must the connections in it still alive: the birth pass after the
-	 * dump tells every one the books lack. */
-	attach_births(a, t, snap);
+	 * dump (or the walk that was both) tells every one the books lack. */
+	attach_births(a, t, snap, before, nb);
 	if (!err) {
 		struct netlimits lim = limits->lim;
 

@@ -55,7 +55,13 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all);
 /* The birth pass, then the ring drained: after it the books know every
  * connection established before it began (a->births_known_ns). */
-void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
+/* The storages' books before the passes (*before malloc'd, how many or
+ * -errno; 0 outside socket-storage mode): read before a snapshot whose
+ * census walk is a pass, handed to attach_births, which frees them. */
+struct skb_line;
+int attach_births_before(struct tracer *t, struct skb_line **before);
+void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
+		   struct skb_line *before, int nb);
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. only: those
  * of these nonly processes alone (NULL: every process of the books). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "census_check.h"
 #include "netns.h"
 #include "snapshot.h"
 #include "timeutil.h"
@@ -130,6 +131,27 @@ static int find_namespaces(struct tcp_snapshot *s, const pid_t *pids, size_t npi
 	return 0;
 }
 
+/* One namespace's sockets: the census walk where it stands in, else the
+ * dump. A walk that failed part way is dropped whole and dumped. */
+static int ns_sockets(struct tcp_snapshot *s, struct snap_ns *ns, struct collect_ctx *c)
+{
+	uint64_t began = now_ns();
+	size_t had = s->n;
+	int err = -EAGAIN;
+
+	ns->walked = false;
+	if (s->walk)
+		err = s->walk(s->walk_ctx, ns->pid, collect, c);
+	if (!err) {
+		ns->walked = true;
+		if (s->walk_check)
+			census_check(ns->pid, ns->netns, s->socks + had, s->n - had, began);
+		return 0;
+	}
+	s->n = had;
+	return sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, c);
+}
+
 static int read_limits(void *ctx)
 {
 	return netlimits_read(ctx);
@@ -166,7 +188,7 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 		 * read from inside it. Once: they are settings, not counters. */
 		if (i == 0 && !s->lim.port_hi)
 			netns_run(ns->pid, read_limits, &s->lim);
-		err = sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, &c);
+		err = ns_sockets(s, ns, &c);
 		if (err == -ENOENT && ns->pid)
 			continue;
 		/* --all, another namespace, no CAP_SYS_ADMIN to enter it:

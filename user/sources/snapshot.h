@@ -20,7 +20,14 @@ struct snap_ns {
 	struct sockstat st;	/* its /proc/PID/net/sockstat{,6}, snmp */
 	bool dumped;		/* its sock_diag dump is in socks (false: the
 				 * process went away before it was read) */
+	bool walked;		/* its sockets came from the census walk, whose
+				 * birth pass has run there too (dumped also) */
 };
+
+/* The census walk that stands in for the sock_diag dump of a namespace
+ * (tracer_walk in tcp_walk.c): -EAGAIN where it cannot, and the
+ * namespace is dumped; 0, -errno or cb's value. */
+typedef int (*snapshot_walk_fn)(void *wctx, pid_t pid, sd_sock_cb cb, void *ctx);
 
 /* Called every SNAPSHOT_DRAIN_EVERY sockets of the dump and between the
  * processes whose fds are read: the caller drains its rings there, so a
@@ -38,6 +45,9 @@ struct tcp_snapshot {
 	size_t refused;		/* --all: namespaces the last one could not
 				 * enter (no CAP_SYS_ADMIN), not in ns */
 	struct netlimits lim;	/* the first namespace's sysctls */
+	snapshot_walk_fn walk;	/* NULL: every namespace dumped */
+	void *walk_ctx;
+	bool walk_check;	/* each walk compared with a dump (census_check.h) */
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
 	uint64_t drains;		/* calls made, over every snapshot */

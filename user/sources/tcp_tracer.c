@@ -640,50 +640,6 @@ int tracer_sk_books_drop(struct tracer *t, const struct cs_skb_key *k)
 	return bpf_map_delete_elem(bpf_map__fd(t->skel->maps.sk_books), k) ? -errno : 0;
 }
 
-/* An iter/tcp iterator walks the namespace its creator is in. */
-static int birth_iter_create(void *ctx)
-{
-	struct tracer *t = ctx;
-	int fd = bpf_iter_create(bpf_link__fd(t->birth_link));
-
-	return fd < 0 ? -errno : fd;
-}
-
-/* The pass in pid's namespace (nsfd < 0) or nsfd's. */
-static int birth_pass_in(struct tracer *t, pid_t in_ns_of, int nsfd)
-{
-	/* The program writes a byte here for each birth it puts on the ring:
-	 * a read returns after at most as many as it asks for, and the ring
-	 * is drained before the next: a quarter of the ring at a time (the
-	 * traced processes write to it meanwhile), at most 512 births. */
-	char buf[512];
-	size_t chunk = t->ring_bytes / (sizeof(struct cs_event) + 8) / 4;
-	ssize_t n;
-	int fd, err = 0;
-
-	if (!t->birth_link)
-		return 0;
-	if (chunk > sizeof(buf))
-		chunk = sizeof(buf);
-	if (!chunk)
-		chunk = 1;
-	fd = nsfd >= 0 ? netns_run_fd(nsfd, birth_iter_create, t) :
-			 netns_run(in_ns_of, birth_iter_create, t);
-	if (fd < 0)
-		return fd;
-	while ((n = read(fd, buf, chunk)) > 0)
-		ring_buffer__consume(t->rb);
-	if (n < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
-{
-	return birth_pass_in(t, in_ns_of, -1);
-}
-
 bool tracer_hold_ns(struct tracer *t, uint32_t ino, pid_t pid)
 {
 	int fd;
@@ -698,11 +654,6 @@ bool tracer_hold_ns(struct tracer *t, uint32_t ino, pid_t pid)
 		return false;
 	t->held_ns[t->nheld_ns++] = (struct tracer_ns){ ino, fd };
 	return true;
-}
-
-int tracer_birth_pass_held(struct tracer *t, size_t i)
-{
-	return i < t->nheld_ns ? birth_pass_in(t, 0, t->held_ns[i].fd) : -EINVAL;
 }
 
 void tracer_release_ns(struct tracer *t, size_t i)

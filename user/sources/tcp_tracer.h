@@ -66,6 +66,12 @@ struct tracer {
 		int fd;
 	} held_ns[TRACER_HELD_NS];
 	size_t nheld_ns;
+	/* The census walk (tcp_walk.c): the kernel's HZ once learnt from two
+	 * passes' jiffies and clock (0: not yet, the census dumps), the first
+	 * pass's pair, and whether the walk may be used at all. */
+	uint32_t walk_hz;
+	uint64_t walk_j0, walk_t0;
+	bool walk_off;
 };
 
 /* Checks that need no BPF: privileges, BTF, tracefs. Prints one message
@@ -122,6 +128,15 @@ int tracer_sk_books_drop(struct tracer *t, const struct cs_skb_key *k);
 bool tracer_hold_ns(struct tracer *t, uint32_t ino, pid_t pid);
 /* The birth pass in held namespace i; 0 or -errno. */
 int tracer_birth_pass_held(struct tracer *t, size_t i);
+/* The census walk (tcp_walk.c): the birth pass over pid's namespace that
+ * also gives every TCP socket there to cb, as a sock_diag dump would
+ * (netns left 0 for the caller). -EAGAIN while the walk cannot stand in
+ * for the dump (HZ not learnt yet, not socket-storage mode, or the walk
+ * turned off): then nothing ran, the caller dumps and passes as before.
+ * 0, -errno, or cb's nonzero value. */
+struct sd_sock;
+int tracer_walk(struct tracer *t, pid_t in_ns_of, int (*cb)(const struct sd_sock *, void *),
+		void *ctx);
 /* Let held namespace i go. */
 void tracer_release_ns(struct tracer *t, size_t i);
 /* Sum of the per-CPU counters (CS_STAT_*). */
