@@ -297,7 +297,7 @@ int attach_run(const struct attach_opts *in)
 				   .command = o->command ? o->command : o->doctor ? "doctor" : NULL };
 	struct agentcost cost = { .stats_fd = -1 };
 	struct tracer_opts topts;
-	bool quic_on = false;
+	bool quic_on = false, joining = false;
 	struct agg agg;
 	struct exporter *exp = NULL;
 	struct safefile html = {}, prom = {};
@@ -465,17 +465,17 @@ int attach_run(const struct attach_opts *in)
 		 * probes and the packet programs are on for the whole run,
 		 * or its connection was seen late or not at all (ngtcp2 0
 		 * for 10 --comm clients). */
-		quic_tracer_open(&qt, &qb, o->tracer.all, tracer_targets_fd(&tracer));
+		joining = o->sel.ncomms || o->sel.cgroup_path || o->sel.container[0];
+		quic_tracer_open(&qt, &qb, o->tracer.all, tracer_targets_fd(&tracer),
+				 o->tracer.follow_children || joining);
 	}
 	/* The events ring is mapped after the last BPF object's load, so the
 	 * peak RSS does not hold both (tcp_tracer.h, tracer_map_ring). */
 	if (tracer_map_ring(&tracer))
 		goto cleanup;
 	if (quic_on) {
-		bool joining = o->sel.ncomms || o->sel.cgroup_path || o->sel.container[0];
-
 		/* Fails where the open did (wire_error says why). */
-		if (quic_tracer_start(&qt, &tracer.rb, o->tracer.follow_children || joining))
+		if (quic_tracer_start(&qt, &tracer.rb))
 			fprintf(stderr, "connscope: QUIC on the wire is off for this run: %s\n",
 				qt.wire_error);
 		else if (joining)

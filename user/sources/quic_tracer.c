@@ -183,8 +183,10 @@ static void quic_tracer_wire_off(struct quic_tracer *t)
 	t->wire = NULL;
 }
 
-int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd)
+int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd,
+		     bool system_lib)
 {
+	char path[PATH_MAX];
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -216,15 +218,19 @@ int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, 
 	err = attach_wire(t);
 	if (err)
 		goto fail;
+	/* Loaded here, before the caller maps its rings, for the same peak
+	 * as the wire unit's (tcp_tracer.h, tracer_map_ring); its ring is
+	 * added at the start. */
+	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path, NULL))
+		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
 fail:
 	quic_tracer_wire_off(t);
 	return err;
 }
 
-int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb, bool system_lib)
+int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb)
 {
-	char path[PATH_MAX];
 	int err;
 
 	t->rb = *rb;
@@ -236,19 +242,20 @@ int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb, bool syste
 		*rb = ring_buffer__new(bpf_map__fd(t->wire->maps.quic_events), on_wire, t, NULL);
 		err = *rb ? 0 : -errno;
 	}
+	t->rb = *rb;
+	/* The system libngtcp2's probes, loaded at the open. */
+	if (!err && t->ng)
+		err = ring_buffer__add(*rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
 	if (err) {
 		snprintf(t->wire_error, sizeof(t->wire_error), "cannot read the QUIC ring buffer: %s",
 			 strerror(-err));
-		quic_tracer_wire_off(t);
+		quic_tracer_close(t);
 		return err;
 	}
-	t->rb = *rb;
 	/* Every process is traced: some process on the machine holds a UDP
 	 * socket, so the packet programs are needed from the start. */
 	if (t->all)
 		attach_skb(t, "every process is traced (--all)");
-	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path, NULL))
-		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
 }
 
@@ -360,7 +367,9 @@ static int lib_load(struct quic_tracer *t)
 	if (t->targets_fd >= 0 && (err = bpf_map__reuse_fd(t->ng->maps.ng_targets, t->targets_fd)))
 		goto fail;
 	err = ngtcp2_bpf__load(t->ng);
-	if (!err)
+	/* Before quic_tracer_start() (the system library at the open), the
+	 * start adds the ring. */
+	if (!err && t->rb)
 		err = ring_buffer__add(t->rb, bpf_map__fd(t->ng->maps.lib_events), on_lib, t);
 	if (!err)
 		return 0;

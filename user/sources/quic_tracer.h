@@ -60,14 +60,16 @@ struct quic_tracer {
  * ring is read from quic_tracer_start() on. A wire unit that cannot load
  * or attach leaves the tracer usable, with wire_error saying why. 0 or
  * -errno. targets_fd: the tcpstate unit's target map, shared so that
- * children it adds are traced here too (-1: own maps). */
-int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd);
+ * children it adds are traced here too (-1: own maps). With system_lib,
+ * the probes go on the system's libngtcp2 too, for children that load
+ * it later. */
+int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, int targets_fd,
+		     bool system_lib);
 /* Then (after the caller's other BPF objects are loaded: tcp_tracer.h,
- * tracer_map_ring) its ring into *rb (created when NULL), where the
- * ngtcp2 rings go later too; called whether the open succeeded or not.
- * With system_lib, the probes go on the system's libngtcp2 too, for
- * children that load it later. 0 or -errno (wire_error says why). */
-int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb, bool system_lib);
+ * tracer_map_ring) its rings into *rb (created when NULL), where the
+ * ngtcp2 rings of libraries found later go too; called whether the open
+ * succeeded or not. 0 or -errno (wire_error says why). */
+int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb);
 /* Traces pid: the wire filter, its UDP sockets seeded by cookie, and the
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
  * library loaded later): what is already attached stays. */
