@@ -41,6 +41,18 @@ static __always_inline __u16 sk_local_port(const struct sock *sk)
 	return bpf_ntohs(BPF_CORE_READ(inet, inet_sport));
 }
 
+/* The same from a typed sock (a tp_btf argument): skc_num, a plain load in
+ * struct sock_common, holds that port wherever it is set (bound, connected,
+ * a listener's child); the probe read only where it is 0 already (any
+ * ->CLOSE, above). Every untraced TCP socket's state changes, sends and
+ * receives ask it (seed_ports): a probe read each before. */
+static __always_inline __u16 sk_local_port_btf(const struct sock *sk)
+{
+	__u16 num = sk->__sk_common.skc_num;
+
+	return num ? num : sk_local_port(sk);
+}
+
 /* Fill t from the socket. */
 static __always_inline void sk_read_tuple(const struct sock *sk, struct cs_tuple *t,
 					  bool trusted)

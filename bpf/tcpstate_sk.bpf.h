@@ -215,7 +215,7 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 			return NULL;
 		owner_from_current(&init.owner,
 				   newstate == TCP_LISTEN ? CS_OWNER_LISTEN : CS_OWNER_CONNECT);
-	} else if (!seed_port(sk_local_port(sk))) {
+	} else if (!seed_port(sk_local_port_btf(sk))) {
 		/* Neither a seeded listener's child nor a seed. */
 		return NULL;
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
@@ -403,7 +403,7 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 
 		/* Its protocol first: a plain load, where the port is a
 		 * probe read (UDP and unix sockets pass here too). */
-		if (!sk_is_tcp(sk, true) || !seed_port(sk_local_port(sk)))
+		if (!sk_is_tcp(sk, true) || !seed_port(sk_local_port_btf(sk)))
 			return 0;
 		state = sk->__sk_common.skc_state;
 		st = sk_state_new(sk, state, state);
