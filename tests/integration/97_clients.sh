@@ -123,14 +123,23 @@ well_asserts() {
 	assert_eq "$(row_of "$comm")" "$(printf '%s\t%s\t%s' "$W" "$REQS" "$W")" "$name/row_exact"
 }
 
-# late_asserts: node_late's row and finding. A connection whose end the
-# books never saw (2 of ~12 runs under load: the client's socket ends at
-# FIN_WAIT2 -> CLOSE, where the kernel at times runs no program) is either
-# missing whole (never seen: opened is short of what the server saw) or
-# held open to the run's end (born, no end: its request is missing), and
-# each held one adds at most one to the peak. So the peak is the 8 in
-# flight, exactly when every connection was seen whole (most runs; 16
-# before the fix), and at most 8 plus the held ones otherwise.
+# late_asserts: node_late's row and finding. Under load (8 of 120 runs
+# with two node_late loops side by side at load 5-10; 0 of 30 with one)
+# the kernel runs neither state program for some of the client's
+# FIN_WAIT2 -> CLOSE (3 to 16 of 400): a tracefs instance on
+# sock:inet_sock_set_state recorded all 400, counters at the entry of
+# both handle_set_state_btf and handle_set_state_nested saw 392 (a debug
+# build), and both programs' recursion_misses stayed 0 (so not the
+# recursion their pair covers); no event lost, the storage never looked
+# up (the programs were not entered), all 400 ends 2 s before the run
+# ended (not the exit order). Why the kernel skips them is not found.
+# Such a connection is missing whole (opened short of what the server
+# saw) or held open to the run's end (born, no end: its request is
+# missing, and each adds at most one to the peak); either way the books
+# count it lost (tcp_ends_not_run, from the storages' books), and
+# every request missing from the row is one of those (150 runs: exact
+# in each). So the peak is the 8 in flight, exactly when every
+# connection was seen whole, and at most 8 plus the held ones otherwise.
 late_asserts() {
 	local opened reqs peak held conc
 	read -r opened reqs peak <<<"$(row_of node)"
@@ -139,6 +148,8 @@ late_asserts() {
 	LATE_CONC=$conc	# the fix is sized to it
 	echo "# node_late: row $opened $reqs $peak; server $CONNS; held open $held"
 	assert_eq "$conc" "$peak" node_late/finding_says_the_peak
+	assert_eq "$((REQS - reqs))" "$(jqn '.agent.losses.tcp_ends_not_run' "$J")" \
+		node_late/missing_ends_counted_lost
 	if ((opened == CONNS && reqs == REQS)); then
 		assert_eq "$peak" "$W" node_late/peak_is_requests_in_flight
 	else
