@@ -206,6 +206,7 @@ struct dr_proc {
 	uint32_t fd_start, fd_now, fd_peak;
 	uint32_t fd_mid;		/* half way through the listings (fd_proc_mid_count) */
 	uint64_t fd_listings;		/* listings the growth is fitted to */
+	double fd_span_s;		/* from the first of them to the last */
 	uint64_t fd_limit;		/* RLIMIT_NOFILE soft; UINT64_MAX unlimited */
 	double fd_slope;		/* fds per second */
 	double fd_seconds_to_limit;	/* < 0: not growing */
@@ -272,6 +273,10 @@ static inline bool dr_churn_costs(uint64_t opened, uint64_t requests, uint32_t l
 #define DR_LEAK_SLOPE		0.5
 #define DR_LEAK_MIN_GROWTH	20
 #define DR_LEAK_MIN_OLD		10
+/* The listings' span a leak is judged on at least: a runtime's start-up
+ * (Node's ~0.6 s from 7 to 30 fds, listed every 0.3 s) fills half of a
+ * shorter one. */
+#define DR_LEAK_MIN_SPAN_S	2.0
 #define DR_LEAK_CRIT_S		3600
 /* fd limit: peak use at 80 % of RLIMIT_NOFILE warns, 95 % or any EMFILE /
  * ENFILE is critical. */

@@ -133,6 +133,7 @@ static void fill_fds(struct dr_proc *d, const struct run_info *run)
 		d->fd_start = fp->books->first_count;
 		d->fd_mid = fd_proc_mid_count(fp->books);
 		d->fd_listings = fp->books->nsamples;
+		d->fd_span_s = (fp->books->last_sample_ns - fp->books->first_sample_ns) / 1e9;
 		if (fp->books->peak_count > d->fd_peak)
 			d->fd_peak = fp->books->peak_count;
 	}
