@@ -71,3 +71,9 @@ for f in a d; do
 done
 assert_eq "$(cat "$TMP/a.states")" "$(cat "$TMP/d.states")" walk_and_dump_books_agree
 assert_eq "$(grep -c 'established=[1-9]' "$TMP/a.states")" 1 "walk/states_read ($(cat "$TMP/a.states"))"
+# The report names the source of its sockets: the walk's reads counted,
+# and a run that only dumped says sock_diag alone.
+assert_eq "$(jqn '.sources.tcp_reads_walked >= 5' "$TMP/a.json")" true "walk/source_counted ($(jqn -c .sources "$TMP/a.json"))"
+assert_eq "$(jqn '.sources.tcp | startswith("the iter/tcp walk")' "$TMP/a.json")" true walk/source_named
+assert_eq "$(jqn '[.sources.tcp_reads_walked, (.sources.tcp | startswith("sock_diag +"))] | @text' "$TMP/d.json")" \
+	'[0,true]' dump/source_named

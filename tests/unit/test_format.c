@@ -320,3 +320,23 @@ TEST(cgroup_removed_and_recreated)
 }
 
 UNIT_MAIN()
+
+/* The reports name where their "sockets now" came from: the census walk,
+ * the sock_diag dump, or the walk with the dump's share of the reads. */
+TEST(census_source_named_by_reads)
+{
+	struct run_info run = {};
+	char buf[128];
+
+	ASSERT_STREQ(run_census_source(&run, buf, sizeof(buf)), "sock_diag", "dumps_only");
+	ASSERT_STREQ(run_census_short(&run), "sock_diag", "dumps_only_short");
+	run.census_walked = 28;
+	ASSERT_STREQ(run_census_source(&run, buf, sizeof(buf)),
+		      "the iter/tcp walk of the kernel's socket tables", "walks_only");
+	ASSERT_STREQ(run_census_short(&run), "iter/tcp", "walks_only_short");
+	run.census_dumped = 2;
+	ASSERT_STREQ(run_census_source(&run, buf, sizeof(buf)),
+		      "the iter/tcp walk of the kernel's socket tables (sock_diag for 2 of 30 reads)",
+		      "both");
+	ASSERT_STREQ(run_census_short(&run), "iter/tcp + sock_diag", "both_short");
+}

@@ -731,6 +731,8 @@ int attach_run(const struct attach_opts *in)
 		run.container_id = o->sel.container_id;
 	}
 	attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+	run.census_walked = snap.reads_walked;
+	run.census_dumped = snap.reads_dumped;
 	if (exp)
 		;	/* the exporter's output was /metrics */
 	else if (o->json)

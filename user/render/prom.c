@@ -323,8 +323,8 @@ static void process_families(FILE *out, const struct prom_view *v, size_t n)
 				    *(const uint64_t *)((const char *)&v[i].total + counters[c].off));
 	}
 	family(out, "connscope_process_tcp_sockets", "gauge", "TCP sockets of the process by "
-	       "state at the last reconcile (sock_diag + /proc/PID/fd; TIME_WAIT and orphans "
-	       "by 4-tuple)");
+	       "state at the last reconcile (the kernel's socket tables, by the iter/tcp walk or "
+	       "a sock_diag dump, + /proc/PID/fd; TIME_WAIT and orphans by 4-tuple)");
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < TCP_STATE_ORDER_LEN; k++)
 			view_sample(out, "connscope_process_tcp_sockets", &v[i], "state",

@@ -356,6 +356,7 @@ static void text_folded(FILE *out, const struct proc_view *v, const struct run_i
 void format_report_text(FILE *out, const struct agg *a, const struct run_info *run)
 {
 	uint64_t lost = run->stats[CS_STAT_RB_LOST], full = run->stats[CS_STAT_OWNER_FULL];
+	char line[256], src[128];
 	struct proc_view v;
 
 	/* Losses first: nobody reads a count as exact past this line. */
@@ -392,10 +393,11 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "\nunattributed (no owning file, not seen being made by this run)\n");
 	text_states(out, "sockets now", a->unattributed.state, a->unattributed.orphan);
 	if (run->limits)
-		format_limits_text(out, run->limits);
+		format_limits_text(out, run->limits, run_census_short(run));
 	fprintf(out, "\n");
-	fprintf(out, "sources: counters from BPF events; \"live\" and \"sockets now\" from\n"
-		     "  sock_diag + /proc/PID/fd at the end\n");
+	snprintf(line, sizeof(line), "counters from BPF events; \"live\" and \"sockets now\" from "
+		 "%s + /proc/PID/fd at the end", run_census_source(run, src, sizeof(src)));
+	findings_wrap(out, "sources: ", "  ", line);
 	if (run->fds.listing_only)
 		fprintf(out, "fds (listing): counts, growth and ages from /proc/PID/fd listings "
 			     "each\n  interval, no fd syscall tracing; leak sites need attach "
@@ -484,6 +486,7 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	size_t n;
 	/* Every process, however many: written as it goes, one at a time. */
 	const struct proc_books **procs = proc_view_list(a, &n);
+	char line[256], src[128];
 	struct json j;
 
 	json_init(&j, out, true);
@@ -664,8 +667,11 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_key(&j, "sources");
 	json_object_begin(&j);
 	json_kv_string(&j, "totals", "BPF events (inet_sock_set_state, accept exit)");
-	json_kv_string(&j, "tcp", "sock_diag + /proc/PID/fd at the end; TIME_WAIT and orphans "
-				  "joined to owners by 4-tuple");
+	snprintf(line, sizeof(line), "%s + /proc/PID/fd at the end; TIME_WAIT and orphans joined "
+		 "to owners by 4-tuple", run_census_source(run, src, sizeof(src)));
+	json_kv_string(&j, "tcp", line);
+	json_kv_uint(&j, "tcp_reads_walked", run->census_walked);
+	json_kv_uint(&j, "tcp_reads_dumped", run->census_dumped);
 	json_kv_string(&j, "fds", fd_source(run));
 	if (run->quic)
 		json_kv_string(&j, "quic", "wire: cgroup_skb datagram headers; ngtcp2: uprobes "

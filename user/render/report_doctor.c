@@ -32,9 +32,10 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 	}
 	format_findings_section(out, a, run);
 	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
-		 "sites%s), sock_diag and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "
+		 "sites%s), %s and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "
 		 "accept queues), /proc/PID/net/netstat (ListenOverflows), /proc/sys (limits)%s",
 		 run->doctor && run->doctor->fderr_counted ? ", EMFILE/ENFILE at syscall exits" : "",
+		 run_census_short(run),
 		 run->doctor && run->doctor->cost.valid ? ", BPF run-time stats (agent cost)" : "");
 	findings_wrap(out, "\nsources: ", "  ", line);
 	fprintf(out, "the whole report: connscope attach with the same options, or -j /\n"

@@ -174,14 +174,15 @@ int format_limits_warnings(FILE *out, const struct limits_view *v)
 	return n;
 }
 
-void format_limits_text(FILE *out, const struct limits_view *v)
+void format_limits_text(FILE *out, const struct limits_view *v, const char *sockets_src)
 {
 	uint32_t ports = netlimits_ports(&v->lim);
 	char dest[128];
 
 	if (!v->valid)
 		return;
-	fprintf(out, "\nlimits (this network namespace; sock_diag, /proc/net/sockstat, /proc/sys)\n");
+	fprintf(out, "\nlimits (this network namespace; %s, /proc/net/sockstat, /proc/sys)\n",
+		sockets_src);
 	fprintf(out, "  ephemeral ports %u-%u (%u), tcp_tw_reuse %d\n", v->lim.port_lo,
 		v->lim.port_hi, ports, v->lim.tw_reuse);
 	/* The namespace's sockets, not the traced processes' alone: said, so

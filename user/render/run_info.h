@@ -38,6 +38,10 @@ struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *tw_method;		/* how TIME_WAIT is followed */
 	const char *records;		/* what crosses the ring: per socket or per transition */
+	/* Where each interval's "sockets now" came from: namespace reads by
+	 * the census walk (iter/tcp) and by the sock_diag dump, over the run
+	 * (run_census_source words them). */
+	uint64_t census_walked, census_dumped;
 	double duration_s;		/* asked for; 0: until Ctrl-C */
 	double elapsed_s;		/* what ran */
 	double load_s;			/* of it, the load's: first to last connection
@@ -69,5 +73,15 @@ struct run_info {
 	const struct untraced_acceptor *untraced;
 	size_t nuntraced;
 };
+
+/* The source of the run's "sockets now", for the reports' source lines:
+ * "sock_diag", "the iter/tcp walk of the kernel's socket tables", or the
+ * walk with the share of reads a dump made (its first seconds, a
+ * namespace the walk could not read). buf: at least 96 bytes. */
+const char *run_census_source(const struct run_info *run, char *buf, size_t n);
+
+/* The same in a word or two, for lines that name several sources:
+ * "sock_diag", "iter/tcp" or "iter/tcp + sock_diag". */
+const char *run_census_short(const struct run_info *run);
 
 #endif

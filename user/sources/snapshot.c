@@ -144,12 +144,16 @@ static int ns_sockets(struct tcp_snapshot *s, struct snap_ns *ns, struct collect
 		err = s->walk(s->walk_ctx, ns->pid, collect, c);
 	if (!err) {
 		ns->walked = true;
+		s->reads_walked++;
 		if (s->walk_check)
 			census_check(ns->pid, ns->netns, s->socks + had, s->n - had, began);
 		return 0;
 	}
 	s->n = had;
-	return sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, c);
+	err = sockdiag_dump_tcp_of(ns->pid, SD_ALL_STATES, collect, c);
+	if (!err)
+		s->reads_dumped++;
+	return err;
 }
 
 static int read_limits(void *ctx)

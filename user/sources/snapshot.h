@@ -51,6 +51,10 @@ struct tcp_snapshot {
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
 	uint64_t drains;		/* calls made, over every snapshot */
+	/* Namespace reads over every snapshot, by source: the census walk
+	 * (iter/tcp) or the sock_diag dump, so reports name where their
+	 * "sockets now" came from. */
+	uint64_t reads_walked, reads_dumped;
 	uint64_t taken_ns;	/* when the last one began (now_ns()): a socket
 				 * seen before then and absent from its dump
 				 * was in no hash when it was dumped */

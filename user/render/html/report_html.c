@@ -365,10 +365,11 @@ static void summary_tail(FILE *out, const struct agg *a, const struct run_info *
 		fputs("<td>&ndash;</td><td>&ndash;</td>", out);
 	fputs("<td class=\"states\">", out);
 	state_chips(out, a->unattributed.state, a->unattributed.orphan);
-	fputs("</td></tr>\n</tbody>\n</table></div>\n"
-	      "<p class=\"sub\">Counters from BPF events during the run; TIME_WAIT live, orphans "
-	      "and sockets now from sock_diag + /proc/PID/fd at the end. Unattributed: sockets "
-	      "with no owning file, not seen being made by this run.</p>\n", out);
+	fprintf(out, "</td></tr>\n</tbody>\n</table></div>\n"
+		     "<p class=\"sub\">Counters from BPF events during the run; TIME_WAIT live, "
+		     "orphans and sockets now from %s + /proc/PID/fd at the end. Unattributed: "
+		     "sockets with no owning file, not seen being made by this run.</p>\n",
+		run_census_short(run));
 }
 
 static void summary(FILE *out, const struct agg *a, const struct proc_view *v,
@@ -605,7 +606,7 @@ int format_report_html(FILE *out, const struct agg *a, const struct run_info *ru
 			proc_section(out, a, v.groups[i].members[0], run);
 	}
 	proc_view_free(&v);
-	html_limits_section(out, run->limits);
+	html_limits_section(out, run->limits, run_census_short(run));
 	html_run_section(out, a, run);
 	html_footer(out, run);
 	fputs("</main>\n<script>\n", out);

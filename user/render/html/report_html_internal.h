@@ -78,7 +78,7 @@ void html_reuse_part(FILE *out, const struct agg *a, const struct proc_books *p,
 struct limits_view;
 
 /* The namespace's limits: ports, TIME_WAIT and orphans against theirs. */
-void html_limits_section(FILE *out, const struct limits_view *v);
+void html_limits_section(FILE *out, const struct limits_view *v, const char *sockets_src);
 /* The run's facts: hooks, duration, the agent's counters, books vs kernel. */
 void html_run_section(FILE *out, const struct agg *a, const struct run_info *run);
 /* Where the counters came from, naming only the hooks this run used. */
