@@ -340,3 +340,22 @@ TEST(census_source_named_by_reads)
 		      "both");
 	ASSERT_STREQ(run_census_short(&run), "iter/tcp + sock_diag", "both_short");
 }
+
+/* The limits heading names the longest census source within 80 columns
+ * (57_live_tty read 84 once it named "iter/tcp + sock_diag"). */
+TEST(limits_heading_fits_80_columns)
+{
+	struct run_info run = { .census_walked = 1, .census_dumped = 1 };
+	struct limits_view v = { .valid = true, .warn_share = 0.8 };
+	char *out = NULL, *line;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	ASSERT_TRUE(f != NULL, "memstream");
+	format_limits_text(f, &v, run_census_short(&run));
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "iter/tcp + sock_diag") != NULL, "source_named");
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		ASSERT_TRUE(strlen(line) <= 80, "width");
+	free(out);
+}

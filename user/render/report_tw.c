@@ -181,7 +181,7 @@ void format_limits_text(FILE *out, const struct limits_view *v, const char *sock
 
 	if (!v->valid)
 		return;
-	fprintf(out, "\nlimits (this network namespace; %s, /proc/net/sockstat, /proc/sys)\n",
+	fprintf(out, "\nlimits (this namespace; %s, /proc/net/sockstat, /proc/sys)\n",
 		sockets_src);
 	fprintf(out, "  ephemeral ports %u-%u (%u), tcp_tw_reuse %d\n", v->lim.port_lo,
 		v->lim.port_hi, ports, v->lim.tw_reuse);
