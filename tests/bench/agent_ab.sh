@@ -23,16 +23,9 @@ if (($# != 2)) || [[ ! -x $1 || ! -x $2 ]]; then
 	echo "usage: agent_ab.sh BEFORE AFTER (two connscope binaries)" >&2
 	exit 2
 fi
-((EUID == 0)) || { echo "agent_ab: needs root (BPF, network namespaces)" >&2; exit 1; }
-[[ -x $B/loadgen ]] || { echo "agent_ab: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-ab.XXXXXX") || exit 1
-BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+ab_setup agent_ab ab
 
 # one BIN: a churn of N connections with BIN attached to both ends; prints
 # "us_per_conn events lost conns".

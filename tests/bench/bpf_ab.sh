@@ -35,17 +35,11 @@ if (($# != 2)) || [[ ! -x $1 || ! -x $2 ]]; then
 	echo "usage: bpf_ab.sh BEFORE AFTER (two connscope binaries)" >&2
 	exit 2
 fi
-((EUID == 0)) || { echo "bpf_ab: needs root (BPF, network namespaces)" >&2; exit 1; }
-[[ -x $B/loadgen ]] || { echo "bpf_ab: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-bpfab.XXXXXX") || exit 1
-BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes HAVE_PERF=false
-perf stat -x, -e task-clock -o /dev/null true >/dev/null 2>&1 && HAVE_PERF=true
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+ab_setup bpf_ab bpfab
+HAVE_PERF=false
+perf stat -x, -e task-clock -o /dev/null true >/dev/null 2>&1 && HAVE_PERF=true
 
 # The agent's JSON -> "bpf_ns state nested io other catches runs" over
 # conns (runs: program runs a connection, each carrying the statistics'

@@ -25,16 +25,9 @@ if (($# != 2)) || [[ ! -x $1 || ! -x $2 ]]; then
 	echo "usage: census_ab.sh BEFORE AFTER (two connscope binaries)" >&2
 	exit 2
 fi
-((EUID == 0)) || { echo "census_ab: needs root (BPF, network namespaces)" >&2; exit 1; }
-[[ -x $B/loadgen ]] || { echo "census_ab: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-census.XXXXXX") || exit 1
-BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+ab_setup census_ab census
 
 # one BIN: prints "ms_per_interval time_wait".
 one() {

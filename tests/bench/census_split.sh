@@ -26,16 +26,9 @@ if (($# != 1)) || [[ ! -x $1 ]]; then
 	echo "usage: census_split.sh BIN (a connscope binary)" >&2
 	exit 2
 fi
-((EUID == 0)) || { echo "census_split: needs root (BPF, network namespaces)" >&2; exit 1; }
-[[ -x $B/loadgen ]] || { echo "census_split: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-split.XXXXXX") || exit 1
-BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+ab_setup census_split split
 
 # The parts: a name and the function whose inclusive share is its own.
 PARTS="dump:sd_dump dump_kernel:netlink_dump birth:tracer_birth_pass walk:tracer_walk pass_kernel:bpf_seq_read reconcile:agg_reconcile limits:limits_observe procfs:procfs_scan_pid_sockets"

@@ -5,6 +5,23 @@
 # start and end, waiting, and the rows of the results table. They use the
 # driver's globals (WORK, B, CS, BG, NETNS, NS_SEQ, ROWS, NOTES, ONLY).
 
+# ---- the A/B scripts' start (agent_ab, bpf_ab, census_ab, census_split) ----
+
+# ab_setup NAME TAG: root and the loadgen binary checked (exits with a
+# message naming NAME otherwise), WORK made (connscope-TAG.XXXXXX), the
+# globals the helpers below use, cleanup on exit and on a signal.
+ab_setup() {
+	local name=$1 tag=$2
+
+	((EUID == 0)) || { echo "$name: needs root (BPF, network namespaces)" >&2; exit 1; }
+	[[ -x $B/loadgen ]] || { echo "$name: $B/loadgen missing: make .output/bench/loadgen" >&2; exit 1; }
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/connscope-$tag.XXXXXX") || exit 1
+	BG=() NETNS=() NS_SEQ=0 MOUNTED_TRACEFS= NOTES=$WORK/notes
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
+}
+
 # ---- cleanup: what we started and made, nothing else ----
 
 # PID and its descendants (time(1) and perf(1) run the real process as a
