@@ -91,6 +91,14 @@ static unsigned compare(const struct sd_sock *w, const struct sd_sock *d, uint32
 	return n;
 }
 
+/* A socket one source has and the other lacks: said, the first 20. */
+static void say_only(const char *source, const struct sd_sock *s, unsigned *shown)
+{
+	if ((*shown)++ < 20)
+		fprintf(stderr, "connscope: census check: only in the %s: %s port %u -> %u\n",
+			source, tcp_state_name(s->state), s->sport, s->dport);
+}
+
 void census_check(pid_t pid, uint32_t netns, const struct sd_sock *walked, size_t nw,
 		  uint64_t walk_began_ns)
 {
@@ -115,19 +123,11 @@ void census_check(pid_t pid, uint32_t netns, const struct sd_sock *walked, size_
 	qsort(d.v, d.n, sizeof(*d.v), by_cookie);
 	while (i < w.n || j < d.n) {
 		if (j == d.n || (i < w.n && w.v[i].cookie < d.v[j].cookie)) {
-			if (shown++ < 20)
-				fprintf(stderr, "connscope: census check: only in the walk: %s "
-						"port %u -> %u\n", tcp_state_name(w.v[i].state),
-					w.v[i].sport, w.v[i].dport);
+			say_only("walk", &w.v[i++], &shown);
 			only_w++;
-			i++;
 		} else if (i == w.n || d.v[j].cookie < w.v[i].cookie) {
-			if (shown++ < 20)
-				fprintf(stderr, "connscope: census check: only in the dump: %s "
-						"port %u -> %u\n", tcp_state_name(d.v[j].state),
-					d.v[j].sport, d.v[j].dport);
+			say_only("dump", &d.v[j++], &shown);
 			only_d++;
-			j++;
 		} else {
 			if (compare(&w.v[i], &d.v[j], slack_ms, &shown))
 				differ++;
