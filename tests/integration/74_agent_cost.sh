@@ -38,6 +38,12 @@ assert_eq "$(jqn "($C.bpf_ns_per_connection - $C.bpf_run_time_ns / $C.stats_conn
 	fabs < 0.1" "$J")" true json/per_connection
 assert_eq "$(jqn "$C.cost_every == 1 and ($C.stats_s - $C.window_s | fabs) < 0.05" "$J")" true \
 	json/stats_on_throughout
+# By default nothing is attached that the kernel runs for anything but
+# socket events (#23): no process exit, fork, exec or rename, no timer.
+# A static target list leaves the map from user space once it is gone;
+# --children, --comm and --cgroup add the process hooks they need.
+assert_eq "$(jqn "[$C.programs[].name | select(test(\"exit|fork|exec|rename|timer\"))]
+	| join(\" \")" "$J")" "" json/only_socket_programs
 # The same reading in the other outputs of that run.
 runs=$(jqn "$C.bpf_runs" "$J")
 assert_eq "$(grep -o 'data-k="agent_cost">BPF <span data-k="bpf_run_s">[0-9.]*</span> s in [0-9]* runs' \

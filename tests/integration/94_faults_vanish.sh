@@ -363,6 +363,12 @@ assert_eq "$(grep -c "net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended" 
 # killed left it (before: all 23 stayed, for a tw socket that never
 # came back to their addresses).
 assert_eq "$(agent_map_entries "$CS_PID" tw_owners)" 0 netns/tw_map_emptied
+# Both killed targets left the kernel's filter (from user space: a fixed
+# pid list has no exit hook), the host target stays in it.
+for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
+	wait_for "grep -q 'process $pid (tcpfix) exited after' '$TMP/ns.err'" 10
+done
+assert_eq "$(agent_map_entries "$CS_PID" targets)" 1 netns/gone_targets_left_the_filter
 # Still at work for the host target.
 assert_eq "$(fx_cmd hcli "churn 2")" "churned 2" netns/host_churned
 wait_for "[ \$(tw_on_port $port) -ge 2 ]" 10

@@ -174,6 +174,9 @@ static int attach_alive(void *ctx, uint64_t now)
 
 		if (p && !p->exited && procfs_pid_gone(p->pid)) {
 			p->exited = true;
+			/* Out of the kernel's filter (no exit hook for a fixed
+			 * list: tcp_tracer.c). */
+			tracer_remove_target(s->tracer, p->pid);
 			if (s->fs)
 				fd_session_exited(s->fs, p->pid);
 			run_say_exited(s->loop, p->pid, p->comm);

@@ -236,9 +236,15 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_rename_btf,
 				  by_name && kf_has(kf, KF_HOOK_RENAME));
 	/* Targets leave the filter at exit (tp_btf only: a kernel without it
-	 * keeps them, as before). */
+	 * keeps them, as before). sched_process_exit runs for every thread
+	 * of the machine, so only where the set grows in the kernel (fork,
+	 * exec, rename: those hooks run machine-wide already). A fixed list
+	 * of pids leaves it from user space once a pid is gone
+	 * (tracer_remove_target): a pid is reused only after the kernel's pid
+	 * counter wraps, pid_max forks later, not within an interval. */
 	bpf_program__set_autoload(skel->progs.handle_exit_btf,
-				  use_btf && !o->all && kf_has(kf, KF_HOOK_EXIT));
+				  use_btf && !o->all && (o->follow_children || by_name || by_cgroup) &&
+				  kf_has(kf, KF_HOOK_EXIT));
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->filter_comm = by_name;
 	skel->rodata->filter_cgroup = by_cgroup;
@@ -456,6 +462,18 @@ int tracer_add_target(struct tracer *t, pid_t pid)
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.targets), &key, &one, BPF_ANY);
 }
 
+int tracer_remove_target(struct tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (!t->skel)
+		return -ENOENT;
+	if (bpf_map_delete_elem(bpf_map__fd(t->skel->maps.targets), &key))
+		return -errno;
+	t->targets_removed++;
+	return 0;
+}
+
 int tracer_set_cgroup(struct tracer *t, int cgroup_fd)
 {
 	__u32 zero = 0, fd = cgroup_fd;
@@ -534,6 +552,7 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 		return err;
 	out[CS_STAT_SKIPPED] = 0;
 	out[CS_STAT_ENDS_UNRUN] = t->ends_unrun;
+	out[CS_STAT_TARGETS_GONE] += t->targets_removed;
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);

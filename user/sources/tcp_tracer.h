@@ -57,6 +57,8 @@ struct tracer {
 	uint64_t seeds_failed;	/* seeds / seed ports / listeners not stored (map full) */
 	uint64_t ends_unrun;	/* set by the command from its sk_books: tracer_stats
 				 * reports it as CS_STAT_ENDS_UNRUN */
+	uint64_t targets_removed;	/* gone targets taken out by user space:
+					 * CS_STAT_TARGETS_GONE with the kernel's */
 	/* sk_mode: namespaces passed, held open so a pass can still visit one
 	 * after its targets are gone, while its storages' books do not
 	 * balance (sk_books.h): a connection the kernel ended with no program
@@ -91,6 +93,10 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
  * printing why. */
 int tracer_map_ring(struct tracer *t);
 int tracer_add_target(struct tracer *t, pid_t pid);
+/* A target gone (its last thread exited): out of the kernel's filter,
+ * which the other units share. 0 or -errno (-ENOENT: the kernel's exit
+ * hook took it out already). */
+int tracer_remove_target(struct tracer *t, pid_t pid);
 /* --cgroup: the directory (an open fd) whose processes join from now on,
  * in place of the one given at open (a cgroup made again at its path).
  * 0 or -errno. */
