@@ -6,6 +6,7 @@
  *	loadgen hold [-P PAIRS] [-n CONNS]
  *	loadgen fds  -n FDS
  *	loadgen getpid -n MS
+ *	loadgen unix -n MS
  *
  * run: PAIRS client/server process pairs (default 1); the clients open
  * CONNS connections in all (fixed count, split over the pairs), CONCURRENCY
@@ -25,6 +26,12 @@
  * calls_per_s=R": the syscall rate the rest of the machine keeps while a
  * tracer is attached (a syscall tracepoint anywhere puts every task on
  * the slow syscall path).
+ * unix: a process with nothing to do with any traced one sends a byte
+ * over one end of a unix socketpair and reads it at the other, in a loop
+ * for MS milliseconds, and prints "result calls=N seconds=S calls_per_s=R"
+ * (a call: one send and one receive): what a tracer on the sockets'
+ * send/receive tracepoints, which fire for every family, costs the
+ * machine's local IPC. One process, no wakeups: the syscalls alone.
  *
  * Loopback only (127.0.0.1), bounded by count: a bench workload, not a
  * general load tester. */
@@ -416,6 +423,35 @@ static int run_getpid(long ms)
 	return 0;
 }
 
+static int run_unix(long ms)
+{
+	struct timespec t0, t;
+	double secs = 0;
+	long long calls = 0;
+	int sv[2];
+	char b = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		perror("loadgen: socketpair");
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1024; i++)
+			if (write(sv[0], &b, 1) != 1 || read(sv[1], &b, 1) != 1) {
+				perror("loadgen: unix socket");
+				return 1;
+			}
+		calls += 1024;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		secs = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+	} while (secs * 1000 < ms);
+	printf("result calls=%lld seconds=%.6f calls_per_s=%.0f\n", calls, secs, calls / secs);
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
 /* ---- coordinator ---- */
 
 static void usage(void)
@@ -424,7 +460,8 @@ static void usage(void)
 		"usage: loadgen run  [-P PAIRS] [-n CONNS] [-c CONC] [-r REQS] [-s BYTES] [-S BYTES]\n"
 		"       loadgen hold [-P PAIRS] [-n CONNS]\n"
 		"       loadgen fds  -n FDS\n"
-		"       loadgen getpid -n MS\n");
+		"       loadgen getpid -n MS\n"
+		"       loadgen unix -n MS\n");
 	exit(2);
 }
 
@@ -460,6 +497,8 @@ int main(int argc, char **argv)
 		return run_fds(o.conns);
 	if (!strcmp(mode, "getpid"))
 		return run_getpid(o.conns);
+	if (!strcmp(mode, "unix"))
+		return run_unix(o.conns);
 	hold = !strcmp(mode, "hold");
 	if (!hold && strcmp(mode, "run"))
 		usage();

@@ -571,9 +571,14 @@ fi
 # tracepoint attached anywhere puts every task on the slow syscall path,
 # so its rate says what the tracer taxes processes it does not trace.
 
-# gp_run CFG: the getpid rate (calls/s, 1 s) with CFG attached.
+# And a unix socketpair's send + receive by one such process: the send
+# and receive tracepoints fire for sockets of every family, so this says
+# what tracing them costs the machine's local IPC.
+
+# gp_run CFG: the getpid rate (calls/s, 1 s) and the unix send + receive
+# rate (0.5 s) with CFG attached, on one line.
 gp_run() {
-	local cfg=$1 tool= rate
+	local cfg=$1 tool= rate urate
 
 	case $cfg in
 	connscope*)
@@ -592,8 +597,9 @@ gp_run() {
 		;;
 	esac
 	rate=$("$B/loadgen" getpid -n 1000 | grep -o 'calls_per_s=[0-9.]*' | cut -d= -f2)
+	urate=$("$B/loadgen" unix -n 500 | grep -o 'calls_per_s=[0-9.]*' | cut -d= -f2)
 	[[ -n $tool ]] && stop_proc "$tool"
-	echo "${rate:-0}"
+	echo "${rate:-0} ${urate:-0}"
 }
 
 # uc_run CFG: conns/s of a churn in a fresh namespace while CFG is
@@ -630,16 +636,18 @@ uc_run() {
 
 if want 7; then
 	gcfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
-	say "7: getpid loop of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
+	say "7: getpid loop and unix socket send + receive of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
 	# The traced process: one that makes no syscalls of its own.
 	sleep 3600 </dev/null &
 	GP_TARGET=$!
 	BG+=("$GP_TARGET")
-	declare -A GP
+	declare -A GP UX
 	for ((r = 0; r < REPS; r++)); do
 		for ((k = 0; k < ${#gcfgs[@]}; k++)); do
 			cfg=${gcfgs[(k + r) % ${#gcfgs[@]}]}
-			GP[$cfg]+="$(gp_run "$cfg") "
+			read -r gp ux < <(gp_run "$cfg")
+			GP[$cfg]+="$gp "
+			UX[$cfg]+="$ux "
 		done
 	done
 	stop_proc "$GP_TARGET"
@@ -650,6 +658,9 @@ if want 7; then
 	row 7 "getpid/s, --fd-sites / none" "ratio" - 0 $(ratios "${GP[connscope-sites]}" "${GP[none]}")
 	row 7 "getpid/s, tcplife / none" "ratio" - 0 $(ratios "${GP[tcplife]}" "${GP[none]}")
 	row 7 "getpid/s, tcpstates / none" "ratio" - 0 $(ratios "${GP[tcpstates]}" "${GP[none]}")
+	row 7 "unix IPC/s, untraced, none" "/s" - 0 ${UX[none]}
+	row 7 "unix IPC/s, connscope / none" "ratio" - 0 $(ratios "${UX[connscope]}" "${UX[none]}")
+	row 7 "unix IPC/s, tcplife / none" "ratio" - 0 $(ratios "${UX[tcplife]}" "${UX[none]}")
 
 	# Connections of a process nobody traces: every tracer's programs
 	# run for every socket of the machine, connscope's find no storage
