@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "tcp_books.h"
+#include "census_cut.h"
 #include "failbooks.h"
 #include "reuse.h"
 #include "software.h"
@@ -48,6 +49,7 @@ void agg_free(struct agg *a)
 	hmap_free(&a->listen_addrs);
 	hmap_free(&a->parents);
 	skb_free(&a->skb);
+	cut_free(&a->cut);
 }
 
 static void endpoint_of(struct endpoint_key *k, const struct cs_tuple *t, bool passive,
@@ -281,6 +283,8 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 	/* A new sock has no live state of its own yet: a listener's child
 	 * reports LISTEN as its old state. */
 	live_move(p, is_new ? 0 : c->state, new);
+	if (a->cut.open)
+		cut_note(a, c, e->sk, is_new ? 0 : c->state, new, e->ts_ns);
 	c->state = new;
 
 	if (old == CS_TCP_CLOSE && new == CS_TCP_SYN_SENT) {
@@ -490,6 +494,8 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 		c->listen_any = listen_any_for(a, &e->tuple);
 		c->state = e->newstate;
 		live_move(p, 0, c->state);
+		if (a->cut.open)
+			cut_note(a, c, e->sk, 0, c->state, e->ts_ns);
 		reuse_conn_begin(a, p, c);
 	} else {
 		conn_set_owner(a, c, p);

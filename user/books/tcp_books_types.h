@@ -159,6 +159,27 @@ struct unattributed {
 	uint32_t orphan;
 };
 
+/* The census's moment (census_cut.h). */
+/* A connection that began or ended since the census began. */
+struct cut_conn {
+	struct cs_tuple tuple;
+	pid_t pid;
+	uint8_t ended;		/* its end noted (else a birth, still alive) */
+	uint8_t born_in;	/* born since the census began too */
+	uint8_t seen;		/* the census showed it, for pid */
+	uint64_t ts;		/* its end (ktime) */
+};
+
+struct census_cut {
+	bool open;		/* from agg_census_begin to the reconcile */
+	uint64_t end_ns;	/* when the census ended (ktime; 0: not said) */
+	struct cut_conn *conns;	/* the ends; the reconcile adds the births */
+	size_t n, cap;
+	uint64_t *births;	/* sk of the connections born since it began */
+	size_t nbirths, births_cap;
+	uint64_t dropped;	/* not noted (out of memory): a gap may show */
+};
+
 #define AGG_MAX_DUMPED_NS 64
 
 struct agg {
@@ -212,6 +233,7 @@ struct agg {
 	uint64_t snapshot_ns;	/* set by the caller: when the reconcile's dump began
 				 * (ktime; 0: unknown), so TIME_WAIT entered later is kept */
 	uint64_t tw_entered_during_dump;	/* kept by a reconcile: entered after its dump began */
+	struct census_cut cut;	/* connections begun or ended since the census began */
 	uint64_t live_dropped;	/* live changes not queued (out of memory) */
 	uint64_t conns_replaced;	/* a socket's record found another socket's books at
 					 * its address (that one's end record was lost) */
@@ -284,6 +306,7 @@ struct conn {
 				 * for it until it is orphaned (its process has not
 				 * closed it yet); released at that close, at its last
 				 * byte if that came first (reuse_conn_done) */
+	uint8_t cut_born : 1;	/* born since the census began (census_cut.h) */
 	uint32_t open_us;	/* reuse_open: concurrent since since_ns + this (µs;
 				 * in the padding before since_ns: reuse.c) */
 	uint64_t since_ns;

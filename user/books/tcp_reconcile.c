@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tcp_books.h"
+#include "census_cut.h"
 
 void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n)
 {
@@ -62,7 +63,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners)
 {
 	struct recon_memo memo = { 0 };
-	struct hmap fileless, tw_held;
+	struct hmap fileless, tw_held, cut_adj;
+	struct cut_index *cut = malloc(sizeof(*cut));
+	struct cut_conn *cc;
 	struct proc_books *p;
 	struct conn *c;
 	pid_t *owner_pid;
@@ -98,6 +101,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			es->tw_live = 0;
 	}
 	memset(&a->unattributed, 0, sizeof(a->unattributed));
+	/* The connections begun or ended since the census began, judged by
+	 * it (census_cut.h). Without memory for the index, none are. */
+	if (cut)
+		cut_index_build(a, cut);
 
 	for (size_t k = 0; k < n; k++) {
 		const struct sd_sock *s = &socks[k];
@@ -109,8 +116,15 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			const struct inode_owner *o = inode_map_get(owners, s->inode);
 
 			p = o ? memo_proc(a, &memo, o->pid) : NULL;
+			cc = cut ? cut_match(a, cut, s) : NULL;
+			/* Its file closed before the fd listings: the owner is
+			 * the books' (it ended since the census began). */
+			if (!o && cc)
+				p = agg_find_proc(a, cc->pid);
 			if (p)
 				p->truth.state[st]++;
+			if (p && cc && cc->pid == p->pid)
+				cc->seen = 1;
 			continue;
 		}
 		tuple_from_sd(&t, s);
@@ -140,6 +154,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		}
 		owner_pid = hmap_get(&fileless, &t);
 		p = owner_pid && *owner_pid ? agg_find_proc(a, *owner_pid) : NULL;
+		/* One whose end the books had by now: theirs at the census. */
+		cc = cut ? cut_match(a, cut, s) : NULL;
+		if (!p && cc)
+			p = agg_find_proc(a, cc->pid);
+		if (p && cc && cc->pid == p->pid)
+			cc->seen = 1;
 		if (p) {
 			p->truth.state[st]++;
 			p->truth.orphan += tcp_state_orphanable(st);
@@ -255,6 +275,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		}
 	}
 
+	hmap_init(&cut_adj, sizeof(pid_t), sizeof(int64_t));
+	if (cut)
+		cut_gaps(a, cut, &cut_adj);
+	else
+		agg_census_drop(a);
+	free(cut);
+
 	/* Books and kernel should agree at a quiet moment; record the gap. */
 	a->mismatch_last = 0;
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
@@ -272,6 +299,11 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			kernel += p->truth.state[st];
 		}
 		const uint32_t *held = hmap_get(&tw_held, &p->pid);
+		const int64_t *adj = hmap_get(&cut_adj, &p->pid);
+
+		/* The books at the census's moment. */
+		if (adj)
+			book += *adj;
 
 		tw = (int64_t)(held ? *held : 0) - (int64_t)p->truth.state[CS_TCP_TIME_WAIT];
 		a->mismatch_last += (book > kernel ? book - kernel : kernel - book) +
@@ -282,5 +314,6 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	a->reconciles++;
 	hmap_free(&fileless);
 	hmap_free(&tw_held);
+	hmap_free(&cut_adj);
 }
 

@@ -12,6 +12,7 @@
 #include "attach_sources.h"
 #include "procfs.h"
 #include "sk_books.h"
+#include "census_cut.h"
 #include "netlimits.h"
 #include "netstat.h"
 #include "netns.h"
@@ -358,9 +359,12 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
 	/* The storages' books before any pass: the census walk is one. */
 	nb = attach_births_before(t, &before);
-	a->snapshot_ns = now_ns();
+	/* The census's moment, its start and end: what changed in the books
+	 * from its start on is judged by it (census_cut.h). */
+	agg_census_begin(a, now_ns());
 	census_mode(snap, t);
 	err = snapshot_take(snap, all ? NULL : pids, n);
+	agg_census_end(a, now_ns());
 	snap->walk = NULL;
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
@@ -386,6 +390,8 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		if (!limits->valid)
 			lim = snap->lim;
 		limits_observe(limits, &lim, snap->socks, snap->n, &snap->st);
+	} else {
+		agg_census_drop(a);
 	}
 	return err;
 }
