@@ -8,6 +8,8 @@
 #include "unit.h"
 #include "tcp_books.h"
 #include "reuse.h"
+#include "report_reuse.h"
+#include "report_tw.h"
 
 #define CLIENT 100
 #define SERVER 200
@@ -346,5 +348,40 @@ TEST(listen_endpoint_names_the_bound_address)
 	k.port = 8080;
 	k.addr[0] = 127, k.addr[3] = 1;
 	ASSERT_TRUE(hmap_get(&srv->endpoints, &k) != NULL, "bound_child_under_its_address");
+	agg_free(&a);
+}
+
+/* The text table's endpoint column keeps each endpoint's port: a long
+ * address loses its middle, not its end ("listen 127.0.0.1:39179" read
+ * "listen 127.0.0.1:391" in `make demo`), within 80 columns. */
+TEST(reuse_table_keeps_the_port)
+{
+	struct tw_report_opts o = { .top = 5, .width = 80 };
+	struct agg a;
+	struct cs_tuple t = tup(40001, 39179);
+	char *out = NULL, *line;
+	size_t len = 0;
+	FILE *f;
+
+	agg_init(&a, 0);
+	t.family = AF_INET6;
+	memset(t.daddr, 0, sizeof(t.daddr));
+	t.daddr[0] = 0xfd, t.daddr[2] = 0x12, t.daddr[3] = 0x34, t.daddr[4] = 0x56;
+	t.daddr[5] = 0x78, t.daddr[6] = 0x9a, t.daddr[7] = 0xbc, t.daddr[15] = 1;
+	ev(&a, CS_EV_STATE, 1, CLIENT, t, CS_TCP_CLOSE, CS_TCP_SYN_SENT, 1 * MS, 0);
+	ev(&a, CS_EV_STATE, 1, CLIENT, t, CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, 2 * MS, 0);
+	ev(&a, CS_EV_STATE, 1, CLIENT, t, CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1, 3 * MS, 0);
+	ev(&a, CS_EV_STATE, 1, CLIENT, t, CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, 3 * MS, 0);
+	ev(&a, CS_EV_STATE, 1, CLIENT, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE, 4 * MS, 2);
+	agg_tick(&a, 0);
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL, "memstream");
+	format_reuse_text(f, agg_find_proc(&a, CLIENT), &o);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "reuse by endpoint") != NULL, "table");
+	ASSERT_TRUE(strstr(out, "~]:39179 ") != NULL, "port_kept");
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		ASSERT_TRUE(strlen(line) <= 80, "width");
+	free(out);
 	agg_free(&a);
 }

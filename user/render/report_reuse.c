@@ -40,14 +40,15 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 			(unsigned long long)reuse_hist_quantile(p->lifetime_ms_hist, 0.99));
 	eps = reuse_endpoints_by_conns(p, &n);
 	if (eps && n) {
-		fprintf(out, "  %-22s %7s %7s %8s %8s %5s %6s\n", "reuse by endpoint", "opened",
+		fprintf(out, "  %-28s %7s %8s %8s %8s %5s %6s\n", "reuse by endpoint", "opened",
 			"accepted", "requests", "req/conn", "peak", "mean");
 		for (size_t i = 0; i < n && (int)i < o->top; i++) {
 			const struct endpoint_stats *es = eps[i].st;
 			uint64_t c = es->opened + es->accepted;
 
 			endpoint_format(label, sizeof(label), &eps[i].key);
-			fprintf(out, "    %-20.20s %7llu %7llu %8llu %8.1f %5u %6.1f\n", label,
+			endpoint_label_fit(label, 26);
+			fprintf(out, "    %-26s %7llu %8llu %8llu %8.1f %5u %6.1f\n", label,
 				(unsigned long long)es->opened, (unsigned long long)es->accepted,
 				(unsigned long long)es->requests, c ? (double)es->requests / c : 0,
 				es->live_peak, mean_live(p, es));
