@@ -9,16 +9,22 @@
 #            carrying the statistics' ~33 ns of clock reads), split into the
 #            state program, its nested twin, send/receive and the rest; the
 #            nested program's catches (agent.state_changes_nested).
-#  cpu:      both modes: the workload's task-clock a connection (perf stat
+#  cpu:      every mode: the workload's task-clock a connection (perf stat
 #            of the load generator), which also holds what the statistics
-#            miss: the trampoline, storage clone and free in the kernel.
+#            miss: the trampoline, storage clone and free in the kernel;
+#            and the agent's task-clock while the load runs, over the same
+#            connections (what it takes of the two cores meanwhile).
 #  untraced: the same churn by a process nobody traces while the binary
 #            traces a sleep: conns/s, and the BPF run time its connections
 #            cost (all of connscope's programs over the run / connections).
+#  keepalive: KA_N connections x KA_R exchanges (default 320 x 2000: ~5 s
+#            where make bench's 320 x 1000 lasts ~2.5), both ends traced, as
+#            traced; every figure a request, not a connection.
 #
 #	tests/bench/bpf_ab.sh BEFORE AFTER	two connscope binaries
 #	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
-#	MODES="traced untraced" (default both)
+#	MODES="traced untraced keepalive" (default "traced untraced")
+#	KA_N=CONNS KA_R=EXCHANGES (keepalive; default 320 and 2000)
 #	KEEP=DIR: the agent's JSON of every attached run kept there
 #
 # One line a run, then min/median/max of each figure; throughput as the
@@ -31,6 +37,7 @@ export LC_ALL=C
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=$REPO_ROOT/.output/bench
 ROUNDS=${ROUNDS:-5} N=${N:-20000} C=${C:-32} MODES=${MODES:-traced untraced}
+KA_N=${KA_N:-320} KA_R=${KA_R:-2000}
 if (($# != 2)) || [[ ! -x $1 || ! -x $2 ]]; then
 	echo "usage: bpf_ab.sh BEFORE AFTER (two connscope binaries)" >&2
 	exit 2
@@ -57,13 +64,14 @@ cost_of() {
 
 # one MODE NAME BIN|-: one churn; prints "NAME conns_per_s" and cost_of's.
 one() {
-	local mode=$1 name=$2 cs=$3 tool= target= conns thr
+	local mode=$1 name=$2 cs=$3 tool= target= conns thr ams= args=(run -n "$N" -c "$C" -r 1)
 
+	[[ $mode == keepalive ]] && args=(run -n "$KA_N" -c "$C" -r "$KA_R")
 	ns_new || return 1
 	rm -f "$WORK/att.json" "$WORK/att.err" "$WORK/lg.out.perf"
-	lg_start "$NS" "$WORK/lg.out" perf run -n "$N" -c "$C" -r 1 || { ns_del "$NS"; return 1; }
+	lg_start "$NS" "$WORK/lg.out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	if [[ $cs != - ]]; then
-		if [[ $mode == traced ]]; then
+		if [[ $mode != untraced ]]; then
 			ip netns exec "$NS" "$cs" attach -p "$LG_PIDS" -d 600 -i 1 -j --cost-every 1 \
 				>"$WORK/att.json" 2>"$WORK/att.err" &
 		else
@@ -78,10 +86,21 @@ one() {
 		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
 			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 	fi
+	# The agent's CPU while the workload runs, what it takes of the two
+	# cores from it: its task-clock from the start to the end of the load.
+	AGENT_PERF=
+	rm -f "$WORK/agent.perf"
+	[[ -n $tool ]] && $HAVE_PERF && agent_perf_start "$tool" "$WORK/agent.perf"
 	lg_go
 	lg_end || say "loadgen: $(tail -n 2 "$WORK/loadgen.err" 2>/dev/null)"
+	if [[ -n $AGENT_PERF ]]; then
+		kill -INT "$AGENT_PERF" 2>/dev/null
+		wait "$AGENT_PERF"
+		bg_forget "$AGENT_PERF"
+		ams=$(agent_perf_ms "$WORK/agent.perf")
+	fi
 	if [[ -n $tool ]]; then
-		if [[ $mode == traced ]]; then
+		if [[ $mode != untraced ]]; then
 			# It ends by itself once every target has exited.
 			wait_for "! kill -0 $tool 2>/dev/null" 30 || kill -INT "$tool" 2>/dev/null
 			wait "$tool"
@@ -93,16 +112,19 @@ one() {
 	fi
 	ns_del "$NS"
 	conns=$(kv "$WORK/lg.out" conns) thr=$(kv "$WORK/lg.out" conns_per_s)
+	# Keep-alive: every figure a request (exchange), not a connection.
+	[[ $mode == keepalive ]] && conns=$(kv "$WORK/lg.out" reqs) thr=$(kv "$WORK/lg.out" reqs_per_s)
 	# The workload's own CPU a connection (client and server, the
 	# programs, the trampoline and the storage's kernel work that run in
 	# their context included): what the statistics do not see.
 	cpu=$(awk -F, -v n="${conns:-1}" '$3 == "task-clock" { printf "%d", $1 * 1e6 / n }' \
 		"$WORK/lg.out.perf" 2>/dev/null)
 	[[ -n ${KEEP:-} && -n $tool ]] && cp "$WORK/att.json" "$KEEP/$mode.$name.$(date +%s%N).json"
+	[[ -n $ams ]] && ams=$(awk -v m="$ams" -v n="${conns:-1}" 'BEGIN { printf "%d", m * 1e6 / n }')
 	if [[ -n $tool ]]; then
-		echo "$name ${thr:-0} ${cpu:--} $(cost_of "$WORK/att.json" "${conns:-1}")"
+		echo "$name ${thr:-0} ${cpu:--} $(cost_of "$WORK/att.json" "${conns:-1}") ${ams:--}"
 	else
-		echo "$name ${thr:-0} ${cpu:--} - - - - - - -"
+		echo "$name ${thr:-0} ${cpu:--} - - - - - - - -"
 	fi
 }
 
@@ -125,18 +147,21 @@ for mode in $MODES; do
 			echo "$r $line" >>"$WORK/$mode.res"
 		done
 	done
-	echo "$mode: min / median / max of $ROUNDS rounds"
+	u=conn
+	[[ $mode == keepalive ]] && u=req
+	echo "$mode: min / median / max of $ROUNDS rounds (a $u)"
 	for name in before after; do
 		# Throughput as the ratio to the same round's unattached run.
 		ratio=$(awk -v w="$name" '$2 == "none" { n[$1] = $3 } $2 == w { t[$1] = $3 }
 			END { for (r in t) if (n[r] > 0) print t[r] / n[r] }' "$WORK/$mode.res" | stats)
-		echo "  $name conns/s / none: $ratio"
+		echo "  $name ${u}s/s / none: $ratio"
 		col=4
-		for fig in "CPU ns/conn (workload)" "BPF ns/conn" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/conn"; do
+		for fig in "CPU ns/$u (workload)" "BPF ns/$u" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/$u" \
+			"agent CPU ns/$u, during the load"; do
 			echo "  $name $fig: $(awk -v w="$name" -v c="$col" '$2 == w { print $c }' "$WORK/$mode.res" | stats)"
 			col=$((col + 1))
 		done
 	done
-	echo "  none conns/s: $(awk '$2 == "none" { print $3 }' "$WORK/$mode.res" | stats)"
-	echo "  none CPU ns/conn (workload): $(awk '$2 == "none" { print $4 }' "$WORK/$mode.res" | stats)"
+	echo "  none ${u}s/s: $(awk '$2 == "none" { print $3 }' "$WORK/$mode.res" | stats)"
+	echo "  none CPU ns/$u (workload): $(awk '$2 == "none" { print $4 }' "$WORK/$mode.res" | stats)"
 done
