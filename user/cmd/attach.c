@@ -526,6 +526,7 @@ int attach_run(const struct attach_opts *in)
 		exporter_adopt_owners(&agg, &snap.owners);
 	attach_seed(&agg, &tracer, &snap, NULL, 0);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
+	attach_census_mode(&snap, &tracer);
 	/* A listener whose connections others accept: said now and in the
 	 * report (--all traces every process: none is left out). */
 	if (!o->tracer.all) {

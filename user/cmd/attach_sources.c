@@ -336,8 +336,10 @@ static int census_walk(void *t, pid_t pid, sd_sock_cb cb, void *ctx)
 
 /* CONNSCOPE_CENSUS: "dump", the sock_diag dump and a separate birth pass
  * as before the walk (to compare their costs, or should the walk ever be
- * doubted); "check", the walk and a dump compared on stderr. */
-static void census_mode(struct tcp_snapshot *snap, struct tracer *t)
+ * doubted); "check", the walk and a dump compared on stderr. Set once,
+ * after the start-up snapshot (which dumps: its birth pass takes the
+ * first pair HZ is learnt from). */
+void attach_census_mode(struct tcp_snapshot *snap, struct tracer *t)
 {
 	const char *m = getenv("CONNSCOPE_CENSUS");
 
@@ -362,10 +364,8 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 	/* The census's moment, its start and end: what changed in the books
 	 * from its start on is judged by it (census_cut.h). */
 	agg_census_begin(a, now_ns());
-	census_mode(snap, t);
 	err = snapshot_take(snap, all ? NULL : pids, n);
 	agg_census_end(a, now_ns());
-	snap->walk = NULL;
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a
 	 * socket that closed) must be in the books before it is compared, and

@@ -53,6 +53,10 @@ void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
  * (nsw, kept across calls). */
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all);
+/* The interval's census from the walk where it can stand in for the dump
+ * (CONNSCOPE_CENSUS says otherwise): set once, after the start-up
+ * snapshot. */
+void attach_census_mode(struct tcp_snapshot *snap, struct tracer *t);
 /* The birth pass, then the ring drained: after it the books know every
  * connection established before it began (a->births_known_ns). */
 /* The storages' books before the passes (*before malloc'd, how many or
