@@ -481,8 +481,6 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 
 	if (!skc)
 		return 0;
-	if (!walk_jiffies)
-		walk_jiffies = bpf_jiffies64();	/* the agent learns HZ from it */
 	if (walk_census)
 		walk_emit(ctx, skc);	/* the census's record (tcpwalk.bpf.h) */
 	tp = bpf_skc_to_tcp_sock(skc);

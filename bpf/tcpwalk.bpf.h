@@ -9,17 +9,20 @@
  * inet_twsk_diag_fill, inet_req_diag_fill, tcp_diag_get_info), except the
  * timer's expiry, left in jiffies: a program cannot know HZ here
  * (CONFIG_HZ through __kconfig needs a kernel config file the guests do
- * not have), the agent learns it from the pass's jiffies and its clock. */
+ * not have), the agent learns it from hz_sample (below). */
 #ifndef CONNSCOPE_TCPWALK_BPF_H
 #define CONNSCOPE_TCPWALK_BPF_H
 
 #include "tcpwalk.h"
 
 /* Set by the agent before a pass (the skeleton's mmapped .bss): 1, write
- * every socket's record. walk_jiffies: the jiffies of the pass's first
- * socket (0 until then; the agent zeroes it). */
+ * every socket's record. */
 volatile __u32 walk_census;
-volatile __u64 walk_jiffies;
+
+/* hz_sample's clock pair: the jiffies read between two reads of the clock
+ * the agent's now_ns() reads too (CLOCK_MONOTONIC), so the agent knows how
+ * close together they were. */
+volatile __u64 hz_ns_before, hz_jiffies, hz_ns_after;
 
 /* inet_connection_sock before 6.15 (commit "tcp: remove icsk->icsk_timeout"
  * moved the expiry to icsk_retransmit_timer.expires). */
@@ -139,6 +142,19 @@ static __always_inline void walk_emit(struct bpf_iter__tcp *ctx, struct sock_com
 		return;
 	}
 	bpf_seq_write(ctx->meta->seq, &w, sizeof(w));
+}
+
+/* Run by the agent (BPF_PROG_TEST_RUN, attached to nothing) twice a
+ * fraction of a second apart: the jiffies and the clock read together
+ * each time, from which it learns the kernel's HZ (jiffies_hz.c) before
+ * its first interval's census, where the walk then serves. */
+SEC("?raw_tp")
+int hz_sample(void *ctx)
+{
+	hz_ns_before = bpf_ktime_get_ns();
+	hz_jiffies = bpf_jiffies64();
+	hz_ns_after = bpf_ktime_get_ns();
+	return 0;
 }
 
 #endif

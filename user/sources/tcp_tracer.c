@@ -283,6 +283,9 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	 * attached by hand: an iterator needs its map at attach. */
 	bpf_program__set_autoload(skel->progs.birth_pass, t->sk_mode);
 	bpf_program__set_autoattach(skel->progs.birth_pass, false);
+	/* Run by the agent to learn HZ for the walk (tcp_walk.c). */
+	bpf_program__set_autoload(skel->progs.hz_sample, t->sk_mode);
+	bpf_program__set_autoattach(skel->progs.hz_sample, false);
 	skel->rodata->accept_tp = !t->sk_mode;
 	bpf_program__set_autoload(skel->progs.handle_accept_exit, !t->sk_mode);
 	bpf_program__set_autoload(skel->progs.handle_accept4_exit, !t->sk_mode);

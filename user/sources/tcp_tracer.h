@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <bpf/libbpf.h>
+#include "jiffies_hz.h"
 #include "tcpstate.h"
 
 struct tracer_opts {
@@ -69,10 +70,10 @@ struct tracer {
 	} held_ns[TRACER_HELD_NS];
 	size_t nheld_ns;
 	/* The census walk (tcp_walk.c): the kernel's HZ once learnt from two
-	 * passes' jiffies and clock (0: not yet, the census dumps), the first
-	 * pass's pair, and whether the walk may be used at all. */
+	 * (jiffies, clock) pairs (0: not yet, the census dumps), the first
+	 * pair, and whether the walk may be used at all. */
 	uint32_t walk_hz;
-	uint64_t walk_j0, walk_t0;
+	struct jiffies_pair walk_hz0;	/* the first pair; .ns 0: none yet */
 	bool walk_off;
 };
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "jiffies_hz.h"
 #include "kernel_view.h"
 #include "netns.h"
 #include "sockdiag.h"
@@ -27,31 +28,47 @@ static int birth_iter_create(void *ctx)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The kernel's HZ from the jiffies of a pass's first socket and the clock
- * just before it, against the first pass's pair: once they lie 2 s apart
- * the ratio is within a jiffy or two of a real HZ (the clock read and the
- * first socket lie microseconds apart), the nearest within 2% is taken. */
-static void learn_hz(struct tracer *t, uint64_t jiffies, uint64_t t_ns)
+/* One (jiffies, clock) pair from hz_sample (tcpwalk.bpf.h), its jiffies
+ * read between two clock reads; a pair whose reads lay over 1 ms apart
+ * (the program preempted) is not taken. */
+static int hz_pair(struct tracer *t, struct jiffies_pair *p)
 {
-	static const uint32_t hz[] = { 100, 250, 300, 1000, 24, 48, 64, 128, 200, 256, 512, 1024 };
-	double est, best = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct tcpstate_bpf__bss *bss = t->skel->bss;
 
-	if (t->walk_hz || !jiffies)
+	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.hz_sample), &opts))
+		return -errno;
+	if (bss->hz_ns_after - bss->hz_ns_before > 1000000)
+		return -EAGAIN;
+	p->jiffies = bss->hz_jiffies;
+	p->ns = bss->hz_ns_before + (bss->hz_ns_after - bss->hz_ns_before) / 2;
+	return 0;
+}
+
+/* The kernel's HZ, for the walk's timers: a first pair at the start-up
+ * pass, another before each census until one candidate fits
+ * (jiffies_hz.c; with x86's and arm64's candidates, pairs 0.2 s apart
+ * do, so the first interval's census walks). Pairs that fit none begin
+ * again from the later one. */
+static void learn_hz(struct tracer *t)
+{
+	struct jiffies_pair p;
+	const uint32_t *cand;
+	size_t n;
+	int hz;
+
+	if (t->walk_hz || hz_pair(t, &p))
 		return;
-	if (!t->walk_j0) {
-		t->walk_j0 = jiffies;
-		t->walk_t0 = t_ns;
+	if (!t->walk_hz0.ns) {
+		t->walk_hz0 = p;
 		return;
 	}
-	if (t_ns < t->walk_t0 + 2000000000ULL || jiffies <= t->walk_j0)
-		return;
-	est = (double)(jiffies - t->walk_j0) * 1e9 / (double)(t_ns - t->walk_t0);
-	for (size_t i = 0; i < sizeof(hz) / sizeof(hz[0]); i++)
-		if (!best || (est > hz[i] ? est - hz[i] : hz[i] - est) <
-			     (est > best ? est - best : best - est))
-			best = hz[i];
-	if ((est > best ? est - best : best - est) <= best * 0.02)
-		t->walk_hz = (uint32_t)best;
+	cand = jiffies_hz_candidates(&n);
+	hz = jiffies_hz_choose(&t->walk_hz0, &p, cand, n);
+	if (hz > 0)
+		t->walk_hz = (uint32_t)hz;
+	else if (hz == JIFFIES_HZ_NONE)
+		t->walk_hz0 = p;
 }
 
 /* jiffies_to_msecs() for this HZ: DIV_ROUND_UP(j * 1000, HZ) is what each
@@ -100,7 +117,6 @@ static int pass_in(struct tracer *t, pid_t in_ns_of, int nsfd,
 	char buf[512];
 	size_t chunk = t->ring_bytes / (sizeof(struct cs_event) + 8) / 4, have = 0;
 	struct tcpstate_bpf__bss *bss = t->skel->bss;
-	uint64_t t0;
 	ssize_t n;
 	int fd, err = 0;
 
@@ -111,8 +127,6 @@ static int pass_in(struct tracer *t, pid_t in_ns_of, int nsfd,
 	if (!chunk)
 		chunk = 1;
 	bss->walk_census = !!cb;
-	bss->walk_jiffies = 0;
-	t0 = now_ns();
 	fd = nsfd >= 0 ? netns_run_fd(nsfd, birth_iter_create, t) :
 			 netns_run(in_ns_of, birth_iter_create, t);
 	if (fd < 0)
@@ -145,12 +159,13 @@ static int pass_in(struct tracer *t, pid_t in_ns_of, int nsfd,
 		err = -errno;
 	close(fd);
 	bss->walk_census = 0;
-	learn_hz(t, bss->walk_jiffies, t0);
 	return err;
 }
 
 int tracer_birth_pass(struct tracer *t, pid_t in_ns_of)
 {
+	if (t->sk_mode && t->birth_link)
+		learn_hz(t);
 	return pass_in(t, in_ns_of, -1, NULL, NULL);
 }
 
@@ -162,7 +177,10 @@ int tracer_birth_pass_held(struct tracer *t, size_t i)
 int tracer_walk(struct tracer *t, pid_t in_ns_of, int (*cb)(const struct sd_sock *, void *),
 		void *ctx)
 {
-	if (!t->sk_mode || !t->birth_link || !t->walk_hz || t->walk_off || !t->skel->bss)
+	if (!t->sk_mode || !t->birth_link || t->walk_off || !t->skel->bss)
+		return -EAGAIN;
+	learn_hz(t);
+	if (!t->walk_hz)
 		return -EAGAIN;
 	return pass_in(t, in_ns_of, -1, cb, ctx);
 }
