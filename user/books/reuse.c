@@ -188,7 +188,9 @@ static struct endpoint_stats *ep_of(struct proc_books *p, const struct conn *c)
 	struct endpoint_key k;
 
 	reuse_endpoint(p, c, &k);
-	return hmap_upsert(&p->endpoints, &k, NULL);
+	/* A process's connections come in runs of one endpoint: each
+	 * asked for it three times (begin, done, end). */
+	return hmap_upsert_hint(&p->endpoints, &k, NULL, &p->ep_hint);
 }
 
 void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)

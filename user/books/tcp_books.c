@@ -411,7 +411,7 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 				endpoint_of(&tw->ep, &e->tuple,
 					    c->passive || reuse_listens_on(p, e->tuple.sport),
 					    c->listen_any);
-				es = hmap_upsert(&p->endpoints, &tw->ep, NULL);
+				es = hmap_upsert_hint(&p->endpoints, &tw->ep, NULL, &p->ep_hint);
 				if (es && !maybe)
 					es->tw_entered++;
 				if (e->tw) {

@@ -129,6 +129,7 @@ struct proc_books {
 	struct interval_row *rows;
 	size_t nrows, rows_cap;
 	struct hmap endpoints;		/* struct endpoint_key -> struct endpoint_stats */
+	size_t ep_hint;			/* the last endpoint's entry (hmap_upsert_hint) */
 	/* How long sockets stayed orphaned, log2(ms) buckets (bucket 0: < 2 ms). */
 	uint64_t orphan_ms_hist[ORPHAN_HIST_BUCKETS];
 	uint64_t orphan_ended;

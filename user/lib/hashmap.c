@@ -259,6 +259,21 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 	return entry_val(m, e);
 }
 
+void *hmap_upsert_hint(struct hmap *m, const void *key, bool *created, size_t *hint)
+{
+	uint8_t *v;
+
+	if (*hint < m->count && key_eq(m, entry_at(m, *hint), key)) {
+		if (created)
+			*created = false;
+		return entry_val(m, entry_at(m, *hint));
+	}
+	v = hmap_upsert(m, key, created);
+	if (v)
+		*hint = (size_t)(v - align_up(m->key_size) - m->entries) / m->entry_size;
+	return v;
+}
+
 /* The index slot that holds entry n. */
 static size_t slot_of(const struct hmap *m, size_t n)
 {

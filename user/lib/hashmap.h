@@ -42,6 +42,12 @@ void *hmap_get(const struct hmap *m, const void *key);
  * NULL only when memory runs out. Pointers stay valid until the next insert
  * or delete. */
 void *hmap_upsert(struct hmap *m, const void *key, bool *created);
+/* hmap_upsert, the entry number *hint names tried first: one comparison
+ * of the key where a caller asks for the same key again and again (the
+ * endpoint of a process's every connection), no hash and no probe. Any
+ * hint is safe: one naming another key, or none, falls back to the
+ * lookup, which sets it. */
+void *hmap_upsert_hint(struct hmap *m, const void *key, bool *created, size_t *hint);
 /* Removes key; returns whether it was there. */
 bool hmap_del(struct hmap *m, const void *key);
 /* Removes key, its value copied to val first (val may be NULL): a lookup
