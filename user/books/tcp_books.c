@@ -176,7 +176,8 @@ static void conn_del(struct agg *a, const struct conn *c, uint64_t sk)
 {
 	if (c->orphan || c->cw_seen)
 		hmap_del(&a->orphans, &sk);
-	hmap_del(&a->conns, &sk);
+	if (c != a->unbooked)
+		hmap_del(&a->conns, &sk);
 }
 
 uint64_t agg_orphan_since(const struct agg *a, uint64_t sk)
@@ -230,14 +231,15 @@ static void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
 
 /* e applied to its socket's books: known, the books of e->sk when the
  * caller has them (a summary's unfolded transitions, one lookup for all
- * of them: #23 item 6), else NULL. Returns those books, NULL once they
- * are gone (CLOSE) or could not be made. */
+ * of them: #23 item 6; known_new: made for this record, as conn_for
+ * makes them), else NULL. Returns those books, NULL once they are gone
+ * (CLOSE) or could not be made. */
 static struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e,
-				struct conn *known)
+				struct conn *known, bool known_new)
 {
 	struct conn *c;
 	struct tw_entry *tw;
-	bool is_new = false, orphaned_now = false;
+	bool is_new = known_new, orphaned_now = false;
 	int old = e->oldstate, new = e->newstate;
 	uint64_t cw_ns, *cw_at;
 
@@ -575,7 +577,7 @@ static void summary_accepted(struct agg *a, struct proc_books *p, struct conn *c
 
 static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
-	struct conn *c = hmap_get(&a->conns, &e->sk);
+	struct conn *c = hmap_get(&a->conns, &e->sk), whole;
 	bool passive = e->sum & CS_SUM_PASSIVE;
 	struct cs_event x = *e;
 
@@ -599,7 +601,19 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		/* The books apply_state made: each transition below uses
 		 * them, where each looked the socket up again (5 lookups
 		 * of the connections' table a record, now 1). */
-		c = apply_state(a, p, &x, NULL);
+		if (e->newstate == CS_TCP_CLOSE) {
+			/* Born and ended in this record (a churn's every
+			 * connection): its books as conn_for would make
+			 * them, on the stack, gone with its CLOSE below. */
+			memset(&whole, 0, sizeof(whole));
+			whole.tuple = x.tuple;
+			whole.pid = x.owner.tgid;
+			whole.since_ns = x.ts_ns;
+			a->unbooked = &whole;
+			c = apply_state(a, p, &x, &whole, true);
+		} else {
+			c = apply_state(a, p, &x, NULL, false);
+		}
 		if (c)
 			c->cookie = e->cookie;
 		if (c && passive && (e->flags & CS_F_ACCEPTED)) {
@@ -609,7 +623,8 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		}
 	}
 	if (!c || e->newstate == CS_TCP_LISTEN) {
-		apply_state(a, p, e, c);
+		apply_state(a, p, e, c, false);
+		a->unbooked = NULL;
 		return;
 	}
 	if ((c->state == CS_TCP_SYN_SENT || c->state == CS_TCP_SYN_RECV) &&
@@ -617,7 +632,7 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.ts_ns = e->est_ns;
 		x.oldstate = c->state;
 		x.newstate = CS_TCP_ESTABLISHED;
-		apply_state(a, p, &x, c);
+		apply_state(a, p, &x, c, false);
 	}
 	/* Concurrent up to its last byte sent or read, or its first FIN
 	 * either way if that came first (reuse_conn_done). */
@@ -630,7 +645,7 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 		x.ts_ns = e->fin_ns;
 		x.oldstate = CS_TCP_ESTABLISHED;
 		x.newstate = e->sum & CS_SUM_ACTIVE_CLOSE ? CS_TCP_FIN_WAIT1 : CS_TCP_CLOSE_WAIT;
-		apply_state(a, p, &x, c);
+		apply_state(a, p, &x, c, false);
 	}
 	if ((e->sum & CS_SUM_ORPHAN) && !c->orphan && e->orphan_ns && e->orphan_ns < e->ts_ns) {
 		x.ts_ns = e->orphan_ns;
@@ -643,10 +658,11 @@ static void apply_summary(struct agg *a, struct proc_books *p, const struct cs_e
 			a->end_orphan_sk = e->sk;
 			a->end_orphan_ns = e->orphan_ns;
 		}
-		apply_state(a, p, &x, c);
+		apply_state(a, p, &x, c, false);
 	}
-	apply_state(a, p, e, c);
+	apply_state(a, p, e, c, false);
 	a->end_orphan = false;
+	a->unbooked = NULL;
 }
 
 /* A listener's child was taken by another process (its first send,
@@ -754,7 +770,7 @@ void agg_event(struct agg *a, const struct cs_event *e)
 	else if (e->type == CS_EV_STATE && (e->flags & CS_F_SUMMARY))
 		apply_summary(a, p, e);
 	else if (e->type == CS_EV_STATE)
-		apply_state(a, p, e, NULL);
+		apply_state(a, p, e, NULL, false);
 	else if (e->type == CS_EV_TW_CANCEL || e->type == CS_EV_TW_EXPIRE ||
 		 e->type == CS_EV_TW_KILL)
 		apply_tw_timer(a, p, e);

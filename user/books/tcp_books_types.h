@@ -195,6 +195,9 @@ struct agg {
 	bool end_orphan;	/* apply_summary is applying an end record that says
 				 * orphaned at end_orphan_ns: no note for that one */
 	uint64_t end_orphan_sk, end_orphan_ns;
+	/* apply_summary's books of a connection whose whole life is one
+	 * record: on its stack, never in conns (no insert and delete). */
+	const struct conn *unbooked;
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
