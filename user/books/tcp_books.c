@@ -387,13 +387,18 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 			 * early; without one, how is unknown. Before, it was
 			 * forgotten without a count (20 reconnects from one
 			 * port: 19 TIME_WAIT ends counted nowhere). */
-			bool maybe = e->flags & CS_F_TW_MAYBE;
+			bool maybe = e->flags & CS_F_TW_MAYBE, fresh;
 
-			if (hmap_get(&a->tw, &e->tuple))
+			/* One lookup where no older one is there (the rule):
+			 * the older one's end may move the entries, so the
+			 * new one is looked up again after it. */
+			tw = hmap_upsert(&a->tw, &e->tuple, &fresh);
+			if (tw && !fresh) {
 				agg_tw_gone(a, &e->tuple,
 					    c->syn_seen && c->since_ns < e->ts_ns ? c->since_ns : e->ts_ns,
 					    false);
-			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
+				tw = hmap_upsert(&a->tw, &e->tuple, NULL);
+			}
 			/* In doubt (census mode, the table full at its close):
 			 * counted once a dump shows it, or not made. */
 			if (!maybe)
