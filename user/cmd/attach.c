@@ -116,6 +116,7 @@ struct attach_tick {
 	size_t nrejoined;
 	bool live_tty, warned;
 	uint64_t until_gone_ns;		/* when o->until_pid was seen gone */
+	int pidfd[CLI_MAX_PIDS];	/* o->pids' watches (procfs_pid_watch) */
 };
 
 /* A cgroup made again at the --cgroup path: the filter moves to it, and
@@ -172,7 +173,7 @@ static int attach_alive(void *ctx, uint64_t now)
 	for (size_t i = 0; i < s->o->npids; i++) {
 		struct proc_books *p = agg_find_proc(s->agg, s->o->pids[i]);
 
-		if (p && !p->exited && procfs_pid_gone(p->pid)) {
+		if (p && !p->exited && procfs_pid_gone_watched(p->pid, s->pidfd[i])) {
 			p->exited = true;
 			/* Out of the kernel's filter (no exit hook for a fixed
 			 * list: tcp_tracer.c). */
@@ -632,7 +633,12 @@ int attach_run(const struct attach_opts *in)
 	loop = (struct run_loop){ .rb = { tracer.rb, fs_on ? fs.rb : NULL }, .t0_ns = t0, .tick_ns = tick_ns,
 				  .duration_s = o->duration_s, .alive = attach_alive,
 				  .tick = attach_tick, .ctx = &rs };
+	for (size_t i = 0; i < o->npids; i++)
+		rs.pidfd[i] = procfs_pid_watch(o->pids[i]);
 	err = run_loop(&loop, &exiting);
+	for (size_t i = 0; i < o->npids; i++)
+		if (rs.pidfd[i] >= 0)
+			close(rs.pidfd[i]);
 	run.end_reason = loop.end_reason;
 	if (o->until_pid && rs.until_gone_ns)
 		run.end_reason = "command exited";

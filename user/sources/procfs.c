@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #include "procfs.h"
 
@@ -529,4 +531,35 @@ bool procfs_pid_gone(pid_t pid)
 		gone = p[2] == 'X' || (p[2] == 'Z' && zombie_alone(p + 3));
 	fclose(f);
 	return gone;
+}
+
+int procfs_pid_watch(pid_t pid)
+{
+	char self[32];
+	ssize_t n;
+	int fd;
+
+	if (strcmp(procfs_root, "/proc"))
+		return -1;
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	if (atoi(self) != getpid())
+		return -1;
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -1 : fd;
+#else
+	(void)fd;
+	return -1;
+#endif
+}
+
+bool procfs_pid_gone_watched(pid_t pid, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r = fd < 0 ? -1 : poll(&p, 1, 0);
+
+	return r < 0 ? procfs_pid_gone(pid) : r > 0;
 }
