@@ -198,13 +198,34 @@ int procfs_read_sockstat_of(pid_t pid, struct sockstat *st)
 	return 0;
 }
 
+/* Field n (3: the state) of a /proc/PID/stat line, from the text after
+ * its comm's last ')': where it begins, or NULL when the line ends before
+ * it. The comm, the only free text, is before: the fields after it are
+ * separated by spaces. One walk for every reader of the line. */
+static const char *stat_field(const char *after_comm, int n)
+{
+	const char *p = after_comm;
+
+	for (int field = 3;; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return NULL;
+		if (field == n)
+			return p;
+		while (*p && *p != ' ')
+			p++;
+	}
+}
+
 int procfs_read_ident(pid_t pid, struct proc_ident *id)
 {
 	char path[PATH_MAX], buf[4096];
-	char *lp, *rp, *p;
+	const char *ppid, *flags, *start;
+	char *lp, *rp;
 	size_t len = 0, clen;
 	ssize_t n;
-	int fd, field;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -244,25 +265,15 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 	id->flags = 0;
 	id->ppid = 0;
 
-	/* After ") " comes field 3 (state); walk to field 22, starttime. */
-	p = rp + 1;
-	for (field = 3; field <= 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -EPROTO;
-		if (field == 4)
-			id->ppid = strtol(p, NULL, 10);
-		if (field == 9)
-			id->flags = strtoul(p, NULL, 10);
-		if (field == 22)
-			break;
-		while (*p && *p != ' ')
-			p++;
-	}
-	if (!isdigit((unsigned char)*p))
+	/* After ") " comes field 3 (state): ppid is 4, flags 9, starttime 22. */
+	ppid = stat_field(rp + 1, 4);
+	flags = stat_field(rp + 1, 9);
+	start = stat_field(rp + 1, 22);
+	if (!start || !isdigit((unsigned char)*start))
 		return -EPROTO;
-	id->start_ticks = strtoull(p, NULL, 10);
+	id->ppid = strtol(ppid, NULL, 10);
+	id->flags = strtoul(flags, NULL, 10);
+	id->start_ticks = strtoull(start, NULL, 10);
 	return 0;
 }
 
@@ -499,16 +510,11 @@ int procfs_maps_find(pid_t pid, const char *const *needles, size_t n, char *path
  * makes its leader a zombie first, and the thread that drops the fd table
  * last closes its sockets after that (97_java: a run ended there, before
  * the closes of the 8 connections the exit made, and booked none). */
-static bool zombie_alone(const char *after_state)
+static bool zombie_alone(const char *after_comm)
 {
-	const char *p = after_state;
+	const char *p = stat_field(after_comm, 20);
 	long threads;
 
-	for (int field = 4; field <= 20 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
 	if (!p)
 		return true;
 	errno = 0;
@@ -528,7 +534,7 @@ bool procfs_pid_gone(pid_t pid)
 		return true;
 	/* The state follows the comm's last ')'. */
 	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'X' || (p[2] == 'Z' && zombie_alone(p + 3));
+		gone = p[2] == 'X' || (p[2] == 'Z' && zombie_alone(p + 1));
 	fclose(f);
 	return gone;
 }
