@@ -32,3 +32,26 @@ assert_eq "$(grep -c WARNING "$TMP/demo.err")" 0 "no_warning ($(grep -A2 WARNING
 # books, 5 in the census) before the reconcile took the census's moment
 # (census_cut.h).
 assert_eq "$(jq '.agent.books_mismatch_last' "$J")" 0 "books_agree_at_the_end ($(jq -c '[.processes[] | {comm, tcp: .tcp.established}]' "$J"))"
+
+# Attached to the demo while it runs (how a load test is watched): the
+# connections the programs saw while the agent set up, opened and closed
+# before its clock started, left nothing "open at once" behind. Read
+# "peak 113, mean 112" for the demo's pool of 4 and its one new
+# connection at a time.
+timeout 60 "$CONNSCOPE" demo -d 6 >"$TMP/bg.out" 2>&1 &
+bg=$!
+wait_for "grep -q 'on 127.0.0.1:[0-9]*;' '$TMP/bg.out' && pgrep -x demo-client >/dev/null" 20 ||
+	fail midrun/demo_started "$(cat "$TMP/bg.out")"
+dport=$(grep -o 'on 127.0.0.1:[0-9]*;' "$TMP/bg.out" | grep -o '[0-9]*;' | tr -d ';')
+# Its pool filled and churning: the client's TIME_WAIT to it piling up.
+wait_for "[ \$(ss -Htn state time-wait dst 127.0.0.1:$dport | wc -l) -gt 20 ]" 20 ||
+	fail midrun/churning "$(ss -Htn state time-wait dst 127.0.0.1:$dport | wc -l) TIME_WAIT"
+cli=$(pgrep -x demo-client) srv=$(pgrep -x demo-server)
+"$CONNSCOPE" attach -p "$cli,$srv" -d 2 -i 0.5 -j >"$TMP/mid.json" 2>"$TMP/mid.err"
+assert_eq "$?" 0 midrun/exit_status
+wait "$bg"
+E='[.processes[].reuse.endpoints[]]'
+assert_eq "$(jq "$E | length" "$TMP/mid.json")" 2 midrun/both_endpoints
+assert_eq "$(jq "$E | map(.opened + .accepted > 20) | all" "$TMP/mid.json")" true midrun/churned
+assert_eq "$(jq "$E | map(.peak_concurrent <= 5 and .mean_concurrent <= 5) | all" "$TMP/mid.json")" true \
+	"midrun/open_at_once_is_the_pool ($(jq -c "$E | map({endpoint, peak_concurrent, mean_concurrent})" "$TMP/mid.json"))"

@@ -51,10 +51,9 @@ void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct end
 /* live changes by delta (+1 or -1) at the time of the transition being
  * applied: queued, applied in time order by reuse_sweep. One word a
  * change, the time doubled plus 1 for an open: sorted as numbers they are
- * in time order with the closes of one time first (a pair that came late,
- * both clamped to one time, must not raise the peak). Half the bytes of a
- * {time, delta} pair, and one is queued per connection its endpoint has
- * open since its oldest: 8 MiB less at 1M sockets. */
+ * in time order. Half the bytes of a {time, delta} pair, and one is queued
+ * per connection its endpoint has open since its oldest: 8 MiB less at 1M
+ * sockets. */
 static uint64_t live_now(const struct agg *a)
 {
 	uint64_t now = a->ev_ns ? a->ev_ns : a->now_ns;
@@ -99,14 +98,18 @@ static int by_ts(const void *x, const void *y)
 
 /* The queued changes, in time order: live, its peak and the area under
  * it. A change older than the last sweep (its record came late) counts
- * from the last sweep's time, never back in time. */
+ * from the last sweep's time, never back in time. The changes of one time
+ * apply together: a connection whose open and close were both clamped to
+ * one time (before the run's start, or late) neither raises the peak nor
+ * loses its close to an empty count and stays open for good. */
 static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 {
 	uint32_t i, kept;
 
 	qsort(es->pend, es->npend, sizeof(*es->pend), by_ts);
-	for (i = 0; i < es->npend && es->pend[i] / 2 < horizon; i++) {
+	for (i = 0; i < es->npend && es->pend[i] / 2 < horizon;) {
 		uint64_t now = es->pend[i] / 2;
+		int64_t net = 0;
 
 		if (!es->live_since)
 			es->live_since = now;
@@ -114,12 +117,14 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 			es->live_area += (uint64_t)es->live * (now - es->live_since);
 			es->live_since = now;
 		}
-		if (es->pend[i] & 1) {
-			es->live++;
+		for (; i < es->npend && es->pend[i] / 2 == now; i++)
+			net += es->pend[i] & 1 ? 1 : -1;
+		if (net > 0) {
+			es->live += (uint32_t)net;
 			if (es->live > es->live_peak)
 				es->live_peak = es->live;
-		} else if (es->live) {
-			es->live--;
+		} else {
+			es->live -= (uint64_t)-net < es->live ? (uint32_t)-net : es->live;
 		}
 	}
 	kept = es->npend - i;
