@@ -303,9 +303,9 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 		/* The local port is known from here on; a TIME_WAIT socket
 		 * with this tuple was just taken over (tcp_tw_reuse). */
 		c->tuple = e->tuple;
-		if (hmap_get(&a->tw, &e->tuple)) {
+		if ((tw = hmap_get(&a->tw, &e->tuple))) {
 			a->tw_reused++;
-			agg_tw_gone(a, &e->tuple, c->syn_seen ? c->since_ns : e->ts_ns, true);
+			agg_tw_gone_at(a, &e->tuple, tw, c->syn_seen ? c->since_ns : e->ts_ns, true);
 		}
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
@@ -394,9 +394,9 @@ static struct conn *apply_state(struct agg *a, struct proc_books *p, const struc
 			 * new one is looked up again after it. */
 			tw = hmap_upsert(&a->tw, &e->tuple, &fresh);
 			if (tw && !fresh) {
-				agg_tw_gone(a, &e->tuple,
-					    c->syn_seen && c->since_ns < e->ts_ns ? c->since_ns : e->ts_ns,
-					    false);
+				agg_tw_gone_at(a, &e->tuple, tw,
+					       c->syn_seen && c->since_ns < e->ts_ns ? c->since_ns :
+					       e->ts_ns, false);
 				tw = hmap_upsert(&a->tw, &e->tuple, NULL);
 			}
 			/* In doubt (census mode, the table full at its close):

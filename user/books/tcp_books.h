@@ -136,6 +136,9 @@ static inline bool agg_tw_timed(const struct agg *a, const struct tw_entry *tw)
  * its age at when_ns: expired at its deadline or later, ended early
  * before. */
 void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early);
+/* agg_tw_gone of t's entry tw, found already. */
+void agg_tw_gone_at(struct agg *a, const struct cs_tuple *t, struct tw_entry *tw,
+		    uint64_t when_ns, bool early);
 /* A TIME_WAIT in doubt (maybe) shown made: counted entered now. */
 void agg_tw_confirm(struct agg *a, struct tw_entry *tw);
 

@@ -7,14 +7,13 @@
 #include <string.h>
 #include "tcp_books.h"
 
-/* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
-void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
+/* agg_tw_forget of t's entry tw, found already (#23 item 6: a takeover
+ * looked the tuple up five times on its way here). t is copied first: it
+ * may point into a table the deletes move. */
+static void tw_forget(struct agg *a, const struct cs_tuple *t, const struct tw_entry *tw)
 {
-	struct tw_entry *tw = hmap_get(&a->tw, t);
 	struct cs_tuple key = *t;
 
-	if (!tw)
-		return;
 	/* The address may hold a newer TIME_WAIT by now (the kernel reuses
 	 * a freed one's memory): its mapping is not ours to delete. */
 	if (tw->tw) {
@@ -26,19 +25,18 @@ void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 	hmap_del(&a->tw, &key);
 }
 
-/* A TIME_WAIT the books hold has ended and the caller knows it did
- * (early: true when it knows how, false when it does not): charged to
- * its holder, then forgotten. Every entered TIME_WAIT leaves the books
- * through here, agg_tw_forget after an expiry, or stays live, so
- * entered = expired + ended early + end unseen + live per process. */
-void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
+/* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
+void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 {
 	struct tw_entry *tw = hmap_get(&a->tw, t);
-	struct proc_books *holder;
 
-	if (!tw)
-		return;
-	holder = agg_find_proc(a, tw->pid);
+	if (tw)
+		tw_forget(a, t, tw);
+}
+
+static void tw_ended(struct agg *a, const struct cs_tuple *t, const struct tw_entry *tw,
+		     struct proc_books *holder, bool early)
+{
 	if (early) {
 		if (holder)
 			holder->total.tw_killed++;
@@ -47,7 +45,20 @@ void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
 		if (holder)
 			holder->total.tw_end_unseen++;
 	}
-	agg_tw_forget(a, t);
+	tw_forget(a, t, tw);
+}
+
+/* A TIME_WAIT the books hold has ended and the caller knows it did
+ * (early: true when it knows how, false when it does not): charged to
+ * its holder, then forgotten. Every entered TIME_WAIT leaves the books
+ * through here, agg_tw_forget after an expiry, or stays live, so
+ * entered = expired + ended early + end unseen + live per process. */
+void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, t);
+
+	if (tw)
+		tw_ended(a, t, tw, agg_find_proc(a, tw->pid), early);
 }
 
 void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
@@ -67,11 +78,18 @@ void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
 void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early)
 {
 	struct tw_entry *tw = hmap_get(&a->tw, t);
-	struct proc_books *holder;
 
-	if (!tw)
-		return;
-	holder = agg_find_proc(a, tw->pid);
+	if (tw)
+		agg_tw_gone_at(a, t, tw, when_ns, early);
+}
+
+void agg_tw_gone_at(struct agg *a, const struct cs_tuple *t, struct tw_entry *tw,
+		    uint64_t when_ns, bool early)
+{
+	/* Neither the confirm below nor anything before the forget moves
+	 * the TIME_WAIT table or the processes' books. */
+	struct proc_books *holder = agg_find_proc(a, tw->pid);
+
 	if (tw->maybe) {
 		/* A takeover shows the kernel made it; anything else (no
 		 * dump had it, a new connection at its tuple) that it made
@@ -81,7 +99,7 @@ void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool
 		} else {
 			if (holder)
 				holder->total.tw_not_made++;
-			agg_tw_forget(a, t);
+			tw_forget(a, t, tw);
 			return;
 		}
 	}
@@ -90,7 +108,7 @@ void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool
 	 * age below. Before, it was an end unseen (all 6 of
 	 * 51_tw_expiry_fast's --tw-timers agent, once in ~12 CI runs). */
 	if (agg_tw_timed(a, tw)) {
-		agg_tw_ended(a, t, early || tw->cancelled);
+		tw_ended(a, t, tw, holder, early || tw->cancelled);
 		return;
 	}
 	/* Census: no TIME_WAIT runs out before its deadline, so one gone
@@ -100,8 +118,8 @@ void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool
 	if (when_ns + AGG_TW_DEADLINE_SLACK_NS >= tw->deadline_ns) {
 		if (holder)
 			holder->total.tw_expired++;
-		agg_tw_forget(a, t);
+		tw_forget(a, t, tw);
 		return;
 	}
-	agg_tw_ended(a, t, true);
+	tw_ended(a, t, tw, holder, true);
 }
