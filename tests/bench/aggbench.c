@@ -177,7 +177,8 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (!pids || !out)
 		return 2;
-	if (tracer_preflight(&to) || tracer_open(&t, &to, rec_event, &r) || tracer_map_ring(&t))
+	if (tracer_preflight(&to) || tracer_open(&t, &to, rec_event, &r) || tracer_attach(&t, &to) ||
+	    tracer_map_ring(&t))
 		return 1;
 	for (tok = strtok_r(pids, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (tracer_add_target(&t, (pid_t)num(tok)))

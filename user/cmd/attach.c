@@ -473,6 +473,10 @@ int attach_run(const struct attach_opts *in)
 		quic_tracer_open(&qt, &qb, o->tracer.all, tracer_targets_fd(&tracer),
 				 o->tracer.follow_children || joining);
 	}
+	/* Every unit loaded: the state programs on, the snapshot and its
+	 * seeds right after (tcp_tracer.h, tracer_attach). */
+	if (tracer_attach(&tracer, &topts))
+		goto cleanup;
 	/* The events ring is mapped after the last BPF object's load, so the
 	 * peak RSS does not hold both (tcp_tracer.h, tracer_map_ring). */
 	if (tracer_map_ring(&tracer))

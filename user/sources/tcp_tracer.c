@@ -420,14 +420,6 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 					"forbid BPF)" : " (run with -v for the verifier's log)");
 		return err;
 	}
-	if (!o->all)
-		seed_listeners_early(t, o);
-	err = tcpstate_bpf__attach(t->skel);
-	if (err) {
-		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
-				"(run with -v for details)\n", strerror(-err));
-		goto fail;
-	}
 	t->ring_bytes = bpf_map__max_entries(t->skel->maps.events);
 	t->cb = cb;
 	t->cb_ctx = ctx;
@@ -436,8 +428,20 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 		fprintf(stderr, "connscope: --children is off: it needs %s\n",
 			kf_figure(KF_FIG_CHILDREN)->needs);
 	return 0;
-fail:
-	tracer_close(t);
+}
+
+int tracer_attach(struct tracer *t, const struct tracer_opts *o)
+{
+	int err;
+
+	if (!o->all)
+		seed_listeners_early(t, o);
+	err = tcpstate_bpf__attach(t->skel);
+	if (err) {
+		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
+				"(run with -v for details)\n", strerror(-err));
+		tracer_close(t);
+	}
 	return err;
 }
 

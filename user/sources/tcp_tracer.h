@@ -81,11 +81,20 @@ struct tracer {
  * naming the problem and the fix; returns 0 or a nonzero exit status. */
 int tracer_preflight(const struct tracer_opts *o);
 
-/* Open, load and attach; events go to cb(ctx, data, size) once
- * tracer_map_ring() has mapped the events ring (the kernel keeps them
- * until then). Returns 0 or a negative errno after printing why. */
+/* Open and load; events go to cb(ctx, data, size) once attached
+ * (tracer_attach) and tracer_map_ring() has mapped the events ring (the
+ * kernel keeps them until then). Returns 0 or a negative errno after
+ * printing why. */
 int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx);
+/* The state programs on: after every other unit's load, right before the
+ * start-up snapshot. From here to the seeds it writes, a connection held
+ * since before is not yet adopted and its traffic goes uncounted, while a
+ * new one's is counted: loading the QUIC unit in that window (~0.9-1.1
+ * s) read 1.5-1.7 requests a connection for the demo's 2.0 when attached
+ * mid-run. The targets' listeners get their owner first. 0 or -errno
+ * after printing why (the tracer is closed then). */
+int tracer_attach(struct tracer *t, const struct tracer_opts *o);
 /* Maps the events ring into t->rb: after every other BPF object is
  * loaded. libbpf maps a ring's data twice (8 MiB ring, 16 MiB of RSS) and
  * parses the kernel's BTF at each object's load (~12 MiB of heap while
