@@ -42,7 +42,7 @@ assert_eq "$(jqn "$C.cost_every == 1 and ($C.stats_s - $C.window_s | fabs) < 0.0
 # socket events (#23): no process exit, fork, exec or rename, no timer.
 # A static target list leaves the map from user space once it is gone;
 # --children, --comm and --cgroup add the process hooks they need.
-assert_eq "$(jqn "[$C.programs[].name | select(test(\"exit|fork|exec|rename|timer\"))]
+assert_eq "$(jqn "[$C.programs[].name | select(test(\"^handle_(exit|fork|exec|rename)_|^handle_timer_\"))]
 	| join(\" \")" "$J")" "" json/only_socket_programs
 # The same reading in the other outputs of that run.
 runs=$(jqn "$C.bpf_runs" "$J")

@@ -394,6 +394,41 @@ static void seed_listeners_early(struct tracer *t, const struct tracer_opts *o)
 	}
 }
 
+/* The hooks that grow the target set (fork, exec, rename) and shrink it
+ * (exit) go on right after the load, not with the state programs: the
+ * command reads the descendants and the processes by name from /proc
+ * next, and a child forked after that read must find its hook already on
+ * (the other units' loads come between, ~1 s). The skeleton's attach
+ * leaves them alone (autoattach off) and its destroy detaches them. */
+static int attach_target_hooks(struct tracer *t)
+{
+	struct tcpstate_bpf *skel = t->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} hooks[] = {
+		{ skel->progs.handle_fork_btf, &skel->links.handle_fork_btf },
+		{ skel->progs.handle_exec_btf, &skel->links.handle_exec_btf },
+		{ skel->progs.handle_rename_btf, &skel->links.handle_rename_btf },
+		{ skel->progs.handle_exit_btf, &skel->links.handle_exit_btf },
+	};
+
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		if (!bpf_program__autoload(hooks[i].prog))
+			continue;
+		bpf_program__set_autoattach(hooks[i].prog, false);
+		*hooks[i].link = bpf_program__attach(hooks[i].prog);
+		if (!*hooks[i].link) {
+			int err = -errno;
+
+			fprintf(stderr, "connscope: cannot attach %s: %s (run with -v for details)\n",
+				bpf_program__name(hooks[i].prog), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sample_fn cb,
 		void *ctx)
 {
@@ -420,6 +455,11 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 					"forbid BPF)" : " (run with -v for the verifier's log)");
 		return err;
 	}
+	err = attach_target_hooks(t);
+	if (err) {
+		tracer_close(t);
+		return err;
+	}
 	t->ring_bytes = bpf_map__max_entries(t->skel->maps.events);
 	t->cb = cb;
 	t->cb_ctx = ctx;
@@ -436,6 +476,7 @@ int tracer_attach(struct tracer *t, const struct tracer_opts *o)
 
 	if (!o->all)
 		seed_listeners_early(t, o);
+	/* The target-set hooks went on at the load (attach_target_hooks). */
 	err = tcpstate_bpf__attach(t->skel);
 	if (err) {
 		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "

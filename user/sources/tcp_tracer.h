@@ -81,7 +81,9 @@ struct tracer {
  * naming the problem and the fix; returns 0 or a nonzero exit status. */
 int tracer_preflight(const struct tracer_opts *o);
 
-/* Open and load; events go to cb(ctx, data, size) once attached
+/* Open and load, and attach the hooks that follow the target set (fork,
+ * exec, rename, exit, where the options need them); events go to
+ * cb(ctx, data, size) once attached
  * (tracer_attach) and tracer_map_ring() has mapped the events ring (the
  * kernel keeps them until then). Returns 0 or a negative errno after
  * printing why. */
@@ -91,7 +93,7 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
  * start-up snapshot. From here to the seeds it writes, a connection held
  * since before is not yet adopted and its traffic goes uncounted, while a
  * new one's is counted: loading the QUIC unit in that window (~0.9-1.1
- * s) read 1.5-1.7 requests a connection for the demo's 2.0 when attached
+ * s) read 1.68-1.76 requests a connection for the demo's 2.0 when attached
  * mid-run. The targets' listeners get their owner first. 0 or -errno
  * after printing why (the tracer is closed then). */
 int tracer_attach(struct tracer *t, const struct tracer_opts *o);
