@@ -169,6 +169,14 @@ struct cut_conn {
 	uint8_t born_in;	/* born since the census began too */
 	uint8_t seen;		/* the census showed it, for pid */
 	uint64_t ts;		/* its end (ktime) */
+	uint64_t born_ns;	/* born_in: its birth (ktime) */
+};
+
+/* A birth noted: its time with it, as one after the census ended cannot
+ * be the census's socket at its tuple. */
+struct cut_birth {
+	uint64_t sk;
+	uint64_t ts;
 };
 
 struct census_cut {
@@ -176,7 +184,7 @@ struct census_cut {
 	uint64_t end_ns;	/* when the census ended (ktime; 0: not said) */
 	struct cut_conn *conns;	/* the ends; the reconcile adds the births */
 	size_t n, cap;
-	uint64_t *births;	/* sk of the connections born since it began */
+	struct cut_birth *births;	/* the connections born since it began */
 	size_t nbirths, births_cap;
 	uint64_t dropped;	/* not noted (out of memory): a gap may show */
 };
