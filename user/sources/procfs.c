@@ -198,15 +198,17 @@ int procfs_read_sockstat_of(pid_t pid, struct sockstat *st)
 	return 0;
 }
 
-/* Field n (3: the state) of a /proc/PID/stat line, from the text after
- * its comm's last ')': where it begins, or NULL when the line ends before
- * it. The comm, the only free text, is before: the fields after it are
- * separated by spaces. One walk for every reader of the line. */
-static const char *stat_field(const char *after_comm, int n)
+/* Field n of a /proc/PID/stat line, from from, where field at begins (the
+ * text after its comm's last ')' is where field 3, the state, begins):
+ * where field n begins, or NULL when the line ends before it. The comm,
+ * the only free text, is before: the fields after it are separated by
+ * spaces. A reader of several fields walks on from the one before, so the
+ * line is walked once. */
+static const char *stat_field(const char *from, int at, int n)
 {
-	const char *p = after_comm;
+	const char *p = from;
 
-	for (int field = 3;; field++) {
+	for (int field = at;; field++) {
 		while (*p == ' ')
 			p++;
 		if (!*p)
@@ -266,9 +268,9 @@ int procfs_read_ident(pid_t pid, struct proc_ident *id)
 	id->ppid = 0;
 
 	/* After ") " comes field 3 (state): ppid is 4, flags 9, starttime 22. */
-	ppid = stat_field(rp + 1, 4);
-	flags = stat_field(rp + 1, 9);
-	start = stat_field(rp + 1, 22);
+	ppid = stat_field(rp + 1, 3, 4);
+	flags = ppid ? stat_field(ppid, 4, 9) : NULL;
+	start = flags ? stat_field(flags, 9, 22) : NULL;
 	if (!start || !isdigit((unsigned char)*start))
 		return -EPROTO;
 	id->ppid = strtol(ppid, NULL, 10);
@@ -512,7 +514,7 @@ int procfs_maps_find(pid_t pid, const char *const *needles, size_t n, char *path
  * the closes of the 8 connections the exit made, and booked none). */
 static bool zombie_alone(const char *after_comm)
 {
-	const char *p = stat_field(after_comm, 20);
+	const char *p = stat_field(after_comm, 3, 20);
 	long threads;
 
 	if (!p)
