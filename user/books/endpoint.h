@@ -13,6 +13,10 @@
  * "listen [::1]:8080", "listen *:8080" (IPv4 wildcard), "listen [::]:8080"
  * (IPv6 wildcard, dual-stack or not) */
 int endpoint_format(char *buf, size_t len, const struct endpoint_key *k);
+/* An endpoint's label in at most width columns for a text table: a
+ * longer one loses the middle of its address to '~', never the port it
+ * ends with ("[fd00:1234:5~]:39179"). In place. */
+void endpoint_label_fit(char *label, int width);
 /* The address alone of a listening endpoint: "127.0.0.1", "::1", "*", "::". */
 int endpoint_listen_address(char *buf, size_t len, const struct endpoint_key *k);
 

@@ -72,23 +72,6 @@ static void render_heatmap(FILE *out, const struct heatmap *h, const struct tw_r
 	heatmap_free(&top);
 }
 
-void endpoint_label_fit(char *label, int width)
-{
-	int n = (int)strlen(label), tail, head;
-	const char *colon = strrchr(label, ':');
-
-	if (n <= width || width < 3)
-		return;
-	/* The port and the bracket before it; the rest of the room to the
-	 * label's start (its side and the address's first digits). */
-	tail = colon ? n - (int)(colon - label) + (colon > label && colon[-1] == ']') : width / 2;
-	if (tail > width - 2)
-		tail = width / 2;
-	head = width - 1 - tail;
-	label[head] = '~';
-	memmove(label + head + 1, label + n - tail, (size_t)tail + 1);
-}
-
 void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
 	const struct proc_counters *t = &p->total;

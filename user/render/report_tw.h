@@ -20,10 +20,6 @@ struct tw_report_opts {
 /* The process's heatmaps alone (TIME_WAIT by endpoint, orphans by state). */
 void format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
 void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
-/* An endpoint's label in at most width columns for a text table: a
- * longer one loses the middle of its address to '~', never the port it
- * ends with ("[fd00:1234:5~]:39179"). In place. */
-void endpoint_label_fit(char *label, int width);
 /* One heatmap of a report part whole (every row): a blank line, then the
  * map; nothing for an empty one. */
 void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_report_opts *o);
