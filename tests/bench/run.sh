@@ -654,7 +654,7 @@ uc_run() {
 
 if want 7; then
 	gcfgs=(none connscope connscope-pt connscope-nofd connscope-sites tcplife tcpstates)
-	say "7: getpid loop and unix socket send + receive of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
+	say "7: getpid and unix IPC of an untraced process, $REPS rounds of ${gcfgs[*]} (order rotated)"
 	# The traced process: one that makes no syscalls of its own.
 	sleep 3600 </dev/null &
 	GP_TARGET=$!
