@@ -44,3 +44,5 @@ assert_eq "$((reconciles >= 3))" 1 "reconciles_during_the_churn ($reconciles: $r
 assert_eq "$(jqn '.agent.books_mismatch_max' "$J")" 0 "books_agree_at_every_reconcile"
 assert_eq "$(jqn '.agent.books_mismatch_last' "$J")" 0 books_agree_at_the_end
 assert_eq "$(jqn '.agent.events_lost' "$J")" 0 no_events_lost
+# Every connection the cut could not note is counted (agent.losses): none.
+assert_eq "$(jqn '.agent.losses.census_cut_not_noted' "$J")" 0 cut_noted_every_connection

@@ -5,6 +5,7 @@
 #include "losses.h"
 #include "quic_books.h"
 #include "tcpstate.h"
+#include "tcp_books_types.h"
 
 static const struct {
 	const char *key, *text;
@@ -32,6 +33,9 @@ static const struct {
 	[LOSS_TCP_ENDS_UNRUN] = { "tcp_ends_not_run", "connections whose end the kernel ran no "
 				  "program for (counted from the storages' books; in opened "
 				  "or accepted, their close unseen)" },
+	[LOSS_CENSUS_CUT] = { "census_cut_not_noted", "connections begun or ended during a "
+			      "census not noted (out of memory): books vs kernel may differ "
+			      "by them" },
 };
 
 const char *loss_key(int k)
@@ -83,4 +87,9 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 	l->n[LOSS_ATTACH_FAILED] += !q->wire_on && q->wire_error && q->wire_error[0];
 	for (size_t i = 0; q->books && hmap_next(&q->books->procs, &i, NULL, (void **)&p);)
 		l->n[LOSS_QUIC_ATTEMPTS] += p->attempts_full;
+}
+
+void losses_collect_books(struct agent_losses *l, const struct agg *a)
+{
+	l->n[LOSS_CENSUS_CUT] = a->cut.dropped;
 }

@@ -28,6 +28,7 @@ enum {
 	LOSS_ATTACH_FAILED,	/* programs or sources that did not attach */
 	LOSS_TW_MAP_FULL,	/* traced TIME_WAIT not followed: tw_owners full */
 	LOSS_TCP_ENDS_UNRUN,	/* connections ended with no state program run */
+	LOSS_CENSUS_CUT,	/* births or ends in a census not noted (census_cut.h) */
 	LOSS_MAX
 };
 
@@ -47,5 +48,8 @@ struct quic_run;
 void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_seeds_failed,
 		    const uint64_t *fd, uint64_t fd_listings_failed, int fd_progs_failed,
 		    const struct quic_run *q);
+/* And from the books' own counters (user space's out-of-memory drops). */
+struct agg;
+void losses_collect_books(struct agent_losses *l, const struct agg *a);
 
 #endif

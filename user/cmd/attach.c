@@ -242,7 +242,7 @@ static int attach_tick(void *ctx, uint64_t now)
 	agg_tick(s->agg, now);
 	attach_say_joined(s->agg, s->loop->t0_ns, s->qb ? s->qt : NULL);
 	if (o->json_stream) {
-		attach_refresh_losses(s->run, s->tracer, s->fs);
+		attach_refresh_losses(s->run, s->tracer, s->fs, s->agg);
 		format_interval_ndjson(o->json_stream, s->agg, losses_total(&s->run->losses));
 	}
 	if (s->qb) {
@@ -676,7 +676,7 @@ int attach_run(const struct attach_opts *in)
 	agg_tick(&agg, now_ns());
 	/* The last, partial interval too: the stream's rows sum to the run. */
 	if (o->json_stream) {
-		attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+		attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL, &agg);
 		format_interval_ndjson(o->json_stream, &agg, losses_total(&run.losses));
 	}
 	if (quic_on) {
@@ -744,7 +744,7 @@ int attach_run(const struct attach_opts *in)
 		run.container = o->sel.container;
 		run.container_id = o->sel.container_id;
 	}
-	attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL);
+	attach_refresh_losses(&run, &tracer, fs_on ? &fs : NULL, &agg);
 	run.census_walked = snap.reads_walked;
 	run.census_dumped = snap.reads_dumped;
 	if (exp)

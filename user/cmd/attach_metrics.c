@@ -11,7 +11,8 @@
 
 /* What the agent missed so far, from every source's counters (the
  * kernel's maps read here, in the command: renderers never ask). */
-void attach_refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs)
+void attach_refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs,
+			   const struct agg *a)
 {
 	uint64_t fd[FD_STAT_MAX] = { 0 };
 
@@ -20,6 +21,7 @@ void attach_refresh_losses(struct run_info *run, struct tracer *t, struct fd_ses
 		fd_tracer_stats(&fs->ft, fd);
 	losses_collect(&run->losses, run->stats, t->seeds_failed, fs ? fd : NULL,
 		       fs ? fs->list_failed : 0, fs ? fs->ft.failed : 0, run->quic);
+	losses_collect_books(&run->losses, a);
 }
 
 /* The exporter's snapshot: the books rendered as metrics, published for
@@ -32,7 +34,7 @@ void attach_publish_metrics(struct exporter *exp, const struct agg *a, struct ru
 	size_t len = 0;
 	FILE *f;
 
-	attach_refresh_losses(run, t, fs);
+	attach_refresh_losses(run, t, fs, a);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;

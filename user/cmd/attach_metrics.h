@@ -12,8 +12,9 @@ struct exporter;
 struct sockstat;
 
 /* What the agent missed so far, into run->losses, from every source's
- * counters (fs NULL: fds off). */
-void attach_refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs);
+ * counters (fs NULL: fds off) and the books' own (a). */
+void attach_refresh_losses(struct run_info *run, struct tracer *t, struct fd_session *fs,
+			   const struct agg *a);
 /* The books as Prometheus text, published for the exporter's HTTP thread. */
 void attach_publish_metrics(struct exporter *exp, const struct agg *a, struct run_info *run,
 			    struct tracer *t, struct fd_session *fs, const struct sockstat *st);

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The books' own losses (losses_collect_books) in the outputs: the
+ * census cut's connections not noted (out of memory) were counted and
+ * shown nowhere; now in agent.losses, the text report's losses lines and
+ * its first line, like every other kind. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "json.h"
+#include "losses.h"
+#include "report_losses.h"
+#include "tcp_books.h"
+
+/* What one formatter writes for l, as a string (freed by the caller). */
+static char *render(const struct agent_losses *l, int which)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json j;
+
+	if (!f)
+		return NULL;
+	if (which == 0) {
+		format_losses_text(f, l);
+	} else if (which == 1) {
+		format_losses_headline(f, l);
+	} else {
+		json_init(&j, f, false);
+		json_object_begin(&j);
+		json_losses(&j, l);
+		json_object_end(&j);
+	}
+	fclose(f);
+	return buf;
+}
+
+static bool has(const struct agent_losses *l, int which, const char *want)
+{
+	char *got = render(l, which);
+	bool yes = got && strstr(got, want);
+
+	if (!yes)
+		fprintf(stderr, "# wanted \"%s\" in: %s\n", want, got ? got : "(null)");
+	free(got);
+	return yes;
+}
+
+TEST(census_cut_not_noted_shown)
+{
+	struct agent_losses l = { 0 };
+	struct agg a;
+
+	agg_init(&a, 0);
+	losses_collect_books(&l, &a);
+	ASSERT_TRUE(has(&l, 0, "losses: none"), "none_in_text");
+	ASSERT_TRUE(has(&l, 2, "\"census_cut_not_noted\":0"), "zero_in_json");
+	/* Three the cut could not note (its arrays' realloc failed). */
+	a.cut.dropped = 3;
+	losses_collect_books(&l, &a);
+	ASSERT_EQ(losses_total(&l), 3, "in_the_total");
+	ASSERT_TRUE(has(&l, 0, "census_cut_not_noted 3  connections begun or ended during a "
+			       "census not noted"), "text_line");
+	ASSERT_TRUE(has(&l, 1, "LOST: 3 connections begun or ended"), "first_line");
+	ASSERT_TRUE(has(&l, 2, "\"total\":3"), "json_total");
+	ASSERT_TRUE(has(&l, 2, "\"census_cut_not_noted\":3"), "json_key");
+	agg_free(&a);
+}
+
+UNIT_MAIN()
