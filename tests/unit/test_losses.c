@@ -68,4 +68,20 @@ TEST(census_cut_not_noted_shown)
 	agg_free(&a);
 }
 
+/* The reuse sweep's queue of open/close changes could not grow (out of
+ * memory): open-at-once figures may be off, and the report says so. */
+TEST(open_at_once_not_noted_shown)
+{
+	struct agent_losses l = { 0 };
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.live_dropped = 2;
+	losses_collect_books(&l, &a);
+	ASSERT_EQ(losses_total(&l), 2, "in_the_total");
+	ASSERT_TRUE(has(&l, 0, "open_at_once_not_noted 2  "), "text_line");
+	ASSERT_TRUE(has(&l, 2, "\"open_at_once_not_noted\":2"), "json_key");
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -36,6 +36,9 @@ static const struct {
 	[LOSS_CENSUS_CUT] = { "census_cut_not_noted", "connections begun or ended during a "
 			      "census not noted (out of memory): books vs kernel may differ "
 			      "by them" },
+	[LOSS_LIVE_DROPPED] = { "open_at_once_not_noted", "connection opens or closes the "
+				"open-at-once counts could not queue (out of memory): peak and "
+				"mean concurrency may be off by them" },
 };
 
 const char *loss_key(int k)
@@ -92,4 +95,5 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 void losses_collect_books(struct agent_losses *l, const struct agg *a)
 {
 	l->n[LOSS_CENSUS_CUT] = a->cut.dropped;
+	l->n[LOSS_LIVE_DROPPED] = a->live_dropped;
 }

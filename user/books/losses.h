@@ -29,6 +29,7 @@ enum {
 	LOSS_TW_MAP_FULL,	/* traced TIME_WAIT not followed: tw_owners full */
 	LOSS_TCP_ENDS_UNRUN,	/* connections ended with no state program run */
 	LOSS_CENSUS_CUT,	/* births or ends in a census not noted (census_cut.h) */
+	LOSS_LIVE_DROPPED,	/* open/close changes the reuse sweep could not queue */
 	LOSS_MAX
 };
 
