@@ -48,6 +48,15 @@ cs_attach() {
 	grep -q '^connscope: tracing' "$err"
 }
 
+# need_fixture NAME: a test without the built fixture fails (NAME_built)
+# and ends. Not in a $(...): the failure must reach the test's own output.
+need_fixture() {
+	if [[ ! -x $FIXTURES/$1 ]]; then
+		fail "$1_built" "$FIXTURES/$1 missing (make .output/fixtures/$1)"
+		exit 1
+	fi
+}
+
 # agent_map_entries PID NAME: entries of the BPF hash map NAME that process
 # PID holds (found by its fds), by dumping it with bpftool.
 agent_map_entries() {

@@ -10,11 +10,8 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
+need_fixture poolfix
 POOLFIX=$FIXTURES/poolfix
-if [[ ! -x $POOLFIX ]]; then
-	fail poolfix_built "$POOLFIX missing (make .output/fixtures/poolfix)"
-	exit 1
-fi
 TMP=$(lib_tmpdir)
 
 
