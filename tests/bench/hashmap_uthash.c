@@ -88,6 +88,14 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 	return ent_val(m, e);
 }
 
+/* uthash has no entry numbers to hint at: every call is the lookup, as
+ * the books did before the hint (912b5de). */
+void *hmap_upsert_hint(struct hmap *m, const void *key, bool *created, size_t *hint)
+{
+	(void)hint;
+	return hmap_upsert(m, key, created);
+}
+
 bool hmap_del(struct hmap *m, const void *key)
 {
 	return hmap_take(m, key, NULL);
