@@ -53,19 +53,29 @@ void agg_census_drop(struct agg *a)
 	a->cut.open = false;
 }
 
+/* Room for one more in *arr (n used of *cap, each size bytes), doubled
+ * when full; false when memory runs out, counted as dropped. */
+static bool room_for_one(struct census_cut *cut, void **arr, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 64;
+	void *m;
+
+	if (n < *cap)
+		return true;
+	m = realloc(*arr, want * size);
+	if (!m) {
+		cut->dropped++;
+		return false;
+	}
+	*arr = m;
+	*cap = want;
+	return true;
+}
+
 static struct cut_conn *cut_push(struct census_cut *cut)
 {
-	if (cut->n == cut->cap) {
-		size_t cap = cut->cap ? cut->cap * 2 : 64;
-		struct cut_conn *m = realloc(cut->conns, cap * sizeof(*m));
-
-		if (!m) {
-			cut->dropped++;
-			return NULL;
-		}
-		cut->conns = m;
-		cut->cap = cap;
-	}
+	if (!room_for_one(cut, (void **)&cut->conns, cut->n, &cut->cap, sizeof(*cut->conns)))
+		return NULL;
 	return memset(&cut->conns[cut->n++], 0, sizeof(cut->conns[0]));
 }
 
@@ -81,17 +91,9 @@ void cut_note(struct agg *a, struct conn *c, uint64_t sk, int was, int now, uint
 	if (to) {
 		/* Its tuple is taken at the reconcile: a connect's local port
 		 * is known from ESTABLISHED on. */
-		if (cut->nbirths == cut->births_cap) {
-			size_t cap = cut->births_cap ? cut->births_cap * 2 : 64;
-			struct cut_birth *m = realloc(cut->births, cap * sizeof(*m));
-
-			if (!m) {
-				cut->dropped++;
-				return;
-			}
-			cut->births = m;
-			cut->births_cap = cap;
-		}
+		if (!room_for_one(cut, (void **)&cut->births, cut->nbirths, &cut->births_cap,
+				  sizeof(*cut->births)))
+			return;
 		cut->births[cut->nbirths++] = (struct cut_birth){ .sk = sk, .ts = ts };
 		c->cut_born = 1;
 		return;
