@@ -13,27 +13,37 @@
 # and receive tracepoints fire for sockets of every family, so this says
 # what tracing them costs the machine's local IPC.
 
+# tool_on_target CFG ERR: CFG (a connscope configuration, tcplife or
+# tcpstates; none starts nothing) attached to GP_TARGET in the background,
+# waited for, its stderr in ERR; TOOL is its pid or empty.
+tool_on_target() {
+	local cfg=$1 err=$2
+
+	TOOL=
+	case $cfg in
+	connscope*)
+		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null 2>"$err" &
+		TOOL=$!
+		BG+=("$TOOL")
+		wait_for "grep -q 'connscope: tracing' '$err'" 30 ||
+			say "connscope did not attach: $(head -n 3 "$err")"
+		;;
+	tcplife | tcpstates)
+		"$cfg" >/dev/null 2>"$err" &
+		TOOL=$!
+		BG+=("$TOOL")
+		wait_perf_event "$TOOL" || say "$cfg did not attach: $(head -n 3 "$err")"
+		;;
+	esac
+}
+
 # gp_run CFG: the getpid rate (calls/s, 1 s) and the unix send + receive
 # rate (0.5 s) with CFG attached, on one line.
 gp_run() {
 	local cfg=$1 tool= rate urate
 
-	case $cfg in
-	connscope*)
-		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
-			2>"$WORK/gp.err" &
-		tool=$!
-		BG+=("$tool")
-		wait_for "grep -q 'connscope: tracing' '$WORK/gp.err'" 30 ||
-			say "connscope did not attach: $(head -n 3 "$WORK/gp.err")"
-		;;
-	tcplife | tcpstates)
-		"$cfg" >/dev/null 2>"$WORK/gp.err" &
-		tool=$!
-		BG+=("$tool")
-		wait_perf_event "$tool" || say "$cfg did not attach: $(head -n 3 "$WORK/gp.err")"
-		;;
-	esac
+	tool_on_target "$cfg" "$WORK/gp.err"
+	tool=$TOOL
 	rate=$("$B/loadgen" getpid -n 1000 | grep -o 'calls_per_s=[0-9.]*' | cut -d= -f2)
 	urate=$("$B/loadgen" unix -n 500 | grep -o 'calls_per_s=[0-9.]*' | cut -d= -f2)
 	[[ -n $tool ]] && stop_proc "$tool"
@@ -46,22 +56,8 @@ uc_run() {
 	local cfg=$1 tool= out=$WORK/uc.out thr
 
 	ns_new || return 1
-	case $cfg in
-	connscope*)
-		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null \
-			2>"$WORK/uc.err" &
-		tool=$!
-		BG+=("$tool")
-		wait_for "grep -q 'connscope: tracing' '$WORK/uc.err'" 30 ||
-			say "connscope did not attach: $(head -n 3 "$WORK/uc.err")"
-		;;
-	tcplife)
-		"$cfg" >/dev/null 2>"$WORK/uc.err" &
-		tool=$!
-		BG+=("$tool")
-		wait_perf_event "$tool" || say "$cfg did not attach: $(head -n 3 "$WORK/uc.err")"
-		;;
-	esac
+	tool_on_target "$cfg" "$WORK/uc.err"
+	tool=$TOOL
 	if lg_start "$NS" "$out" run -n "$CHURN_N" -c 32 -r 1; then
 		lg_go
 		lg_end || say "loadgen untraced $cfg: $(tail -n 2 "$WORK/loadgen.err")"
