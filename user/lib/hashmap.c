@@ -103,9 +103,33 @@ static inline __attribute__((always_inline)) uint64_t hash_bytes(const void *key
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 29;
 	}
+	/* The tail in fixed-size loads, where a memcpy of n bytes was a
+	 * call of ~37 instructions (a 44-byte 4-tuple's and a 20-byte
+	 * endpoint's last 4; #23 item 6). The same word as memcpy(&w, p, n)
+	 * on a little-endian machine; any word will do on another, the hash
+	 * being this process's own. */
 	if (n) {
+		unsigned int shift = 0;
+
 		w = 0;
-		memcpy(&w, p, n);
+		if (n & 4) {
+			uint32_t x;
+
+			memcpy(&x, p, 4);
+			w = x;
+			p += 4;
+			shift = 32;
+		}
+		if (n & 2) {
+			uint16_t x;
+
+			memcpy(&x, p, 2);
+			w |= (uint64_t)x << shift;
+			p += 2;
+			shift += 16;
+		}
+		if (n & 1)
+			w |= (uint64_t)*p << shift;
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 29;
 	}
