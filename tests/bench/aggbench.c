@@ -9,9 +9,12 @@
  *		a synthetic stream: SOCKETS tracked sockets opened first (the
  *		prefill), then connection churn among P processes that keeps
  *		SOCKETS live: a connection pair closed and one opened per step
- *	aggbench replay FILE [--loops K] [--cpu N] [--reconciles R]
+ *	aggbench replay FILE [--loops K] [--cpu N] [--reconciles R] [--ticks T]
  *		the prefill fed untimed, then the rest fed K times to
  *		agg_event() on one pinned core: events/s, ns/event, RSS;
+ *		with T, each pass in T slices, an agg_tick after each (as each
+ *		interval of attach), timed apart (callgrind
+ *		--toggle-collect=tick_timed counts them alone);
  *		then R reconciles against a dump of every TIME_WAIT the books
  *		hold (what each interval's census costs them; callgrind
  *		--toggle-collect=reconcile_timed counts them alone)
@@ -413,6 +416,12 @@ __attribute__((noinline)) void feed_timed(struct agg *a, const struct cs_event *
 		agg_event(a, &ev[i]);
 }
 
+/* The interval's tick on its own (--ticks). */
+__attribute__((noinline)) void tick_timed(struct agg *a, uint64_t now_ns)
+{
+	agg_tick(a, now_ns);
+}
+
 /* R reconciles against a dump holding every TIME_WAIT of the books, as a
  * census interval finds them all still there. */
 __attribute__((noinline)) void reconcile_timed(struct agg *a, const struct sd_sock *socks,
@@ -464,9 +473,10 @@ static int cmd_replay(int argc, char **argv)
 		{ "loops", required_argument, NULL, 'l' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "reconciles", required_argument, NULL, 'r' },
+		{ "ticks", required_argument, NULL, 't' },
 		{},
 	};
-	uint64_t loops = 1, wall = 0, cpu_ns = 0, span, n, reconciles = 0;
+	uint64_t loops = 1, wall = 0, cpu_ns = 0, span, n, reconciles = 0, ticks = 0, tick_ns = 0;
 	long rss0, cpu = -1;
 	struct evfile_hdr h;
 	struct cs_event *ev;
@@ -480,6 +490,8 @@ static int cmd_replay(int argc, char **argv)
 			cpu = (long)num(optarg);
 		else if (c == 'r')
 			reconciles = num(optarg);
+		else if (c == 't')
+			ticks = num(optarg);
 		else
 			return 2;
 	}
@@ -511,11 +523,21 @@ static int cmd_replay(int argc, char **argv)
 		if (l)
 			for (uint64_t i = h.prefill; i < h.count; i++)
 				ev[i].ts_ns += span;
-		t0 = clock_ns(CLOCK_MONOTONIC);
-		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		feed_timed(&a, ev + h.prefill, n);
-		cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-		wall += clock_ns(CLOCK_MONOTONIC) - t0;
+		for (uint64_t k = 0, at = 0; k < (ticks ? ticks : 1); k++) {
+			uint64_t m = ticks ? (n * (k + 1)) / ticks - at : n;
+
+			t0 = clock_ns(CLOCK_MONOTONIC);
+			c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			feed_timed(&a, ev + h.prefill + at, m);
+			cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			wall += clock_ns(CLOCK_MONOTONIC) - t0;
+			at += m;
+			if (ticks && at) {
+				c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+				tick_timed(&a, ev[h.prefill + at - 1].ts_ns);
+				tick_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			}
+		}
 	}
 	printf("replay events=%llu seconds=%.6f cpu_seconds=%.6f events_per_s=%.0f "
 	       "ns_per_event=%.1f prefill=%llu conns=%zu procs=%zu tw=%zu rss_kib=%ld "
@@ -523,6 +545,9 @@ static int cmd_replay(int argc, char **argv)
 	       (unsigned long long)(n * loops), wall / 1e9, cpu_ns / 1e9, n * loops / (wall / 1e9),
 	       (double)wall / (n * loops), (unsigned long long)h.prefill, a.conns.count,
 	       a.procs.count, a.tw.count, status_kib("VmRSS"), status_kib("VmRSS") - rss0);
+	if (ticks)
+		printf("ticks=%llu tick_cpu_seconds=%.6f\n", (unsigned long long)(ticks * loops),
+		       tick_ns / 1e9);
 	if (reconciles) {
 		size_t ns;
 		double ms = replay_reconciles(&a, reconciles, &ns);

@@ -5,6 +5,7 @@
 #include "reuse.h"
 #include "doctor.h"
 #include "endpoint.h"
+#include "u64sort.h"
 
 int reuse_log2(uint64_t v)
 {
@@ -89,13 +90,6 @@ static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 	es->pend[es->npend++] = now * 2 + (delta > 0);
 }
 
-static int by_ts(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The queued changes, in time order: live, its peak and the area under
  * it. A change older than the last sweep (its record came late) counts
  * from the last sweep's time, never back in time. The changes of one time
@@ -106,7 +100,7 @@ static void live_sweep(struct endpoint_stats *es, uint64_t horizon)
 {
 	uint32_t i, kept;
 
-	qsort(es->pend, es->npend, sizeof(*es->pend), by_ts);
+	u64_sort(es->pend, es->npend);
 	for (i = 0; i < es->npend && es->pend[i] / 2 < horizon;) {
 		uint64_t now = es->pend[i] / 2;
 		int64_t net = 0;
