@@ -4,7 +4,9 @@
  *
  *	aggbench record -p PID[,PID...] -o FILE
  *		the tcpstate BPF unit attached as `connscope attach` attaches it,
- *		every ring-buffer record written to FILE (until SIGINT/SIGTERM)
+ *		the targets' listeners seeded as attach seeds them (so their
+ *		children's records come too), every ring-buffer record written
+ *		to FILE (until SIGINT/SIGTERM)
  *	aggbench synth -o FILE [--procs P] [--live SOCKETS] [--steady EVENTS]
  *		a synthetic stream: SOCKETS tracked sockets opened first (the
  *		prefill), then connection churn among P processes that keeps
@@ -39,7 +41,9 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "tcp_books.h"
+#include "endpoint.h"
 #include "fdinv.h"
+#include "snapshot.h"
 #include "tcp_tracer.h"
 
 #define EVFILE_MAGIC "CSEVT1\0"
@@ -160,6 +164,43 @@ static int rec_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The targets' listeners into the seed maps, as attach_seed does: without
+ * them a server's children are not traced, and a recorded churn held the
+ * client's records alone (one a connection where attach reads two). */
+static void seed_listeners(struct tracer *t, const pid_t *pids, size_t npids)
+{
+	struct tcp_snapshot snap = {};
+	size_t seeded = 0;
+
+	if (snapshot_take(&snap, pids, npids))
+		die("snapshot_take");
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct sd_sock *s = &snap.socks[i];
+		const struct inode_owner *o = s->inode ? inode_map_get(&snap.owners, s->inode) : NULL;
+		struct cs_owner owner = { .flags = CS_OWNER_LISTEN | CS_OWNER_SEED };
+		struct proc_ident id;
+		struct cs_tuple tuple;
+		int fd;
+
+		if (s->state != CS_TCP_LISTEN || !o)
+			continue;
+		tuple_from_sd(&tuple, s);
+		owner.tgid = o->pid;
+		/* Its start and name as attach has them from /proc. */
+		if (!procfs_read_ident(o->pid, &id)) {
+			owner.start_ns = procfs_start_ns(&id);
+			memcpy(owner.comm, id.comm, sizeof(owner.comm));
+		}
+		fd = procfs_socket_fd(o->pid, s->inode);
+		if (fd >= 0)
+			tracer_seed_listener_sock(t, o->pid, fd, &owner);
+		tracer_seed_listener(t, &tuple, &owner);
+		seeded++;
+	}
+	snapshot_free(&snap);
+	fprintf(stderr, "aggbench: %zu listeners seeded\n", seeded);
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	struct tracer_opts to = {};
@@ -168,6 +209,8 @@ static int cmd_record(int argc, char **argv)
 	uint64_t stats[CS_STAT_MAX] = {};
 	const char *out = NULL;
 	char *pids = NULL, *tok, *save;
+	pid_t pid[64];
+	size_t npid = 0;
 	int c;
 
 	while ((c = getopt(argc, argv, "p:o:")) != -1) {
@@ -183,9 +226,14 @@ static int cmd_record(int argc, char **argv)
 	if (tracer_preflight(&to) || tracer_open(&t, &to, rec_event, &r) || tracer_attach(&t, &to) ||
 	    tracer_map_ring(&t))
 		return 1;
-	for (tok = strtok_r(pids, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (tracer_add_target(&t, (pid_t)num(tok)))
+	for (tok = strtok_r(pids, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (npid == sizeof(pid) / sizeof(pid[0]))
+			return 2;
+		pid[npid] = (pid_t)num(tok);
+		if (tracer_add_target(&t, pid[npid++]))
 			die("tracer_add_target");
+	}
+	seed_listeners(&t, pid, npid);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	fprintf(stderr, "aggbench: recording\n");
