@@ -364,9 +364,10 @@ void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_
 	if (a->daemon)
 		return;		/* no report: no heatmaps to grow without end */
 	reuse_heatmaps_init(a, p);
-	if (log2_row(&p->hm_lifetime, lb, "ms") >= 0)
+	/* The rows are made once: looked at here before the call. */
+	if (lb < p->hm_lifetime.nrows || log2_row(&p->hm_lifetime, lb, "ms") >= 0)
 		heatmap_add(&p->hm_lifetime, lb, ts, 1);
-	if (log2_row(&p->hm_rpc, rb, "req") >= 0)
+	if (rb < p->hm_rpc.nrows || log2_row(&p->hm_rpc, rb, "req") >= 0)
 		heatmap_add(&p->hm_rpc, rb, ts, 1);
 }
 
