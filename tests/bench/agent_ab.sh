@@ -33,13 +33,15 @@ one() {
 	local cs=$1 tool child perfp ms ev lost conns
 
 	ns_new || return 1
-	rm -f "$WORK/att.json" "$WORK/perf.out"
+	# att.err too: the last round's says "connscope: tracing" until this
+	# agent's redirection truncates it, and the churn must not start on it.
+	rm -f "$WORK/att.json" "$WORK/att.err" "$WORK/perf.out"
 	lg_start "$NS" "$WORK/lg.out" run -n "$N" -c "$C" -r 1 || { ns_del "$NS"; return 1; }
 	ip netns exec "$NS" "$cs" attach -p "$LG_PIDS" -d 600 -i 1 -j \
 		>"$WORK/att.json" 2>"$WORK/att.err" &
 	tool=$!
 	BG+=("$tool")
-	wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+	wait_for "grep -qs 'connscope: tracing' '$WORK/att.err'" 30 ||
 		say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 	# ip netns exec execs: the agent is $tool itself.
 	child=$tool

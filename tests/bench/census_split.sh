@@ -41,11 +41,14 @@ one() {
 	if ((N)); then
 		lg_start "$NS" "$WORK/lg.out" run -n "$N" -c 32 -r 1 || { ns_del "$NS"; return 1; }
 	fi
+	# The last round's att.err says "connscope: tracing" until this
+	# agent's redirection truncates it: not a sign of this one.
+	rm -f "$WORK/att.err"
 	ip netns exec "$NS" "$cs" attach --comm loadgen -d $((S + 8)) -i 1 -j \
 		>"$WORK/att.json" 2>"$WORK/att.err" &
 	tool=$!
 	BG+=("$tool")
-	wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+	wait_for "grep -qs 'connscope: tracing' '$WORK/att.err'" 30 ||
 		say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 	if ((N)); then
 		lg_go
