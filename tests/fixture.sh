@@ -28,9 +28,18 @@ fx_stop() {
 	return 0
 }
 
-# The number of TIME_WAIT sockets with PORT at either end (kernel truth).
+# The number of TIME_WAIT sockets with PORT at either end (kernel truth),
+# in the fixtures' namespace (FX_WRAP).
 tw_on_port() {
-	ss -Htan state time-wait "( sport = :$1 or dport = :$1 )" | wc -l
+	"${FX_WRAP[@]}" ss -Htan state time-wait "( sport = :$1 or dport = :$1 )" | wc -l
+}
+
+# closes_done PORT: no socket with PORT at either end is still closing
+# (only listeners and TIME_WAIT left), in the fixtures' namespace: every
+# close the kernel began is over, so the books have every end record.
+closes_done() {
+	[ -z "$("${FX_WRAP[@]}" ss -Htan exclude listening exclude time-wait \
+		"( sport = :$1 or dport = :$1 )")" ]
 }
 
 # cs_attach OUT ERR ARGS...: connscope attach in the background; returns
