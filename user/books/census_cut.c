@@ -6,6 +6,7 @@
 #include <string.h>
 #include "census_cut.h"
 #include "endpoint.h"
+#include "grow.h"
 
 /* A state the reconcile compares: live, not closed, not TIME_WAIT (the
  * books keep those apart, tcp_reconcile.c). */
@@ -54,21 +55,13 @@ void agg_census_drop(struct agg *a)
 }
 
 /* Room for one more in *arr (n used of *cap, each size bytes), doubled
- * when full; false when memory runs out, counted as dropped. */
+ * from 64 when full; false when memory runs out, counted as dropped. */
 static bool room_for_one(struct census_cut *cut, void **arr, size_t n, size_t *cap, size_t size)
 {
-	size_t want = *cap ? *cap * 2 : 64;
-	void *m;
-
-	if (n < *cap)
-		return true;
-	m = realloc(*arr, want * size);
-	if (!m) {
+	if (grow_room(arr, cap, n, 1, size, 64)) {
 		cut->dropped++;
 		return false;
 	}
-	*arr = m;
-	*cap = want;
 	return true;
 }
 

@@ -5,6 +5,7 @@
 #include "reuse.h"
 #include "doctor.h"
 #include "endpoint.h"
+#include "grow.h"
 #include "u64sort.h"
 
 int reuse_log2(uint64_t v)
@@ -77,15 +78,15 @@ static void live_change(struct agg *a, struct endpoint_stats *es, int delta)
 	uint64_t now = live_now(a);
 
 	if (es->npend == es->pend_cap) {
-		uint32_t cap = es->pend_cap ? es->pend_cap * 2 : 16;
-		uint64_t *v = realloc(es->pend, cap * sizeof(*v));
+		/* pend_cap is 32 bits: the bound keeps it exact. */
+		size_t cap = es->pend_cap;
 
-		if (!v) {
+		if (grow_room_max((void **)&es->pend, &cap, es->npend, 1, sizeof(*es->pend), 16,
+				  UINT32_MAX)) {
 			a->live_dropped++;
 			return;
 		}
-		es->pend = v;
-		es->pend_cap = cap;
+		es->pend_cap = (uint32_t)cap;
 	}
 	es->pend[es->npend++] = now * 2 + (delta > 0);
 }

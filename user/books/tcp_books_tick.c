@@ -7,6 +7,7 @@
 #include <string.h>
 #include "tcp_books.h"
 #include "failbooks.h"
+#include "grow.h"
 #include "reuse.h"
 
 /* x - y, 0 when a counter went down: an accept charged to a listener's
@@ -139,15 +140,8 @@ void agg_tick(struct agg *a, uint64_t now_ns)
 			memmove(p->rows, p->rows + 1, (p->nrows - 1) * sizeof(*p->rows));
 			p->nrows--;
 		}
-		if (p->nrows == p->rows_cap) {
-			size_t cap = p->rows_cap ? p->rows_cap * 2 : 64;
-			struct interval_row *rows = realloc(p->rows, cap * sizeof(*rows));
-
-			if (!rows)
-				continue;
-			p->rows = rows;
-			p->rows_cap = cap;
-		}
+		if (grow_room((void **)&p->rows, &p->rows_cap, p->nrows, 1, sizeof(*p->rows), 64))
+			continue;
 		if (!a->daemon)
 			sample_heatmaps(a, p, now_ns);
 		reuse_tick(a, p, now_ns);
