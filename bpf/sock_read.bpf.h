@@ -108,6 +108,22 @@ static __always_inline __u32 sk_tcp_us(const struct sock *sk, bool trusted)
 	return (__u32)BPF_CORE_READ((const struct tcp_sock *)sk, tcp_mstamp);
 }
 
+/* What the application has read of a TCP connection since it began, in
+ * bytes: bytes_received counts every in-order byte the socket took in
+ * (the FIN's sequence number too), rcv_nxt - copied_seq what it has not
+ * read yet. Reading the EOF moves copied_seq past the FIN (tcp_recvmsg):
+ * that is no data. Every way of reading moves copied_seq (recv, read,
+ * splice's tcp_read_sock); a peek does not. */
+static __always_inline __u64 tp_read_pos(const struct tcp_sock *tp)
+{
+	__u32 unread = tp->rcv_nxt - tp->copied_seq;
+	__u64 pos = tp->bytes_received - unread;
+
+	if (!unread && (tp->inet_conn.icsk_inet.sk.__sk_common.skc_flags & (1UL << SOCK_DONE)))
+		pos--;
+	return pos;
+}
+
 /* Closed by the application but still alive in the kernel: no struct
  * socket any more and SOCK_DEAD set (sock_orphan()). A socket waiting in an
  * accept queue also has no struct socket, but is not dead. */

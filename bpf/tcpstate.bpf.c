@@ -760,9 +760,18 @@ int BPF_PROG(handle_recv_btf, struct sock *sk, int ret, int flags)
 	/* A peek reads nothing away: the same bytes come again. */
 	if (flags & MSG_PEEK_FLAG)
 		return 0;
+	/* Socket-storage mode reads TCP's through tcp_rcv_space_adjust
+	 * (handle_rcv_space_btf); this program is loaded there only for the
+	 * kernel's QUIC sockets. */
 	if (sk_mode)
-		return count_io_sk(sk, ret, CS_DIR_RECV);
+		return sk_is_tcp(sk, true) ? 0 : count_io_sk(sk, ret, CS_DIR_RECV);
 	return count_io(sk, ret, CS_DIR_RECV, true);
+}
+
+SEC("?tp_btf/tcp_rcv_space_adjust")
+int BPF_PROG(handle_rcv_space_btf, struct sock *sk)
+{
+	return count_rx_sk(sk);
 }
 
 SEC("?tracepoint/sock/sock_send_length")

@@ -435,6 +435,78 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 	return 0;
 }
 
+/* A task's read, or the kernel's own: kTLS's parser reads a socket in a
+ * kworker, sockmap's verdict in a softirq (on x86-64 the interrupt's own
+ * stack, not the task's). Only a task's read may settle an owner. */
+#define PF_KTHREAD 0x00200000		/* include/linux/sched.h */
+#define THREAD_SIZE_BYTES 16384		/* x86-64's kernel stack (no KASAN): a
+					 * larger one only settles later, at
+					 * the first send or close */
+static __always_inline bool rx_in_task(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 sp = (__u64)&task, base = (__u64)task->stack;
+
+	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + THREAD_SIZE_BYTES;
+}
+
+/* A read of a TCP socket that moved copied_seq (tp_btf
+ * tcp:tcp_rcv_space_adjust, from inside TCP's reads: a read that returns
+ * EAGAIN or only the EOF runs nothing, nor does any UDP or unix socket;
+ * sock_recv_length ran for all of those, 4 of a keep-alive request's 6
+ * calls were reads and 2 of them EAGAIN). It carries no length: the bytes
+ * are the read position's move (tp_read_pos), and io.bytes_recv is that
+ * position itself (0 at the connection's start). Every caller holds the
+ * socket's lock (tcp_rcv_space_adjust changes its receive buffer), so
+ * two reads never run here at once: plain stores. It fires once for each
+ * chunk copied: a bulk read moves it several times, turns count
+ * direction changes only. */
+static __always_inline int count_rx_sk(const struct sock *sk)
+{
+	struct tcp_sock *tp;
+	struct cs_sk *st;
+	__u64 pos;
+
+	st = sk_state_of(sk);
+	if (!st) {
+		/* A connection held since before we attached, read first:
+		 * adopted here, as its first send does. Its bytes read count
+		 * from the connection's start. */
+		int state;
+
+		if (!seed_port(sk_local_port_btf(sk)))
+			return 0;
+		state = sk->__sk_common.skc_state;
+		st = sk_state_new(sk, state, state);
+		if (!st)
+			return 0;
+		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
+	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
+		sk_child_adopt(sk, st, sk->__sk_common.skc_state, 0);
+	}
+	if (st->sum & CS_SUM_PROVISIONAL) {
+		if (!rx_in_task())
+			return 0;	/* counted at the task's next read */
+		if (!owner_settle(sk, st, 0))
+			return 0;
+	}
+	tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!tp)
+		return 0;
+	pos = tp_read_pos(tp);
+	if (pos <= st->io.bytes_recv)
+		return 0;	/* a peek */
+	st->io.bytes_recv = pos;
+	if (st->io.last_dir != CS_DIR_RECV) {
+		st->io.last_dir = CS_DIR_RECV;
+		__sync_fetch_and_add(&st->io.turns, 1);
+	}
+	/* When the data came in, as at a send (sk_tcp_us): the last
+	 * segment's, tcp_rcv_space_adjust refreshes it after this. */
+	st->io.last_us = (__u32)tp->tcp_mstamp;
+	return 0;
+}
+
 /* The birth pass: every TCP socket of one network namespace (an iter/tcp
  * iterator the agent creates in each namespace it reads and runs before
  * each reconcile). A traced one established since the last pass and

@@ -55,7 +55,7 @@ cost_of() {
 	jq -r --argjson n "$2" '.agent as $a | $a.cost as $c |
 		[$c.programs[]? | {g: (if (.name | test("nested")) then 1
 			elif (.name | test("set_stat")) then 0
-			elif (.name | test("send|recv")) then 2 else 3 end), t: .run_time_ns}] as $p |
+			elif (.name | test("send|recv|rcv_space")) then 2 else 3 end), t: .run_time_ns}] as $p |
 		[($c.bpf_run_time_ns // 0)] + [range(4) as $i | $p | map(select(.g == $i) | .t) | add // 0]
 		| map(. / $n | floor) + [$a.state_changes_nested // 0,
 			(([$c.programs[]?.runs] | add // 0) / $n * 10 | floor / 10)]

@@ -159,7 +159,7 @@ one_run() {
 		# program's nested twin, send/receive, the rest (TIME_WAIT
 		# timers with --tw-timers among them) (state:nested:io:other, ns).
 		bpfgrp=$(jq -r '[.agent.cost.programs[]? | {g: (if (.name | test("nested")) then 1
-			elif (.name | test("set_stat")) then 0 elif (.name | test("send|recv")) then 2
+			elif (.name | test("set_stat")) then 0 elif (.name | test("send|recv|rcv_space")) then 2
 			else 3 end), t: .run_time_ns}] | [range(4) as $i | map(select(.g == $i) | .t) | add // 0]
 			| map(. * $k | floor | tostring) | join(":")' --argjson k "${scale:-0}" "$WORK/att.json" 2>/dev/null)
 		# GNU time puts "Command exited with non-zero status" first.

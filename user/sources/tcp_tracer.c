@@ -152,6 +152,14 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	 * listener's child. */
 	t->sk_mode = use_btf && io && !o->no_sk_storage && allow_sk;
 	skel->rodata->sk_mode = t->sk_mode;
+	/* Socket-storage mode counts TCP's reads where they move copied_seq
+	 * (tcp:tcp_rcv_space_adjust, in every kernel that has the send and
+	 * receive tracepoints): no call for a read that returns EAGAIN or
+	 * the EOF, nor for UDP and unix sockets. sock_recv_length stays for
+	 * the owners-map mode, and for the kernel's QUIC sockets. */
+	bpf_program__set_autoload(skel->progs.handle_recv_btf,
+				  use_btf && io && (!t->sk_mode || o->quic_kernel));
+	bpf_program__set_autoload(skel->progs.handle_rcv_space_btf, t->sk_mode);
 	/* Its births are told by the agent's birth pass (tcpstate_sk.bpf.h),
 	 * attached by hand: an iterator needs its map at attach. */
 	bpf_program__set_autoload(skel->progs.birth_pass, t->sk_mode);
