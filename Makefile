@@ -207,7 +207,7 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 	       -Iuser/sources -Iuser/books -Iuser/lib -Iinclude/abi -Ibpf -I$(OUTPUT) -Itests/fuzz
 FUZZ_FDINV_SRCS := user/sources/fdinv.c user/sources/fdinv_sockets.c user/sources/fdinv_limits.c \
 		   user/sources/fdinv_classify.c user/sources/procfs.c user/books/inode_owners.c \
-		   user/lib/hashmap.c
+		   user/lib/hashmap.c user/lib/grow.c
 $(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sources/sockdiag.c user/sources/sockdiag.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz

@@ -16,25 +16,9 @@
 
 #include "fdinv.h"
 #include "fdinv_internal.h"
+#include "grow.h"
 #include "hashmap.h"
 #include "procfs.h"
-
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 /* "123" -> 123; -1 for anything not a plain fd number. */
 static int parse_fd(const char *s)
@@ -113,7 +97,7 @@ static int add_socket(struct scan *s, int fd_dir, const char *name, uint32_t ino
 		if (v->kind < 0)
 			s->unresolved++;
 	}
-	err = grow((void **)&s->pend, &s->pend_cap, s->nr_pend + 1, sizeof(*s->pend));
+	err = grow_room((void **)&s->pend, &s->pend_cap, s->nr_pend, 1, sizeof(*s->pend), 64);
 	if (err)
 		return err;
 	/* ino 0 ("socket:[]") is pending too, with nothing to look up */
@@ -160,8 +144,8 @@ static int scan_one(struct scan *s, int fd_dir, int info_dir, const char *name)
 			type = t;
 	}
 	if (s->flags & FDINV_RECORDS) {
-		int err = grow((void **)&inv->fds, &s->rec_cap, inv->nr_fds + 1,
-			       sizeof(*inv->fds));
+		int err = grow_room((void **)&inv->fds, &s->rec_cap, inv->nr_fds, 1,
+				    sizeof(*inv->fds), 64);
 
 		if (err)
 			return err;

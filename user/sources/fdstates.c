@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "fdstates.h"
+#include "grow.h"
 #include "netns.h"
 #include "sockdiag.h"
 #include "tcp_state_names.h"
@@ -53,15 +54,8 @@ static int add_sock(struct fd_tcp_states *st, uint32_t inode, uint8_t state)
 
 static int add_ns(struct fd_tcp_states *st, uint32_t netns, uint64_t dump_ns)
 {
-	if (st->nns == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 4;
-		struct fdst_ns *ns = realloc(st->ns, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		st->ns = ns;
-		st->cap = cap;
-	}
+	if (grow_room((void **)&st->ns, &st->cap, st->nns, 1, sizeof(*st->ns), 4))
+		return -ENOMEM;
 	st->ns[st->nns++] = (struct fdst_ns){ .netns = netns, .dump_ns = dump_ns };
 	return 0;
 }
