@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "census_check.h"
+#include "grow.h"
 #include "sockdiag.h"
 #include "tcp_state_names.h"
 #include "timeutil.h"
@@ -21,15 +22,8 @@ static int add(const struct sd_sock *s, void *ctx)
 {
 	struct sd_list *l = ctx;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct sd_sock *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (grow_room((void **)&l->v, &l->cap, l->n, 1, sizeof(*l->v), 256))
+		return -1;
 	l->v[l->n++] = *s;
 	return 0;
 }

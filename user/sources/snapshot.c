@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "census_check.h"
+#include "grow.h"
 #include "netns.h"
 #include "snapshot.h"
 #include "timeutil.h"
@@ -28,15 +29,8 @@ static int collect(const struct sd_sock *sk, void *ctx)
 	struct collect_ctx *c = ctx;
 	struct tcp_snapshot *s = c->s;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		struct sd_sock *socks = realloc(s->socks, cap * sizeof(*socks));
-
-		if (!socks)
-			return -ENOMEM;
-		s->socks = socks;
-		s->cap = cap;
-	}
+	if (grow_room((void **)&s->socks, &s->cap, s->n, 1, sizeof(*s->socks), 1024))
+		return -ENOMEM;
 	s->socks[s->n] = *sk;
 	s->socks[s->n++].netns = c->netns;
 	if (s->n % SNAPSHOT_DRAIN_EVERY == 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "exe_quic.h"
+#include "grow.h"
 #include "procfs.h"
 #include "quic_tracer.h"
 #include "sockdiag.h"
@@ -116,16 +117,9 @@ static int count_one(const struct sd_sock *s, void *arg)
 	for (i = 0; i < v->n && v->procs[i].pid != o->pid; i++)
 		;
 	if (i == v->n) {
-		if (v->n == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 16;
-			struct udp_proc *p = realloc(v->procs, cap * sizeof(*p));
-
-			if (!p) {
-				c->err = -ENOMEM;
-				return 1;
-			}
-			v->procs = p;
-			c->cap = cap;
+		if (grow_room((void **)&v->procs, &c->cap, v->n, 1, sizeof(*v->procs), 16)) {
+			c->err = -ENOMEM;
+			return 1;
 		}
 		memset(&v->procs[i], 0, sizeof(v->procs[i]));
 		v->procs[i].pid = o->pid;

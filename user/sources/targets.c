@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
+#include "grow.h"
 #include "procfs.h"
 #include "targets.h"
 
@@ -243,14 +244,8 @@ size_t targets_descendants(const pid_t *roots, size_t nroots, pid_t *out, size_t
 
 		if (pid <= 0 || procfs_read_ident(pid, &id) || procfs_pid_gone(pid))
 			continue;
-		if (nall == cap) {
-			struct pid_parent *m = realloc(all, (cap ? cap * 2 : 512) * sizeof(*all));
-
-			if (!m)
-				break;
-			all = m;
-			cap = cap ? cap * 2 : 512;
-		}
+		if (grow_room((void **)&all, &cap, nall, 1, sizeof(*all), 512))
+			break;
 		all[nall++] = (struct pid_parent){ .pid = pid, .ppid = id.ppid };
 	}
 	if (d)
