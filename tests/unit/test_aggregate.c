@@ -333,6 +333,35 @@ TEST(seeded_socket_followed_to_its_end)
 	agg_free(&a);
 }
 
+/* Held at the start, closed by its process and still closing when the
+ * census comes (FIN_WAIT1, LAST_ACK: no file, no record yet): the census
+ * charges it to the seed's process, whose books count it live. Before, a
+ * file-less socket was looked for only among the connections the records
+ * made, so it was unattributed and the books disagreed by 1 for each. */
+TEST(seeded_orphan_charged_to_its_owner_by_the_census)
+{
+	struct agg a;
+	struct sd_sock s = sd(tup(45000, 8080), CS_TCP_ESTABLISHED, 55);
+	struct inode_map owners;
+	struct proc_books *p;
+
+	agg_init(&a, 0);
+	inode_map_init(&owners);
+	agg_seed(&a, CLIENT, &s);
+	p = agg_find_proc(&a, CLIENT);
+	p->target = true;
+	s.state = CS_TCP_FIN_WAIT1;
+	s.inode = 0;
+	agg_reconcile(&a, &s, 1, &owners);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(p->truth.state[CS_TCP_FIN_WAIT1], 1, "charged_to_owner");
+	ASSERT_EQ(p->truth.orphan, 1, "orphan_counted");
+	ASSERT_EQ(a.unattributed.state[CS_TCP_FIN_WAIT1], 0, "not_unattributed");
+	ASSERT_EQ(a.mismatch_last, 0, "books_agree");
+	inode_map_free(&owners);
+	agg_free(&a);
+}
+
 TEST(time_wait_reuse_counted)
 {
 	struct agg a;

@@ -154,6 +154,17 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		}
 		owner_pid = hmap_get(&fileless, &t);
 		p = owner_pid && *owner_pid ? agg_find_proc(a, *owner_pid) : NULL;
+		/* Held at the start and closed since, its end record still to
+		 * come (socket storage sends nothing before it): the seed's
+		 * process, whose books count it live. Before, it was
+		 * unattributed and the books disagreed by 1 (10_attach's
+		 * preexisting case, a server's LAST_ACK). */
+		if (!p && a->seeds.count) {
+			const struct conn *seed = hmap_get(&a->seeds, &t);
+
+			if (seed)
+				p = agg_find_proc(a, seed->pid);
+		}
 		/* One whose end the books had by now: theirs at the census. */
 		cc = cut ? cut_match(a, cut, s) : NULL;
 		if (!p && cc)
