@@ -62,15 +62,31 @@ assert_eq "$(jqn "$F[0] | (.pids | sort | map(tostring) | join(\",\"))" "$J")" "
 assert_eq "$(jqn "$F[0] | [.processes, $(EV processes)] | @tsv" "$J")" \
 	"$(printf '%s\t%s' "$(tr , '\n' <<<"$acceptors" | wc -l)" "$(tr , '\n' <<<"$acceptors" | wc -l)")" \
 	listener/processes
+# On 6.18 the kernel now and then runs no program for a FIN_WAIT2->CLOSE
+# (docs/reliability.md, sk_books.h): that connection's one record never
+# comes, so it is in neither count (1599 1599 of 1600, once in a loaded
+# run). The agent counts it from the storages' books, in the acceptor's
+# accepted and apart as an end not run. So each count is N less exactly
+# the ends the report names lost, over the acceptors and in the losses
+# alike; a connection missing with no loss named still fails here.
+UNRUN=$(jqn "[.processes[] | select(.pid == $W1 or .pid == $W2 or .pid == $W3 or .pid == $W4) | .totals.connections_end_not_run] | add" "$J")
+[[ $UNRUN =~ ^[0-9]+$ ]] || UNRUN=unparsable
+echo "# ends not run (named lost): $UNRUN"
+assert_eq "$(jqn '.agent.losses.tcp_ends_not_run' "$J")" "$UNRUN" listener/ends_lost_named
+assert_eq "$(jqn "[.processes[] | select(.pid == $W1 or .pid == $W2 or .pid == $W3 or .pid == $W4) | .totals.connections_accepted] | add" "$J")" \
+	"$N" listener/accepted_exact
+# Rare: 0-3 of ~2,400 in pgbench -C; more is the books' fault, not the kernel's.
+assert_eq "$((${UNRUN//[^0-9]/0} <= N / 100))" 1 "listener/ends_lost_rare ($UNRUN of $N)"
+SEEN=$((N - ${UNRUN//[^0-9]/0}))
 assert_eq "$(jqn "$F[0] | [$(EV time_wait_entered), $(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | @tsv" "$J")" \
-	"$(printf '%s\t%s\t0' "$N" "$N")" listener/pooled_counts_exact
+	"$(printf '%s\t%s\t0' "$SEEN" "$SEEN")" listener/pooled_counts_exact
 # Its peak: the most held at one moment, at least what the namespace held
 # when the run ended (none expired yet unless the churn took 60 s).
 peak=$(jqn "$F[0] | $(EV time_wait_peak)" "$J")
 [[ $peak =~ ^[0-9]+$ ]] || peak=0
 assert_eq "$((peak >= tw_now && peak <= N && peak >= 1000))" 1 \
 	"listener/peak_between_kernel_count_and_total ($tw_now <= $peak <= $N)"
-assert_eq "$(jqn "$F[0].verdict | test(\"^tcpfix on 127.0.0.1:$PORT \\\\([0-9] processes accepting on it\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first \\\\($N of $N closes\\\\)\")" "$J")" \
+assert_eq "$(jqn "$F[0].verdict | test(\"^tcpfix on 127.0.0.1:$PORT \\\\([0-9] processes accepting on it\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first \\\\($SEEN of $SEEN closes\\\\)\")" "$J")" \
 	true listener/verdict
 assert_eq "$(jqn "[.findings[] | select(.pid == $W1 or .pid == $W2 or .pid == $W3 or .pid == $W4 or .pid == $PARENT)] | length" "$J")" \
 	0 listener/no_one_worker_blamed
