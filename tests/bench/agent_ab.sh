@@ -10,7 +10,9 @@
 #	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
 #
 # Prints one line a round ("before|after us_per_conn=.. events=.. lost=..
-# conns=..") and min/median/max of each. Both ends of the churn traced (one
+# conns=..") and min/median/max of each, of the rounds whose agent saw the
+# whole churn (2 records a connection, none lost; others are shown and
+# left out). Both ends of the churn traced (one
 # loadgen client and server pair in a namespace made here, deleted at
 # exit). A measurement: nothing is asserted.
 set -u
@@ -79,6 +81,15 @@ for ((r = 0; r < ROUNDS; r++)); do
 		if [[ $which == before ]]; then bin=$1; else bin=$2; fi
 		line=$(one "$bin")
 		echo "$which $line"
+		# A round whose agent missed the churn (it saw fewer than the two
+		# records a connection, or lost some) measured something else:
+		# shown, left out of the figures.
+		if ! awk -v l="$line" 'BEGIN { split(l, f, /[ =]/)
+			for (i = 1; i in f; i += 2) v[f[i]] = f[i + 1]
+			exit !(v["lost"] == 0 && v["conns"] > 0 && v["events"] >= 2 * v["conns"]) }'; then
+			echo "$which round left out: events=$(grep -o 'events=[0-9]*' <<<"$line" | cut -d= -f2) for $(grep -o 'conns=[0-9]*' <<<"$line" | cut -d= -f2) connections, lost $(grep -o 'lost=[0-9]*' <<<"$line" | cut -d= -f2)"
+			continue
+		fi
 		echo "$line" | grep -o 'us_per_conn=[0-9.]*' | cut -d= -f2 >>"$WORK/$which"
 	done
 done

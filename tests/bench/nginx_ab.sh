@@ -26,15 +26,23 @@ events { worker_connections 4096; }
 http { access_log off; server { listen 127.0.0.1:8088 backlog=4096; location / { return 200 "ok\n"; } } }
 C
 ip netns exec $NS nginx -c $D/nginx.conf -p $D
-sleep 0.5
+# Its workers up: the pid file written and the port answering.
+for ((w = 0; w < 100; w++)); do
+	[[ -s $D/nginx.pid ]] && ip netns exec $NS bash -c 'exec 3<>/dev/tcp/127.0.0.1/8088' 2>/dev/null && break
+	sleep 0.05
+done
 MASTER=$(cat $D/nginx.pid); PIDS=$(echo $MASTER $(pgrep -P $MASTER) | tr ' ' ',')
 declare -A R
 run() {
 	local cfg=$1 tool=
 	case $cfg in
-	connscope) ip netns exec $NS $CS attach -p $PIDS -d 600 -i 1 -j ${CSARGS:-} > $D/att.json 2>$D/att.err & tool=$!
+	connscope) rm -f $D/att.err	# the last round's says "tracing" until truncated
+		ip netns exec $NS $CS attach -p $PIDS -d 600 -i 1 -j ${CSARGS:-} > $D/att.json 2>$D/att.err & tool=$!
 		for ((w = 0; w < 600; w++)); do grep -q 'connscope: tracing' $D/att.err && break; kill -0 $tool 2>/dev/null || break; sleep 0.05; done ;;
-	tcplife) tcplife >/dev/null 2>&1 & tool=$!; sleep 2 ;;
+	tcplife) tcplife >/dev/null 2>&1 & tool=$!
+		# On once it holds its perf event (as make bench waits for it).
+		for ((w = 0; w < 600; w++)); do ls -l /proc/$tool/fd 2>/dev/null | grep -q perf_event && break
+			kill -0 $tool 2>/dev/null || break; sleep 0.05; done ;;
 	esac
 	local r=$(ip netns exec $NS ab -q -n $N -c 32 http://127.0.0.1:8088/ 2>/dev/null | awk '/Requests per second/ {print $4}')
 	[[ -n $tool ]] && { kill -INT $tool; wait $tool 2>/dev/null; }
