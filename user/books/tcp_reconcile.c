@@ -59,12 +59,27 @@ static struct endpoint_stats *memo_endpoint(struct recon_memo *m, struct proc_bo
 	return m->es;
 }
 
+/* One bit by sport ^ dport for each of the books' live connections. */
+static void port_bits(struct agg *a, uint8_t bits[8192])
+{
+	struct conn *c;
+
+	memset(bits, 0, 8192);
+	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);) {
+		uint16_t h = c->tuple.sport ^ c->tuple.dport;
+
+		bits[h >> 3] |= (uint8_t)(1u << (h & 7));
+	}
+}
+
 void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners)
 {
 	struct recon_memo memo = { 0 };
 	struct hmap fileless, tw_held, cut_adj;
 	uint8_t unowned_ports[8192];	/* sport ^ dport of the sockets below */
+	uint8_t books_ports[8192];	/* sport ^ dport of the books' connections */
+	bool books_ported = false;
 	struct cut_index *cut = malloc(sizeof(*cut));
 	struct cut_conn *cc;
 	struct proc_books *p;
@@ -85,7 +100,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	 * close). Live at the census, its owner the books' (50_census_cut
 	 * under load: a round's 4 closes fell there, a false gap of 4).
 	 * Most of these are other processes' sockets, always there: a bit
-	 * by sport ^ dport spares hashing the books' every tuple. */
+	 * by sport ^ dport of the books' connections (set on the first such
+	 * socket) keeps them out of the index unless the books may hold
+	 * their ports, and a bit of the indexed ones spares looking the
+	 * books' every tuple up below. */
 	hmap_init(&fileless, sizeof(struct cs_tuple), sizeof(pid_t));
 	memset(unowned_ports, 0, sizeof(unowned_ports));
 	for (size_t k = 0; k < n; k++) {
@@ -97,6 +115,14 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			continue;
 		if (s->inode && (s->state == CS_TCP_LISTEN || inode_map_get(owners, s->inode)))
 			continue;
+		if (s->inode) {
+			if (!books_ported) {
+				port_bits(a, books_ports);
+				books_ported = true;
+			}
+			if (!(books_ports[h >> 3] & (1u << (h & 7))))
+				continue;
+		}
 		tuple_from_sd(&t, s);
 		hmap_upsert(&fileless, &t, NULL);
 		unowned_ports[h >> 3] |= (uint8_t)(1u << (h & 7));
