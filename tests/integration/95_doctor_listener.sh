@@ -81,11 +81,14 @@ SEEN=$((N - ${UNRUN//[^0-9]/0}))
 assert_eq "$(jqn "$F[0] | [$(EV time_wait_entered), $(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | @tsv" "$J")" \
 	"$(printf '%s\t%s\t0' "$SEEN" "$SEEN")" listener/pooled_counts_exact
 # Its peak: the most held at one moment, at least what the namespace held
-# when the run ended (none expired yet unless the churn took 60 s).
+# when the run ended (none expired yet unless the churn took 60 s), less
+# the TIME_WAIT of an end not run: with no record the books cannot charge
+# it to the listener (a repro at N=8000: 6416 held, 6417 in the kernel,
+# 1 end not run).
 peak=$(jqn "$F[0] | $(EV time_wait_peak)" "$J")
 [[ $peak =~ ^[0-9]+$ ]] || peak=0
-assert_eq "$((peak >= tw_now && peak <= N && peak >= 1000))" 1 \
-	"listener/peak_between_kernel_count_and_total ($tw_now <= $peak <= $N)"
+assert_eq "$((peak >= tw_now - (N - SEEN) && peak <= N && peak >= 1000))" 1 \
+	"listener/peak_between_kernel_count_and_total ($tw_now - $((N - SEEN)) <= $peak <= $N)"
 assert_eq "$(jqn "$F[0].verdict | test(\"^tcpfix on 127.0.0.1:$PORT \\\\([0-9] processes accepting on it\\\\) holds [0-9]+ TIME_WAIT sockets at the peak because it closes first \\\\($SEEN of $SEEN closes\\\\)\")" "$J")" \
 	true listener/verdict
 assert_eq "$(jqn "[.findings[] | select(.pid == $W1 or .pid == $W2 or .pid == $W3 or .pid == $W4 or .pid == $PARENT)] | length" "$J")" \
