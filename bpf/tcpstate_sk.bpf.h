@@ -199,6 +199,41 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 	return false;
 }
 
+/* A seed's read position (tp_read_pos) at its adoption: io.bytes_recv is
+ * its position less this, so what it read before the attach counts not,
+ * as its sends and turns before do not. A connection seen from its start
+ * has none (0). A storage of its own, made for seeds alone: a field more
+ * in cs_sk took the send program past its 512-byte stack (sk_state_new's
+ * init lives there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} sk_rx_base SEC(".maps");
+
+static __always_inline void seed_rx_base(const struct sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	__u64 *base;
+
+	if (!tp)
+		return;
+	base = bpf_sk_storage_get(&sk_rx_base, (struct sock *)sk, NULL,
+				  BPF_SK_STORAGE_GET_F_CREATE);
+	if (base)
+		*base = tp_read_pos(tp);
+}
+
+/* Its base: 0 unless a seed's (CS_OWNER_SEED: a seed's owner, until the
+ * socket is born again by a connect()). */
+static __always_inline __u64 *seed_rx_base_of(const struct sock *sk, const struct cs_sk *st)
+{
+	if (!(st->owner.flags & CS_OWNER_SEED))
+		return NULL;
+	return bpf_sk_storage_get(&sk_rx_base, (struct sock *)sk, NULL, 0);
+}
+
 /* A socket without storage: its owner if it is one of ours being born, a
  * child of a listener known only by key, or a socket seeded from the
  * start-up snapshot; NULL otherwise. */
@@ -238,10 +273,13 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 	init.sk = (__u64)sk;
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &init,
 				BPF_SK_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
 		stat_inc(CS_STAT_OWNER_FULL);
-	else if (st->sum & CS_SUM_EST)
-		skb_made(sk, st);	/* a seed: established already */
+	} else if (st->sum & CS_SUM_EST) {
+		/* A seed: established already. */
+		seed_rx_base(sk);
+		skb_made(sk, st);
+	}
 	return st;
 }
 
@@ -439,24 +477,58 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
  * kworker, sockmap's verdict in a softirq (on x86-64 the interrupt's own
  * stack, not the task's). Only a task's read may settle an owner. */
 #define PF_KTHREAD 0x00200000		/* include/linux/sched.h */
-#define THREAD_SIZE_BYTES 16384		/* x86-64's kernel stack (no KASAN): a
-					 * larger one only settles later, at
-					 * the first send or close */
+/* The task's kernel stack size, THREAD_SIZE: x86-64's interrupt stacks are
+ * that size (struct irq_stack, IRQ_STACK_SIZE), and its BTF says it (16
+ * KiB; 32 with KASAN, where a fixed 16 took every read for not a task's,
+ * and a listener's child settled only at its first send or close). */
+static __always_inline __u64 thread_size(void)
+{
+	if (bpf_core_type_exists(struct irq_stack))
+		return bpf_core_type_size(struct irq_stack);
+	return 16384;
+}
+
 static __always_inline bool rx_in_task(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 sp = (__u64)&task, base = (__u64)task->stack;
 
-	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + THREAD_SIZE_BYTES;
+	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + thread_size();
+}
+
+/* Of a seed adopted at a read, what this read took already (its storage
+ * was made after the read moved copied_seq): recvmsg runs
+ * tcp_rcv_space_adjust after each chunk it copies and before it frees the
+ * chunk's skb, still first in the receive queue, so copied_seq less that
+ * skb's first sequence number is this read's chunk (and what a read
+ * before the attach left of that skb, if it stopped inside one). A peek
+ * or splice()'s read (tcp_read_sock frees its skbs first) finds an skb
+ * not read yet, or none: 0, and a splice that adopts a seed is not
+ * counted (its later ones are). */
+static __always_inline __u32 rx_seed_chunk(const struct sock *sk, const struct tcp_sock *tp)
+{
+	const struct sk_buff *skb = sk->sk_receive_queue.next;
+	__u32 seq, done;
+
+	if (!skb || (void *)skb == (void *)&sk->sk_receive_queue)
+		return 0;
+	/* tcp_skb_cb.seq: the first field of skb->cb in every kernel. */
+	if (bpf_probe_read_kernel(&seq, sizeof(seq),
+				  (const char *)skb + bpf_core_field_offset(struct sk_buff, cb)))
+		return 0;
+	done = tp->copied_seq - seq;
+	return (__s32)done > 0 ? done : 0;
 }
 
 /* A read of a TCP socket that moved copied_seq (tp_btf
- * tcp:tcp_rcv_space_adjust, from inside TCP's reads: a read that returns
- * EAGAIN or only the EOF runs nothing, nor does any UDP or unix socket;
+ * tcp:tcp_rcv_space_adjust, from inside TCP's reads: a recv() that
+ * returns EAGAIN or only the EOF runs nothing, nor does any UDP or unix
+ * socket, but splice()'s tcp_read_sock runs it for those too, and a peek
+ * runs it: the position, unmoved, counts nothing then;
  * sock_recv_length ran for all of those, 4 of a keep-alive request's 6
  * calls were reads and 2 of them EAGAIN). It carries no length: the bytes
  * are the read position's move (tp_read_pos), and io.bytes_recv is that
- * position itself (0 at the connection's start). Every caller holds the
+ * position less its base (0 but for a seed's: sk_rx_base). Every caller holds the
  * socket's lock (tcp_rcv_space_adjust changes its receive buffer), so
  * two reads never run here at once: plain stores. It fires once for each
  * chunk copied: a bulk read moves it several times, turns count
@@ -465,13 +537,14 @@ static __always_inline int count_rx_sk(const struct sock *sk)
 {
 	struct tcp_sock *tp;
 	struct cs_sk *st;
-	__u64 pos;
+	__u64 pos, *base;
 
 	st = sk_state_of(sk);
 	if (!st) {
 		/* A connection held since before we attached, read first:
 		 * adopted here, as its first send does. Its bytes read count
-		 * from the connection's start. */
+		 * from this read on (sk_state_new took the position after
+		 * it for its base; rx_seed_chunk gives this read back). */
 		int state;
 
 		if (!seed_port(sk_local_port_btf(sk)))
@@ -481,6 +554,13 @@ static __always_inline int count_rx_sk(const struct sock *sk)
 		if (!st)
 			return 0;
 		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
+		tp = bpf_skc_to_tcp_sock((void *)sk);
+		base = seed_rx_base_of(sk, st);
+		if (tp && base) {
+			__u32 chunk = rx_seed_chunk(sk, tp);
+
+			*base = *base > chunk ? *base - chunk : 0;
+		}
 	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
 		sk_child_adopt(sk, st, sk->__sk_common.skc_state, 0);
 	}
@@ -494,8 +574,11 @@ static __always_inline int count_rx_sk(const struct sock *sk)
 	if (!tp)
 		return 0;
 	pos = tp_read_pos(tp);
+	base = seed_rx_base_of(sk, st);
+	if (base)
+		pos = pos > *base ? pos - *base : 0;
 	if (pos <= st->io.bytes_recv)
-		return 0;	/* a peek */
+		return 0;	/* a peek, or nothing read (splice's EAGAIN or EOF) */
 	st->io.bytes_recv = pos;
 	if (st->io.last_dir != CS_DIR_RECV) {
 		st->io.last_dir = CS_DIR_RECV;
