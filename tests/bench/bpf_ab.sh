@@ -83,7 +83,7 @@ one() {
 		fi
 		tool=$!
 		BG+=("$tool")
-		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+		wait_for "grep -qs 'connscope: tracing' '$WORK/att.err'" 30 ||
 			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 	fi
 	# The agent's CPU while the workload runs, what it takes of the two

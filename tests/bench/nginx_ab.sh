@@ -38,7 +38,7 @@ run() {
 	case $cfg in
 	connscope) rm -f $D/att.err	# the last round's says "tracing" until truncated
 		ip netns exec $NS $CS attach -p $PIDS -d 600 -i 1 -j ${CSARGS:-} > $D/att.json 2>$D/att.err & tool=$!
-		for ((w = 0; w < 600; w++)); do grep -q 'connscope: tracing' $D/att.err && break; kill -0 $tool 2>/dev/null || break; sleep 0.05; done ;;
+		for ((w = 0; w < 600; w++)); do grep -qs 'connscope: tracing' $D/att.err && break; kill -0 $tool 2>/dev/null || break; sleep 0.05; done ;;
 	tcplife) tcplife >/dev/null 2>&1 & tool=$!
 		# On once it holds its perf event (as make bench waits for it).
 		for ((w = 0; w < 600; w++)); do ls -l /proc/$tool/fd 2>/dev/null | grep -q perf_event && break

@@ -108,7 +108,7 @@ one_run() {
 			>"$WORK/att.json" 2>"$WORK/att.err" &
 		tool=$!
 		BG+=("$tool")
-		wait_for "grep -q 'connscope: tracing' '$WORK/att.err'" 30 ||
+		wait_for "grep -qs 'connscope: tracing' '$WORK/att.err'" 30 ||
 			say "connscope did not attach: $(head -n 3 "$WORK/att.err")"
 		child=$(pgrep -P "$tool" -x connscope | head -n 1)
 		[[ -n $child ]] && ticks0=$(proc_cpu_ticks "$child")
@@ -493,7 +493,7 @@ mem_run() {
 		>"$WORK/mem.json" 2>"$WORK/mem.err" &
 	ap=$!
 	BG+=("$ap")
-	wait_for "grep -q 'connscope: tracing' '$WORK/mem.err'" 60
+	wait_for "grep -qs 'connscope: tracing' '$WORK/mem.err'" 60
 	lg_go
 	wait_for "grep -q '^held' '$WORK/mem.out'" 120
 	sleep 2.5	# two reconciles over the full population

@@ -25,7 +25,7 @@ tool_on_target() {
 		"$CS" attach -p "$GP_TARGET" -d 600 -i 1 -j $(cs_cfg_args "$cfg") >/dev/null 2>"$err" &
 		TOOL=$!
 		BG+=("$TOOL")
-		wait_for "grep -q 'connscope: tracing' '$err'" 30 ||
+		wait_for "grep -qs 'connscope: tracing' '$err'" 30 ||
 			say "connscope did not attach: $(head -n 3 "$err")"
 		;;
 	tcplife | tcpstates)
