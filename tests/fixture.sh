@@ -42,6 +42,14 @@ closes_done() {
 		"( sport = :$1 or dport = :$1 )")" ]
 }
 
+# lost_paragraph FILE: the report's LOST paragraph (wrapped at 80 columns,
+# its last word "losses)") as one line, indents dropped; attach's warning
+# on stderr too. Nothing when there is none.
+lost_paragraph() {
+	awk '/LOST: / {p = 1} p {sub(/^ +/, ""); s = s (s == "" ? "" : " ") $0}
+		p && /losses\)$/ {print s; exit}' "$1"
+}
+
 # cs_attach OUT ERR ARGS...: connscope attach in the background; returns
 # once it printed "tracing" (attached and seeded), or failed. Sets CS_PID.
 CS_WRAP=()

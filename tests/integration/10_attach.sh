@@ -138,5 +138,5 @@ assert_eq "$(jqn '.agent.events_lost > 0' "$TMP/lost.json")" true "lost/counted"
 # At least a record a connection (its end; five a connection where each
 # transition is sent), each read or counted lost.
 assert_eq "$(jqn '.agent.events + .agent.events_lost >= 200' "$TMP/lost.json")" true "lost/books_add_up"
-assert_eq "$(grep -Ec 'warning: LOST: [0-9]+ TCP events .*counts below are low' "$TMP/lost.err")" 1 "lost/warned"
+assert_eq "$(lost_paragraph "$TMP/lost.err" | grep -Ec '^connscope: warning: LOST: [0-9]+ TCP events .*counts below are low')" 1 "lost/warned"
 fx_stop cli5; fx_stop srv5

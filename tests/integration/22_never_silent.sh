@@ -30,13 +30,17 @@ fx_start srv server -p "$port" && fx_start cli client -p "$port"
 # Text: the report's first line (after the live rows' blank line) is LOST.
 lose text "$TMP/lost.txt"
 first=$(awk 'prev == "" && /^(LOST: |connscope attach: )/ {print; exit} {prev = $0}' "$TMP/lost.txt")
-if [[ $first =~ ^LOST:\ [0-9]+\ TCP\ events\ \(ring\ buffer\ full\).*counts\ below\ are\ low ]]; then
+para=$(lost_paragraph "$TMP/lost.txt")
+if [[ $first =~ ^LOST:\ [0-9]+\ TCP\ events\ \(ring\ buffer\ full\) &&
+	$para =~ counts\ below\ are\ low ]]; then
 	ok text/first_line_says_lost
 else
-	fail text/first_line_says_lost "first report line: '$first'"
+	fail text/first_line_says_lost "first report line: '$first', its paragraph '$para'"
 fi
-assert_eq "$(grep -A1 '^LOST: ' "$TMP/lost.txt" | tail -1 | cut -c1-17)" "connscope attach:" \
-	text/then_the_header
+# The paragraph (continuations indented), then the header.
+assert_eq "$(awk '/^LOST: / {p = 1; next} p && !/^  / {print substr($0, 1, 17); exit}' "$TMP/lost.txt")" \
+	"connscope attach:" text/then_the_header
+assert_eq "$(awk 'length > 80' "$TMP/lost.txt")" "" text/fits_80_columns
 if grep -Eq '^  tcp_events +[1-9][0-9]* +TCP events' "$TMP/lost.txt"; then
 	ok text/agent_block
 else

@@ -114,6 +114,26 @@ assert_eq "$(grep -c CAP_SYS_ADMIN "$TMP/no.err")" 1 cannot_enter_fix_named
 assert_eq "$(ls "$TMP"/no.html* 2>/dev/null | wc -l)$(wc -c <"$TMP/no.out")" 00 cannot_enter_nothing_written
 for f in cli srv hcli hsrv; do fx_stop $f; done
 
+# ---- the agent itself under ip netns exec: its text fits 80 columns ----
+# `ip netns exec` mounts a sysfs of its own, with no cgroup2 under it: the
+# QUIC wire source is off and says why, one source not attached. Those
+# lines of the report were 96 and 82 columns, attach's warnings 130.
+wport=$(inns "$FIXTURES/tcpfix" freeport)
+FX_WRAP=(ip netns exec "$NS") CS_WRAP=(ip netns exec "$NS")
+fx_start wsrv server -p "$wport" || fail start "width server in $NS"
+fx_start wcli client -p "$wport" || fail start "width client in $NS"
+cs_attach "$TMP/width.txt" "$TMP/width.err" -p "$FX_PID_wcli,$FX_PID_wsrv" -i 0.5 ||
+	fail width/attach "$(cat "$TMP/width.err")"
+FX_WRAP=() CS_WRAP=()
+assert_eq "$(fx_cmd wcli "churn 5")" "churned 5" width/churned
+wait_for "[ \"\$(fx_cmd wsrv stats)\" = 'stats accepted 5 closed 5 open 0' ]" 20
+cs_stop
+assert_eq "$(grep -c '^QUIC wire: off: no cgroup v2 hierarchy' "$TMP/width.txt")" 1 width/quic_reason_said
+assert_eq "$(lost_paragraph "$TMP/width.txt" | grep -c '^LOST: 1 programs or sources not attached; counts below are low')" 1 \
+	width/lost_said
+assert_eq "$(awk 'length > 80 {print FILENAME ": " $0}' "$TMP/width.txt" "$TMP/width.err")" "" width/fits_80_columns
+fx_stop wcli; fx_stop wsrv
+
 # ---- listeners told apart by their own socket ----
 NS2=connscope-ns2-$$
 new_netns "$NS2" || { fail netns2 "ip netns add failed"; exit 0; }

@@ -81,7 +81,9 @@ exhaust_case() {
 	cs_stop
 	assert_eq "$(jqn '.limits.port_exhaustion_warning' "$TMP/$name.json")" "$want" "$name/warning_in_json"
 	if [ "$want" = true ]; then
-		assert_eq "$(grep -c 'WARNING: port exhaustion: 127.0.0.1 -> 127.0.0.1:8080 used 4[5-9] of 50 ephemeral ports' "$TMP/$name.err")" 1 "$name/warning_said"
+		# Wrapped at 80 columns: read with its lines run together.
+		assert_eq "$(tr -s '\n ' '  ' <"$TMP/$name.err" | grep -o 'WARNING: port exhaustion: 127.0.0.1 -> 127.0.0.1:8080 used 4[5-9] of 50 ephemeral ports' | wc -l)" 1 "$name/warning_said"
+		assert_eq "$(awk 'length > 80' "$TMP/$name.err")" "" "$name/warning_fits_80_columns"
 		assert_eq "$(jqn '.limits.ephemeral_ports' "$TMP/$name.json")" 50 "$name/range_read_from_netns"
 	else
 		assert_eq "$(grep -c 'WARNING: port exhaustion' "$TMP/$name.err")" 0 "$name/no_warning"

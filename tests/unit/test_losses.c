@@ -25,7 +25,7 @@ static char *render(const struct agent_losses *l, int which)
 	if (which == 0) {
 		format_losses_text(f, l);
 	} else if (which == 1) {
-		format_losses_headline(f, l);
+		format_losses_headline(f, "", l);
 	} else {
 		json_init(&j, f, false);
 		json_object_begin(&j);

@@ -29,6 +29,7 @@
 #include "report_quic.h"
 #include "runloop.h"
 #include "report_findings.h"
+#include "text_wrap.h"
 #include "doctor_books.h"
 #include "netstat.h"
 #include "agentcost.h"
@@ -484,8 +485,8 @@ int attach_run(const struct attach_opts *in)
 	if (quic_on) {
 		/* Fails where the open did (wire_error says why). */
 		if (quic_tracer_start(&qt, &tracer.rb))
-			fprintf(stderr, "connscope: QUIC on the wire is off for this run: %s\n",
-				qt.wire_error);
+			text_wrap(stderr, "connscope: QUIC on the wire is off for this run: ", "  ",
+				  qt.wire_error);
 		else if (joining)
 			quic_tracer_skb_now(&qt, "targets join by name, cgroup or container");
 		for (size_t i = 0; i < o->npids; i++)
@@ -769,10 +770,7 @@ int attach_run(const struct attach_opts *in)
 		if (err)
 			goto cleanup;
 	}
-	if (losses_total(&run.losses)) {
-		fprintf(stderr, "connscope: warning: ");
-		format_losses_headline(stderr, &run.losses);
-	}
+	format_losses_headline(stderr, "connscope: warning: ", &run.losses);
 	if (o->worst_severity)
 		*o->worst_severity = attach_worst_finding(&agg, &run);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;

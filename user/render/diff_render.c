@@ -8,6 +8,7 @@
 #include "json.h"
 #include "html_text.h"
 #include "report_findings.h"
+#include "text_wrap.h"
 
 double diff_ratio(const struct diff_metric *x)
 {
@@ -92,7 +93,7 @@ void format_diff_text(FILE *out, const struct diff_model *m)
 
 		fprintf(out, "  %-8s [%s] %s  %s%s%s\n", change_name(f->change), f->severity,
 			f->rule, f->comm, f->endpoint[0] ? "  " : "", f->endpoint);
-		findings_wrap(out, "           ", "           ", f->verdict);
+		text_wrap(out, "           ", "           ", f->verdict);
 	}
 	for (int i = 0; i < m->nprocs; i++) {
 		const struct diff_proc *p = &m->procs[i];

@@ -8,6 +8,7 @@
 #include "report_kf.h"
 #include "report_cgroup.h"
 #include "report_tw.h"
+#include "text_wrap.h"
 
 int format_fdleak_warnings(FILE *out, const struct fdleak_proc *p, double warn_share)
 {
@@ -15,10 +16,10 @@ int format_fdleak_warnings(FILE *out, const struct fdleak_proc *p, double warn_s
 
 	if (p->lim.soft && p->lim.soft != UINT64_MAX &&
 	    p->inv.total >= warn_share * p->lim.soft) {
-		fprintf(out, "WARNING: pid %d (%s) holds %llu fds, %.0f%% of its RLIMIT_NOFILE %llu: "
-			     "accept() and open() fail with EMFILE at the limit\n", p->pid, p->comm,
-			(unsigned long long)p->inv.total, 100.0 * p->inv.total / p->lim.soft,
-			(unsigned long long)p->lim.soft);
+		text_wrapf(out, "", "  ", "WARNING: pid %d (%s) holds %llu fds, %.0f%% of its "
+			   "RLIMIT_NOFILE %llu: accept() and open() fail with EMFILE at the limit",
+			   p->pid, p->comm, (unsigned long long)p->inv.total,
+			   100.0 * p->inv.total / p->lim.soft, (unsigned long long)p->lim.soft);
 		n++;
 	}
 	return n;
@@ -102,10 +103,11 @@ void format_fdleak_text(FILE *out, const struct fdleak_proc *procs, size_t n,
 			fprintf(out, "; limit in %.0f s", p->seconds_to_limit);
 		fprintf(out, "\n");
 		if (b)
-			fprintf(out, "  %-13s created %llu, closed %llu; books vs /proc: %llu closed "
-				     "unseen, %llu made unseen\n", "events",
-				(unsigned long long)b->created, (unsigned long long)b->closed,
-				(unsigned long long)b->phantom, (unsigned long long)b->unseen);
+			text_wrapf(out, "  events        ", "                ", "created %llu, "
+				   "closed %llu; books vs /proc: %llu closed unseen, %llu made "
+				   "unseen", (unsigned long long)b->created,
+				   (unsigned long long)b->closed, (unsigned long long)b->phantom,
+				   (unsigned long long)b->unseen);
 		if (!p->nsus) {
 			fprintf(out, "  no leak suspects: no fd made during the run is older than "
 				     "%g s\n", run->leak_age_s);
@@ -139,12 +141,14 @@ void format_fdleak_text(FILE *out, const struct fdleak_proc *procs, size_t n,
 	}
 	fprintf(out, "\nsources: fds now and by type from /proc/PID/fd (+ /proc/PID/net), limits "
 		     "from\n  /proc/PID/limits; events and sites from syscall tracepoints\n");
-	fprintf(out, "agent: %llu events, %llu lost, %llu stack copies (%llu lost); %d programs, "
-		     "%d missing%s%s\n", (unsigned long long)run->stats[FD_STAT_EVENTS],
-		(unsigned long long)run->stats[FD_STAT_RB_LOST],
-		(unsigned long long)run->snapshots, (unsigned long long)run->stats[FD_STAT_SNAP_LOST],
-		run->progs_attached, run->progs_missing, run->progs_missing ? ": " : "",
-		run->progs_missing ? run->missing_names : "");
+	/* The programs that failed are named: as many as there are. */
+	text_wrapf(out, "agent: ", "  ", "%llu events, %llu lost, %llu stack copies (%llu lost); "
+		   "%d programs, %d missing%s%s", (unsigned long long)run->stats[FD_STAT_EVENTS],
+		   (unsigned long long)run->stats[FD_STAT_RB_LOST],
+		   (unsigned long long)run->snapshots,
+		   (unsigned long long)run->stats[FD_STAT_SNAP_LOST], run->progs_attached,
+		   run->progs_missing, run->progs_missing ? ": " : "",
+		   run->progs_missing && run->missing_names ? run->missing_names : "");
 	if (run->stats[FD_STAT_RB_LOST])
 		fprintf(out, "WARNING: %llu fd events were lost: counts and sites are incomplete\n",
 			(unsigned long long)run->stats[FD_STAT_RB_LOST]);

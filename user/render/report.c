@@ -10,6 +10,7 @@
 #include "report_kf.h"
 #include "report_cgroup.h"
 #include "report_findings.h"
+#include "text_wrap.h"
 #include "doctor.h"
 #include "report_losses.h"
 #include "proc_view.h"
@@ -143,7 +144,7 @@ void format_untraced_text(FILE *out, const struct untraced_acceptor *u, size_t n
 
 	for (size_t i = 0; i < n; i++) {
 		untraced_line(line, sizeof(line), &u[i]);
-		findings_wrap(out, "WARNING: ", "  ", line);
+		text_wrap(out, "WARNING: ", "  ", line);
 	}
 }
 
@@ -361,7 +362,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 
 	/* Losses first: nobody reads a count as exact past this line. */
 	fputc('\n', out);
-	format_losses_headline(out, &run->losses);
+	format_losses_headline(out, "", &run->losses);
 	fprintf(out, "connscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
 		run->elapsed_s, run->end_reason, run->interval_s,
 		run->follow_children ? ", following children" : "", run->hook);
@@ -397,7 +398,7 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "\n");
 	snprintf(line, sizeof(line), "counters from BPF events; \"live\" and \"sockets now\" from "
 		 "%s + /proc/PID/fd at the end", run_census_source(run, src, sizeof(src)));
-	findings_wrap(out, "sources: ", "  ", line);
+	text_wrap(out, "sources: ", "  ", line);
 	if (run->fds.listing_only)
 		fprintf(out, "fds (listing): counts, growth and ages from /proc/PID/fd listings "
 			     "each\n  interval, no fd syscall tracing; leak sites need attach "
@@ -427,8 +428,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		fprintf(out, "books vs kernel: agree at the end (largest gap during the run %llu)\n",
 			(unsigned long long)a->mismatch_max);
 	if (lost)
-		fprintf(out, "WARNING: %llu events were lost (ring buffer full): event counts are "
-			     "low; raise --ringbuf-size\n", (unsigned long long)lost);
+		text_wrapf(out, "WARNING: ", "  ", "%llu events were lost (ring buffer full): event "
+			   "counts are low; raise --ringbuf-size", (unsigned long long)lost);
 }
 
 static void json_counters(struct json *j, const struct proc_counters *c)

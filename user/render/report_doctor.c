@@ -4,6 +4,7 @@
 #include "doctor.h"
 #include "report.h"
 #include "report_findings.h"
+#include "text_wrap.h"
 
 void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *run)
 {
@@ -22,13 +23,13 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 			 run->load_s);
 	snprintf(head, sizeof(head), "connscope %s: ",
 		 run->doctor && run->doctor->command ? run->doctor->command : "doctor");
-	findings_wrap(out, head, "  ", line);
+	text_wrap(out, head, "  ", line);
 	/* Counts the rules read are low when events were lost: say it first. */
 	if (run->stats[CS_STAT_RB_LOST]) {
 		snprintf(line, sizeof(line), "%llu events were lost (ring buffer full): event "
 			 "counts are low; raise --ringbuf-size",
 			 (unsigned long long)run->stats[CS_STAT_RB_LOST]);
-		findings_wrap(out, "WARNING: ", "  ", line);
+		text_wrap(out, "WARNING: ", "  ", line);
 	}
 	format_findings_section(out, a, run);
 	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
@@ -37,7 +38,7 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 		 run->doctor && run->doctor->fderr_counted ? ", EMFILE/ENFILE at syscall exits" : "",
 		 run_census_short(run),
 		 run->doctor && run->doctor->cost.valid ? ", BPF run-time stats (agent cost)" : "");
-	findings_wrap(out, "\nsources: ", "  ", line);
+	text_wrap(out, "\nsources: ", "  ", line);
 	fprintf(out, "the whole report: connscope attach with the same options, or -j /\n"
 		     "  --report FILE.html\n");
 }

@@ -10,6 +10,7 @@
 #include "tcp_books.h"
 #include "run_info.h"
 #include "report_findings.h"
+#include "text_wrap.h"
 #include "html_text.h"
 
 /* Findings of the run; the caller frees. */
@@ -45,30 +46,6 @@ static int service_head(char *buf, size_t len, const struct finding *x)
 	if (used < (int)len)
 		used += snprintf(buf + used, len - used, "%s)", shown < x->npids ? ", ..." : "");
 	return used < (int)len ? used : (int)len - 1;
-}
-
-void findings_wrap(FILE *out, const char *first, const char *indent, const char *text)
-{
-	/* A leading newline of first is no column. */
-	int col = fprintf(out, "%s", first) - (first[0] == '\n');
-	const char *w = text;
-	bool start = true;
-
-	/* Words wrapped at 80 columns: the report fits a terminal. */
-	while (*w) {
-		int len = strcspn(w, " ");
-
-		if (!start && col + 1 + len > 80) {
-			col = fprintf(out, "\n%s", indent) - 1;
-			start = true;
-		}
-		col += fprintf(out, "%s%.*s", start ? "" : " ", len, w);
-		start = false;
-		w += len;
-		while (*w == ' ')
-			w++;
-	}
-	fprintf(out, "\n");
 }
 
 /* The doctor's own cost, said after the findings of every doctor run: a
@@ -108,7 +85,7 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 		return;
 	fprintf(out, "\nFindings (%zu, worst first)\n", n);
 	if (!n)
-		findings_wrap(out, "  ", "  ", healthy);
+		text_wrap(out, "  ", "  ", healthy);
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *x = &f[i];
 		char head[160], first[32];
@@ -124,18 +101,18 @@ void format_findings_section(FILE *out, const struct agg *a, const struct run_in
 		if (x->endpoint[0])
 			snprintf(head + used, sizeof(head) - used, "  %s", x->endpoint);
 		snprintf(first, sizeof(first), "\n  %zu. ", i + 1);
-		findings_wrap(out, first, "     ", head);
-		findings_wrap(out, "     ", "     ", x->verdict);
+		text_wrap(out, first, "     ", head);
+		text_wrap(out, "     ", "     ", x->verdict);
 		fprintf(out, "     evidence:\n");
 		for (int k = 0; k < x->nev; k++) {
 			fmt_value(v, sizeof(v), x->ev[k].value);
 			fprintf(out, "       %-28s %10s %-11s (%s)\n", x->ev[k].name, v,
 				x->ev[k].unit, x->ev[k].source);
 		}
-		findings_wrap(out, "     fix: ", "     ", x->fix);
+		text_wrap(out, "     fix: ", "     ", x->fix);
 	}
 	if (cost_footer(healthy, sizeof(healthy), run) > 0)
-		findings_wrap(out, "\n  ", "  ", healthy);
+		text_wrap(out, "\n  ", "  ", healthy);
 	free(f);
 }
 

@@ -13,8 +13,6 @@ struct run_info;
 
 /* The doctor's text report: header, findings, sources (report_doctor.c). */
 void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *run);
-/* text after first, wrapped at 80 columns, continuation lines after indent. */
-void findings_wrap(FILE *out, const char *first, const char *indent, const char *text);
 void format_findings_section(FILE *out, const struct agg *a, const struct run_info *run);
 /* "findings": [...] and "doctor": {...} members of a report object. */
 void json_findings_section(struct json *j, const struct agg *a, const struct run_info *run);

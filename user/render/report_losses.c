@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "json.h"
 #include "report_losses.h"
+#include "text_wrap.h"
 
-void format_losses_headline(FILE *out, const struct agent_losses *l)
+void format_losses_headline(FILE *out, const char *first, const struct agent_losses *l)
 {
-	const char *sep = "";
+	char text[TEXT_WRAP_MAX];
+	size_t used;
 
 	if (!losses_total(l))
 		return;
-	fputs("LOST: ", out);
-	for (int k = 0; k < LOSS_MAX; k++) {
-		if (!l->n[k])
-			continue;
-		fprintf(out, "%s%llu %s", sep, (unsigned long long)l->n[k], loss_text(k));
-		sep = ", ";
-	}
-	fputs("; counts below are low (see agent: losses)\n", out);
+	used = snprintf(text, sizeof(text), "LOST:");
+	for (int k = 0; k < LOSS_MAX && used < sizeof(text); k++)
+		if (l->n[k])
+			used += snprintf(text + used, sizeof(text) - used, "%s %llu %s",
+					 used > 5 ? "," : "", (unsigned long long)l->n[k],
+					 loss_text(k));
+	if (used < sizeof(text))
+		snprintf(text + used, sizeof(text) - used,
+			 "; counts below are low (see agent: losses)");
+	/* Every kind at once runs to many lines: wrapped like a finding. */
+	text_wrap(out, first, "  ", text);
 }
 
 void format_losses_text(FILE *out, const struct agent_losses *l)
@@ -26,10 +31,18 @@ void format_losses_text(FILE *out, const struct agent_losses *l)
 		return;
 	}
 	fputs("losses:\n", out);
-	for (int k = 0; k < LOSS_MAX; k++)
-		if (l->n[k])
-			fprintf(out, "  %-20s %llu  %s\n", loss_key(k), (unsigned long long)l->n[k],
-				loss_text(k));
+	for (int k = 0; k < LOSS_MAX; k++) {
+		char key[64], under[41];
+		int col;
+
+		if (!l->n[k])
+			continue;
+		col = snprintf(key, sizeof(key), "  %-20s %llu  ", loss_key(k),
+			       (unsigned long long)l->n[k]);
+		/* Continuations under the words, as far as that leaves room. */
+		snprintf(under, sizeof(under), "%*s", col < 40 ? col : 40, "");
+		text_wrap(out, key, under, loss_text(k));
+	}
 }
 
 void json_losses(struct json *j, const struct agent_losses *l)

@@ -9,9 +9,10 @@
 
 struct json;
 
-/* "LOST: 12 TCP events (ring buffer full), ...; counts are low" when
- * anything was lost, nothing otherwise. The report's first line. */
-void format_losses_headline(FILE *out, const struct agent_losses *l);
+/* first, then "LOST: 12 TCP events (ring buffer full), ...; counts are
+ * low" when anything was lost, nothing otherwise. The report's first
+ * line; attach's warning on stderr. */
+void format_losses_headline(FILE *out, const char *first, const struct agent_losses *l);
 /* "losses: none", or one line per kind that lost something. */
 void format_losses_text(FILE *out, const struct agent_losses *l);
 /* "losses": { "total": N, "<key>": n, ... } with every kind. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "report_quic.h"
+#include "text_wrap.h"
 
 static const struct quic_proc *proc_of(const struct quic_run *q, pid_t pid)
 {
@@ -129,30 +130,31 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 {
 	if (!q)
 		return;
+	/* The reasons and counts are as long as they are: wrapped. */
 	if (!q->wire_on)
-		fprintf(out, "QUIC wire: off: %s\n", q->wire_error && *q->wire_error ?
-			q->wire_error : "not attached");
+		text_wrap(out, "QUIC wire: off: ", "  ", q->wire_error && *q->wire_error ?
+			  q->wire_error : "not attached");
 	else
-		fprintf(out, "QUIC wire: cgroup_skb on %s: %llu datagrams\n"
-			     "  (%llu long, %llu short header), %llu not QUIC, %llu malformed,\n"
-			     "  %llu short header with no CID length learned, %llu events lost\n",
-			q->cgroup, u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
-			u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
-			u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
-			u(q->wire_stats[QW_STAT_RB_LOST]));
+		text_wrapf(out, "QUIC wire: ", "  ", "cgroup_skb on %s: %llu datagrams (%llu long, "
+			   "%llu short header), %llu not QUIC, %llu malformed, %llu short header "
+			   "with no CID length learned, %llu events lost", q->cgroup,
+			   u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
+			   u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
+			   u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
+			   u(q->wire_stats[QW_STAT_RB_LOST]));
 	/* The packet programs run for every packet on the machine: said
 	 * when they went on, or that they never had to. */
 	if (q->wire_on && q->skb_on)
-		fprintf(out, "  cgroup_skb attached %.1f s into the run: %s\n", q->skb_after_s,
-			q->skb_why ? q->skb_why : "");
+		text_wrapf(out, "  ", "    ", "cgroup_skb attached %.1f s into the run: %s",
+			   q->skb_after_s, q->skb_why ? q->skb_why : "");
 	else if (q->wire_on)
 		fprintf(out, "  cgroup_skb never attached: no traced process held or made a UDP "
 			     "socket\n");
 	if (q->lib_files)
-		fprintf(out, "QUIC ngtcp2: uprobes on %d librar%s, %d target%s mapped it; %llu "
-			     "events, %llu lost\n", q->lib_files, q->lib_files == 1 ? "y" : "ies",
-			q->lib_procs, q->lib_procs == 1 ? "" : "s", u(q->lib_stats[QN_STAT_EVENTS]),
-			u(q->lib_stats[QN_STAT_RB_LOST]));
+		text_wrapf(out, "QUIC ngtcp2: ", "  ", "uprobes on %d librar%s, %d target%s mapped "
+			   "it; %llu events, %llu lost", q->lib_files, q->lib_files == 1 ? "y" : "ies",
+			   q->lib_procs, q->lib_procs == 1 ? "" : "s", u(q->lib_stats[QN_STAT_EVENTS]),
+			   u(q->lib_stats[QN_STAT_RB_LOST]));
 	else
 		fprintf(out, "QUIC ngtcp2: off (no traced process maps libngtcp2)\n");
 	fprintf(out, "QUIC in kernel: %s\n", q->kernel_quic ? "present (IPPROTO_QUIC followed)" :

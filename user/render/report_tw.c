@@ -3,6 +3,7 @@
 #include <string.h>
 #include "heatmap_top.h"
 #include "report_tw.h"
+#include "text_wrap.h"
 
 struct ep_row {
 	struct endpoint_key key;
@@ -136,6 +137,16 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0;
 }
 
+/* "WARNING: <what> reached <peak> of net.ipv4.<sysctl> <max> (P%): beyond
+ * it the kernel <beyond>", wrapped. */
+static void limit_reached(FILE *out, const char *what, uint64_t peak, const char *sysctl,
+			  uint64_t max, const char *beyond)
+{
+	text_wrapf(out, "", "  ", "WARNING: %s reached %llu of net.ipv4.%s %llu (%.0f%%): beyond "
+		   "it the kernel %s", what, (unsigned long long)peak, sysctl,
+		   (unsigned long long)max, pct(peak, max), beyond);
+}
+
 int format_limits_warnings(FILE *out, const struct limits_view *v)
 {
 	uint32_t ports = netlimits_ports(&v->lim);
@@ -148,28 +159,23 @@ int format_limits_warnings(FILE *out, const struct limits_view *v)
 		const struct port_use *u = &v->dests[0];
 
 		port_use_format(dest, sizeof(dest), u);
-		fprintf(out, "WARNING: port exhaustion: %s used %u of %u ephemeral ports (%.0f%%: "
-			     "%u TIME_WAIT, %u established); reuse connections (keep-alive "
-			     "pool), widen net.ipv4.ip_local_port_range or allow tcp_tw_reuse\n",
-			dest, u->time_wait + u->established + u->other, ports, 100 * u->share,
-			u->time_wait, u->established);
+		text_wrapf(out, "", "  ", "WARNING: port exhaustion: %s used %u of %u ephemeral "
+			   "ports (%.0f%%: %u TIME_WAIT, %u established); reuse connections "
+			   "(keep-alive pool), widen net.ipv4.ip_local_port_range or allow "
+			   "tcp_tw_reuse", dest, u->time_wait + u->established + u->other, ports,
+			   100 * u->share, u->time_wait, u->established);
 		n++;
 	}
 	if (v->lim.max_tw_buckets &&
 	    v->host_tw_peak >= v->warn_share * v->lim.max_tw_buckets) {
-		fprintf(out, "WARNING: TIME_WAIT sockets reached %llu of net.ipv4.tcp_max_tw_buckets "
-			     "%llu (%.0f%%): beyond it the kernel drops TIME_WAIT (\"time wait "
-			     "bucket table overflow\")\n", (unsigned long long)v->host_tw_peak,
-			(unsigned long long)v->lim.max_tw_buckets,
-			pct(v->host_tw_peak, v->lim.max_tw_buckets));
+		limit_reached(out, "TIME_WAIT sockets", v->host_tw_peak, "tcp_max_tw_buckets",
+			      v->lim.max_tw_buckets, "drops TIME_WAIT (\"time wait bucket table "
+			      "overflow\")");
 		n++;
 	}
 	if (v->lim.max_orphans && v->host_orphan_peak >= v->warn_share * v->lim.max_orphans) {
-		fprintf(out, "WARNING: orphaned sockets reached %llu of net.ipv4.tcp_max_orphans %llu "
-			     "(%.0f%%): beyond it the kernel resets them (\"too many orphaned "
-			     "sockets\")\n", (unsigned long long)v->host_orphan_peak,
-			(unsigned long long)v->lim.max_orphans,
-			pct(v->host_orphan_peak, v->lim.max_orphans));
+		limit_reached(out, "orphaned sockets", v->host_orphan_peak, "tcp_max_orphans",
+			      v->lim.max_orphans, "resets them (\"too many orphaned sockets\")");
 		n++;
 	}
 	return n;

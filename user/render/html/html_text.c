@@ -89,6 +89,22 @@ void html_warnings(FILE *out, char *text)
 {
 	char *line, *save = NULL;
 
+	/* A warning wrapped at 80 columns goes on in indented lines: one
+	 * paragraph again, its words as they were. */
+	if (text) {
+		char *r = text, *w = text;
+
+		while (*r) {
+			if (r[0] == '\n' && r[1] == ' ') {
+				*w++ = ' ';
+				for (r++; *r == ' '; r++)
+					;
+			} else {
+				*w++ = *r++;
+			}
+		}
+		*w = '\0';
+	}
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "WARNING: ", 9))

@@ -26,9 +26,9 @@ double html_pct(uint64_t part, uint64_t whole);
 /* A usage bar, pct_used full, "hot" from warn_pct on (> 100: never). */
 void html_meter(FILE *out, double pct_used, double warn_pct);
 
-/* The text report's warnings (one a line, "WARNING: " first), each as a
- * warning paragraph, worded exactly as the terminal shows them. text may be
- * NULL; it is cut up in place. */
+/* The text report's warnings ("WARNING: " first, wrapped lines indented),
+ * each as a warning paragraph, worded exactly as the terminal shows them.
+ * text may be NULL; it is cut up in place. */
 void html_warnings(FILE *out, char *text);
 
 #endif

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Every line of the text reports fits 80 columns, with the texts the run
+ * brings: a source's reason for being off (the agent under `ip netns exec`
+ * has no cgroup2 mount: "QUIC wire: off: ..." was 96 columns, and the
+ * "LOST: ..." line it causes 82), every kind of loss at once, the reason
+ * the packet programs went on, the fd report's lines. The words stay the
+ * same: joined again, the wrapped text is the unwrapped one. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "fd_books.h"
+#include "fdleak_report.h"
+#include "tcp_limits.h"
+#include "losses.h"
+#include "quic_books.h"
+#include "report.h"
+#include "report_losses.h"
+#include "report_quic.h"
+#include "report_tw.h"
+#include "html_text.h"
+#include "run_info.h"
+
+/* quic_tracer.c's reason when no cgroup2 hierarchy is mounted (the
+ * sysfs `ip netns exec` mounts has none). */
+#define NO_CGROUP2 "no cgroup v2 hierarchy is mounted (mount -t cgroup2 none " \
+	"/sys/fs/cgroup/unified)"
+
+static char *buf;
+static size_t buflen;
+
+static FILE *open_out(void)
+{
+	buf = NULL;
+	return open_memstream(&buf, &buflen);
+}
+
+/* The longest line of s (its columns: bytes, the reports are ASCII). */
+static int widest(const char *s, char *line, size_t len)
+{
+	int most = 0;
+
+	for (const char *p = s; *p;) {
+		int n = strcspn(p, "\n");
+
+		if (n > most) {
+			most = n;
+			snprintf(line, len, "%.*s", n, p);
+		}
+		p += n + (p[n] == '\n');
+	}
+	return most;
+}
+
+#define ASSERT_FITS(s, name)                                                         \
+	do {                                                                         \
+		char at_[512] = "";                                                  \
+		int w_ = widest((s), at_, sizeof(at_));                              \
+		if (w_ > 80)                                                         \
+			fprintf(stderr, "# %d columns: %s\n", w_, at_);              \
+		ASSERT_TRUE(w_ <= 80, name);                                         \
+	} while (0)
+
+/* s with each line break and the indent after it made one space: the
+ * text as it was before wrapping (the lines of a report run together, so
+ * a wanted text says no line end). Returns a static copy. */
+static const char *joined(const char *s)
+{
+	static char out[65536];
+	size_t o = 0;
+
+	for (const char *p = s; *p && o + 1 < sizeof(out); p++) {
+		if (*p == '\n' && p[1] && p[1] != '\n') {
+			out[o++] = ' ';
+			while (p[1] == ' ')
+				p++;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static bool has_joined(const char *s, const char *want)
+{
+	bool yes = strstr(joined(s), want) != NULL;
+
+	if (!yes)
+		fprintf(stderr, "# wanted \"%s\" in:\n%s\n", want, s);
+	return yes;
+}
+
+/* The agent run as `ip netns exec NS connscope attach`: the QUIC wire
+ * source off for want of cgroup2, one source not attached. */
+TEST(netns_agent_report_fits_80)
+{
+	struct run_info run = {
+		.hook = "tp_btf/inet_sock_set_state", .interval_s = 0.5, .elapsed_s = 3,
+		.end_reason = "duration",
+	};
+	struct quic_run q = { .wire_on = false, .wire_error = NO_CGROUP2 };
+	struct agg a;
+	FILE *f;
+
+	agg_init(&a, 0);
+	run.quic = &q;
+	run.losses.n[LOSS_ATTACH_FAILED] = 1;
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "report_fits_80");
+	ASSERT_TRUE(has_joined(buf, "QUIC wire: off: " NO_CGROUP2), "quic_reason_whole");
+	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
+				    "are low (see agent: losses)"), "lost_line_whole");
+	free(buf);
+	agg_free(&a);
+}
+
+/* Every kind of loss at once, with 20-digit counts: the report's first
+ * line, its losses block, and attach's warning on stderr. */
+TEST(every_loss_fits_80)
+{
+	struct agent_losses l = { 0 };
+	FILE *f;
+
+	for (int k = 0; k < LOSS_MAX; k++)
+		l.n[k] = UINT64_MAX - k;
+	f = open_out();
+	format_losses_headline(f, "", &l);
+	format_losses_text(f, &l);
+	format_losses_headline(f, "connscope: warning: ", &l);
+	fclose(f);
+	ASSERT_FITS(buf, "losses_fit_80");
+	for (int k = 0; k < LOSS_MAX; k++) {
+		char want[512];
+
+		snprintf(want, sizeof(want), "%llu %s", (unsigned long long)(UINT64_MAX - k),
+			 loss_text(k));
+		ASSERT_TRUE(has_joined(buf, want), "each_loss_whole");
+	}
+	ASSERT_TRUE(has_joined(buf, "connscope: warning: LOST: 18446744073709551615 TCP "
+				    "events (ring buffer full), "), "warning_prefix_first");
+	free(buf);
+}
+
+/* The packet programs went on because targets join by name (attach
+ * --comm): the line that says so. */
+TEST(quic_wire_on_fits_80)
+{
+	struct quic_run q = {
+		.wire_on = true, .skb_on = true, .skb_after_s = 123.4,
+		.skb_why = "targets join by name, cgroup or container",
+		.cgroup = "/sys/fs/cgroup/unified",
+	};
+	FILE *f;
+
+	for (int i = 0; i < QW_STAT_MAX; i++)
+		q.wire_stats[i] = 10000000000ull;
+	f = open_out();
+	format_quic_agent_text(f, &q);
+	fclose(f);
+	ASSERT_FITS(buf, "quic_agent_fits_80");
+	ASSERT_TRUE(has_joined(buf, "cgroup_skb attached 123.4 s into the run: targets join by "
+				    "name, cgroup or container"), "skb_why_whole");
+	free(buf);
+}
+
+/* fdleak's text report: the books-vs-/proc line (85 columns with
+ * one-digit counts), the agent line naming the programs that failed, the
+ * RLIMIT_NOFILE warning. */
+TEST(fdleak_text_fits_80)
+{
+	static struct fd_proc b;
+	static struct fdleak_proc p;
+	struct fdleak_run run = {
+		.elapsed_s = 12, .interval_s = 1, .leak_age_s = 5, .warn_share = 0.8,
+		.end_reason = "duration", .progs_attached = 3, .progs_missing = 4,
+		.missing_names = "handle_socket_exit, handle_accept4_exit, handle_dup3_exit, "
+				 "handle_pipe2_exit",
+	};
+	FILE *f;
+
+	b.created = 20, b.closed = 20, b.phantom = 0, b.unseen = 0;
+	p.pid = 4194304;
+	strcpy(p.comm, "leakfix_nofp_ab");
+	p.books = &b;
+	p.lim.soft = p.lim.hard = 20000;
+	p.inv.total = 19999;
+	p.seconds_to_limit = -1;
+	f = open_out();
+	format_fdleak_text(f, &p, 1, &run, false);
+	fclose(f);
+	ASSERT_FITS(buf, "fdleak_fits_80");
+	ASSERT_TRUE(has_joined(buf, "created 20, closed 20; books vs /proc: 0 closed unseen, 0 "
+				    "made unseen"), "events_whole");
+	ASSERT_TRUE(has_joined(buf, "4 missing: handle_socket_exit, handle_accept4_exit, "
+				    "handle_dup3_exit, handle_pipe2_exit"), "missing_whole");
+	ASSERT_TRUE(has_joined(buf, "WARNING: pid 4194304 (leakfix_nofp_ab) holds 19999 fds, "
+				    "100% of its RLIMIT_NOFILE 20000: accept() and open() fail "
+				    "with EMFILE at the limit"), "warning_whole");
+	free(buf);
+}
+
+/* The limits' warnings, an IPv6 destination's ports nearly all used:
+ * wrapped for the terminal, one paragraph each again in the HTML report
+ * (which words them as the text does). */
+TEST(limits_warnings_fit_80_and_html_whole)
+{
+	static struct limits_view v;
+	char *html = NULL;
+	size_t hlen = 0;
+	FILE *f;
+	int paras = 0;
+
+	v.valid = true;
+	v.warn_share = 0.8;
+	v.lim = (struct netlimits){ .port_lo = 32768, .port_hi = 60999,
+				    .max_tw_buckets = 131072, .max_orphans = 131072 };
+	v.ndests = 1;
+	v.dests[0].family = 10;
+	memset(v.dests[0].saddr, 0xfe, 16);
+	memset(v.dests[0].daddr, 0xfd, 16);
+	v.dests[0].dport = 65535;
+	v.dests[0].time_wait = 28000;
+	v.dests[0].established = 200;
+	v.dests[0].share = v.peak_share = 0.999;
+	v.host_tw_peak = 131072;
+	v.host_orphan_peak = 131000;
+	f = open_out();
+	ASSERT_EQ(format_limits_warnings(f, &v), 3, "three_warnings");
+	fclose(f);
+	ASSERT_FITS(buf, "limits_fit_80");
+	ASSERT_TRUE(has_joined(buf, "28200 of 28232 ephemeral ports (100%: 28000 TIME_WAIT, 200 "
+				    "established); reuse connections (keep-alive pool), widen "
+				    "net.ipv4.ip_local_port_range or allow tcp_tw_reuse"),
+		    "ports_whole");
+	f = open_memstream(&html, &hlen);
+	html_warnings(f, buf);
+	fclose(f);
+	for (const char *p = html; (p = strstr(p, "<p class=\"warn\">")); p++)
+		paras++;
+	ASSERT_EQ(paras, 3, "html_one_paragraph_each");
+	ASSERT_TRUE(strstr(html, "net.ipv4.tcp_max_orphans 131072 (100%): beyond it the kernel "
+			   "resets them") != NULL, "html_words_joined");
+	free(html);
+	free(buf);
+}
+
+UNIT_MAIN()

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include "text_wrap.h"
+
+void text_wrap(FILE *out, const char *first, const char *indent, const char *text)
+{
+	int col = fprintf(out, "%s", first) - (first[0] == '\n');
+	const char *w = text;
+	bool start = true;
+
+	while (*w) {
+		int len = strcspn(w, " ");
+
+		if (!start && col + 1 + len > TEXT_WRAP_COLUMNS) {
+			col = fprintf(out, "\n%s", indent) - 1;
+			start = true;
+		}
+		col += fprintf(out, "%s%.*s", start ? "" : " ", len, w);
+		start = false;
+		w += len;
+		while (*w == ' ')
+			w++;
+	}
+	fprintf(out, "\n");
+}
+
+void text_wrapf(FILE *out, const char *first, const char *indent, const char *fmt, ...)
+{
+	char text[TEXT_WRAP_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	text_wrap(out, first, indent, text);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Words wrapped at 80 columns: every text report is read in terminals,
+ * and the texts it carries (a source's reason, a loss's words, a
+ * finding's verdict) are as long as they are. */
+#ifndef CONNSCOPE_TEXT_WRAP_H
+#define CONNSCOPE_TEXT_WRAP_H
+
+#include <stdio.h>
+
+#define TEXT_WRAP_COLUMNS 80
+
+/* first, then text's words, wrapped at TEXT_WRAP_COLUMNS, continuation
+ * lines after indent; ends the line. A leading newline of first is no
+ * column. A word longer than a line stays whole, on a line of its own. */
+void text_wrap(FILE *out, const char *first, const char *indent, const char *text);
+/* The same for a printf format (up to TEXT_WRAP_MAX bytes of text). */
+#define TEXT_WRAP_MAX 8192
+__attribute__((format(printf, 4, 5)))
+void text_wrapf(FILE *out, const char *first, const char *indent, const char *fmt, ...);
+
+#endif
