@@ -366,7 +366,7 @@ clean:
 # (tcpstates, tcplife) are the tools it measures with or against.
 BENCH_PKGS := hyperfine libbpf-tools linux-perf valgrind time lsof iproute2 jq procps uthash-dev
 BENCH_BINS := $(OUTPUT)/bench/loadgen $(OUTPUT)/bench/aggbench $(OUTPUT)/bench/aggbench-uthash \
-	      $(OUTPUT)/bench/hashbench
+	      $(OUTPUT)/bench/hashbench $(OUTPUT)/bench/sockops_ab
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -390,6 +390,24 @@ $(OUTPUT)/bench/aggbench-uthash: tests/bench/aggbench.c tests/bench/hashmap_utha
 $(OUTPUT)/bench/hashbench: tests/bench/hashbench.c $(OUTPUT)/user/lib/hashmap.o | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/user/lib/hashmap.o -o $@
+
+# The cgroup-scoped design's experiment (tests/bench/sockops_ab.sh, issue
+# #23): a BPF object of its own and its loader; not part of connscope.
+$(OUTPUT)/bench/sockops_ab.tmp.o: tests/bench/sockops_ab.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/bench/sockops_ab.bpf.o: $(OUTPUT)/bench/sockops_ab.tmp.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(OUTPUT)/bench/sockops_ab.skel.h: $(OUTPUT)/bench/sockops_ab.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sockops_ab_bpf > $@
+
+$(OUTPUT)/bench/sockops_ab: tests/bench/sockops_ab.c $(OUTPUT)/bench/sockops_ab.skel.h | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT)/bench $< -lbpf -lelf -lz -o $@
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps EXTRA_PKGS="$(TEST_PKGS) $(BENCH_PKGS)"
