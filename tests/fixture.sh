@@ -105,6 +105,39 @@ inns() {
 	ip netns exec "$NS" "$@"
 }
 
+# fx_twns TAG: fx_netns TAG (NS: lo up, deleted at exit however the test
+# ends) with net.ipv4.tcp_rfc1337=1 inside it, and FX_WRAP=(ip netns exec
+# NS): fx_start, fx_port, tw_on_port and closes_done then work there, and
+# inns runs anything else there. The agent may stay in ours: it reads its
+# targets' namespace through them. For fixtures whose TIME_WAIT must live
+# their 60 s. Under load loopback can hold a client's last ACK past the
+# server's FIN resend (~200 ms); the server's socket is gone by the time
+# the resent FIN meets the client's TIME_WAIT, so the ACK that answers it
+# gets a reset, and with tcp_rfc1337=0 (Linux's default) the reset ends the
+# TIME_WAIT (RFC 1337's "TIME_WAIT assassination"). The agent says so (ended
+# early), but a test that wants them live finds fewer (10_attach in CI: got
+# 0, want 7). Sysctls are changed only in a namespace the test made.
+# Test-only knobs, to show it: FX_TWNS_QDISC (tc qdisc arguments, e.g. "tbf
+# rate 3kbit burst 1600 latency 10s") slows the namespace's lo, and
+# FX_TWNS_RFC1337=0 keeps Linux's default.
+fx_twns() {
+	fx_netns "$1"
+	inns sysctl -qw net.ipv4.tcp_rfc1337="${FX_TWNS_RFC1337:-1}" ||
+		{ fail netns/rfc1337 "sysctl net.ipv4.tcp_rfc1337 in $NS failed"; exit 1; }
+	if [[ -n ${FX_TWNS_QDISC:-} ]]; then
+		# shellcheck disable=SC2086 # tc's arguments, split on purpose
+		inns tc qdisc add dev lo root $FX_TWNS_QDISC ||
+			{ fail netns/qdisc "tc qdisc add dev lo root $FX_TWNS_QDISC in $NS failed"; exit 1; }
+		echo "fx_twns: $NS lo slowed: $FX_TWNS_QDISC, tcp_rfc1337=${FX_TWNS_RFC1337:-1}" >&2
+	fi
+	FX_WRAP=(ip netns exec "$NS")
+}
+
+# fx_port [-6]: a free loopback TCP port in the fixtures' namespace (FX_WRAP).
+fx_port() {
+	"${FX_WRAP[@]}" "$FIXTURES/tcpfix" freeport "$@"
+}
+
 # ---- what an agent holds in the kernel ----
 
 # bpf_owned PID: "prog 12", "link 13", "map 14" lines for every BPF object

@@ -11,17 +11,11 @@ N=25
 TMP=$(mktemp -d /tmp/connscope-attach.XXXXXX)
 on_exit "rm -rf '$TMP'"
 # The live TIME_WAIT counts are checked against the kernel's, which must
-# then keep each its 60 s. On a loaded machine it may not: a loopback ACK
-# held past the peer's retransmission timeout brings the peer's FIN again
-# after the peer's socket is gone, the TIME_WAIT answers it, the RST that
-# comes back ends it (RFC 1337's "TIME_WAIT assassination"; CI once: all 7
-# of preexisting's ended so, the books rightly said 7 entered, 7 ended
-# early, 0 live, and the test wanted 7 live). tcp_rfc1337=1 keeps them, in
-# a namespace of the test's own (sysctls are only changed there).
-fx_netns attach
-inns sysctl -qw net.ipv4.tcp_rfc1337=1
-# The agent stays in ours: it reads its targets' namespace through them.
-FX_WRAP=(ip netns exec "$NS")
+# then keep each its 60 s: the fixtures run in a namespace of the test's
+# own with tcp_rfc1337=1 (fx_twns says why; CI once: all 7 of preexisting's
+# ended by resets, the books rightly said 7 entered, 7 ended early, 0 live,
+# and the test wanted 7 live). The agent stays in ours.
+fx_twns attach
 
 
 # client_server_case NAME FAMILY_FLAG [ATTACH_FLAGS...]: client churns N,
@@ -30,7 +24,7 @@ client_server_case() {
 	local name=$1 fam=$2 port cpid spid
 	shift 2
 	local extra=("$@")
-	port=$(inns "$FIXTURES/tcpfix" freeport $fam)
+	port=$(fx_port $fam)
 	fx_start srv server $fam -p "$port" || { fail "$name/start" "server"; return; }
 	fx_start cli client $fam -p "$port" || { fail "$name/start" "client"; return; }
 	spid=$FX_PID_srv cpid=$FX_PID_cli
@@ -71,7 +65,7 @@ assert_eq "$(jq -r .run.time_wait_method "$TMP/classic_tp.json")" "state transit
 assert_eq "$(jq -r .run.hook "$TMP/v4.json")" "tp_btf/inet_sock_set_state" v4/hook_reported
 
 # Server closes first: the server holds TIME_WAIT and is charged for it.
-port=$(inns "$FIXTURES/tcpfix" freeport)
+port=$(fx_port)
 fx_start srv2 server -p "$port" --close-first && fx_start cli2 client -p "$port"
 cs_attach "$TMP/sc.json" "$TMP/sc.err" -p "$FX_PID_srv2" -i 0.5 -j ||
 	fail "server_close/attach" "$(cat "$TMP/sc.err")"
@@ -88,7 +82,7 @@ fx_stop cli2; fx_stop srv2
 
 # Sockets held before attach come from the start-up snapshot and are
 # followed to their end.
-port=$(inns "$FIXTURES/tcpfix" freeport)
+port=$(fx_port)
 fx_start srv3 server -p "$port" && fx_start cli3 client -p "$port"
 assert_eq "$(fx_cmd cli3 "open 7")" "opened 7" "preexisting/opened"
 cs_attach "$TMP/pre.json" "$TMP/pre.err" -p "$FX_PID_cli3,$FX_PID_srv3" -i 0.5 -j ||
@@ -112,7 +106,7 @@ assert_eq "$(jqn ".agent.books_mismatch_last" "$TMP/pre.json")" 0 "preexisting/b
 fx_stop cli3; fx_stop srv3
 
 # The live table (text mode) prints one row per process per interval.
-port=$(inns "$FIXTURES/tcpfix" freeport)
+port=$(fx_port)
 fx_start srv4 server -p "$port" && fx_start cli4 client -p "$port"
 cs_attach "$TMP/live.txt" "$TMP/live.err" -p "$FX_PID_cli4" -i 0.2 ||
 	fail "live/attach" "$(cat "$TMP/live.err")"
@@ -126,7 +120,7 @@ assert_eq "$(awk 'length > 80' "$TMP/live.txt" | wc -l)" 0 "live/fits_80_columns
 fx_stop cli4; fx_stop srv4
 
 # Lost events are counted and said: a tiny ring buffer and a paused reader.
-port=$(inns "$FIXTURES/tcpfix" freeport)
+port=$(fx_port)
 fx_start srv5 server -p "$port" && fx_start cli5 client -p "$port"
 cs_attach "$TMP/lost.json" "$TMP/lost.err" -p "$FX_PID_cli5" -j -i 0.5 --ringbuf-size 4096 ||
 	fail "lost/attach" "$(cat "$TMP/lost.err")"
