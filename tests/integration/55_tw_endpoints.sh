@@ -10,15 +10,21 @@ require_root
 
 TMP=$(lib_tmpdir)
 
+# The fixtures in a namespace of the test's own (fx_twns): the live
+# TIME_WAIT per endpoint and the heatmap's peak count them, and resets can
+# end them early in ours.
+fx_twns twep
+
 # Two destinations for one client: 6 and 4 TIME_WAIT.
-pa=$(free_port); pb=$(free_port)
+pa=$(fx_port); pb=$(fx_port)
 fx_start sa server -p "$pa" && fx_start sb server -p "$pb"
 fx_start ca client -p "$pa" && fx_start cb client -p "$pb"
 cs_attach "$TMP/ep.json" "$TMP/ep.err" -p "$FX_PID_ca,$FX_PID_cb" -j -i 0.3 ||
 	fail attach "$(cat "$TMP/ep.err")"
 assert_eq "$(fx_cmd ca "churn 6")" "churned 6" churn_a
 assert_eq "$(fx_cmd cb "churn 4")" "churned 4" churn_b
-wait_for "[ \$(tw_on_port $pa) -ge 6 ] && [ \$(tw_on_port $pb) -ge 4 ]" 20
+wait_for "[ \$(tw_on_port $pa) -ge 6 ] && [ \$(tw_on_port $pb) -ge 4 ] && closes_done $pa && closes_done $pb" 20 ||
+	fail kernel_closed "kernel: $(tw_on_port "$pa") and $(tw_on_port "$pb") TIME_WAIT"
 # (the final reconcile at stop samples the last heatmap column)
 cs_stop
 A=".processes[] | select(.pid == $FX_PID_ca)"
@@ -52,11 +58,12 @@ assert_eq "$(awk 'length > 80' "$TMP/top.txt" | wc -l)" 0 text_fits_80
 assert_eq "$(LC_ALL=C grep -c $'\033' "$TMP/top.txt")" 0 no_color_when_not_a_tty
 
 # The server closes first: TIME_WAIT on the server, by its listening port.
-ps_=$(free_port)
+ps_=$(fx_port)
 fx_start ss server -p "$ps_" --close-first && fx_start cs client -p "$ps_"
 cs_attach "$TMP/srv.json" "$TMP/srv.err" -p "$FX_PID_ss" -j -i 0.3 || fail srv_attach "$(cat "$TMP/srv.err")"
 assert_eq "$(fx_cmd cs "churn-passive 5")" "churned 5" churn_passive
-wait_for "[ \$(tw_on_port $ps_) -ge 5 ]" 20
+wait_for "[ \$(tw_on_port $ps_) -ge 5 ] && closes_done $ps_" 20 ||
+	fail server/kernel_closed "kernel: $(tw_on_port "$ps_") TIME_WAIT"
 cs_stop
 S=".processes[] | select(.pid == $FX_PID_ss)"
 assert_eq "$(jqn "$S | .time_wait_endpoints[0] | [.endpoint, .side, .entered, .live] | @tsv" "$TMP/srv.json")" \
@@ -65,19 +72,21 @@ assert_eq "$(jqn "$S | .totals.closed_by_this_side" "$TMP/srv.json")" 5 server_c
 assert_eq "$(tw_unbalanced "$TMP/srv.json")" "" server/tw_books_balance
 fx_stop cs; fx_stop ss
 
-# Port exhaustion: 45 TIME_WAIT to one destination out of 50 ephemeral ports.
+# Port exhaustion: 45 TIME_WAIT to one destination out of 50 ephemeral
+# ports, live (fx_twns) in a namespace of the case's own.
 exhaust_case() {
-	local name=$1 range=$2 want=$3 ns=connscope-ports-$$-$1
-	new_netns "$ns" || { fail "$name/netns" "ip netns add"; return; }
+	local name=$1 range=$2 want=$3 ns
+	fx_twns "ports$name"
+	ns=$NS
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="$range"
-	FX_WRAP=(ip netns exec "$ns")
 	CS_WRAP=(ip netns exec "$ns")
 	fx_start "s_$name" server -p 8080 && fx_start "c_$name" client -p 8080
 	local cpid_var=FX_PID_c_$name
 	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "${!cpid_var}" -j -i 0.3 ||
 		fail "$name/attach" "$(cat "$TMP/$name.err")"
 	assert_eq "$(fx_cmd "c_$name" "churn 45")" "churned 45" "$name/churned"
-	wait_for "[ \$(ip netns exec $ns ss -Htan state time-wait | wc -l) -ge 45 ]" 20
+	wait_for "[ \$(tw_on_port 8080) -ge 45 ] && closes_done 8080" 20 ||
+		fail "$name/kernel_closed" "kernel: $(tw_on_port 8080) TIME_WAIT"
 	cs_stop
 	assert_eq "$(jqn '.limits.port_exhaustion_warning' "$TMP/$name.json")" "$want" "$name/warning_in_json"
 	if [ "$want" = true ]; then

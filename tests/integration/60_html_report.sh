@@ -23,7 +23,11 @@ ARTIFACT_DIR=${ARTIFACT_DIR:-$REPO_ROOT/.output/artifacts}
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
 
-port=$(free_port)
+# The fixtures in a namespace of the test's own (fx_twns): the churn waits
+# for each batch's TIME_WAIT and the heatmap's peak is all N of them live,
+# and resets can end them early in ours.
+fx_twns html
+port=$(fx_port)
 # Without the workload, attach or the file, nothing below can mean anything.
 fx_start srv server -p "$port" || { fail start server; exit 1; }
 fx_start cli client -p "$port" || { fail start client; exit 1; }

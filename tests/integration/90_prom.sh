@@ -17,12 +17,16 @@ promtool check metrics <"$TMP/sum.prom" >"$TMP/lint.txt" 2>&1
 assert_eq "$?" 0 "summary/promtool_clean $(head -c 300 "$TMP/lint.txt")"
 assert_eq "$(grep -c '^connscope_sockstat_TCP_tw [0-9]*$' "$TMP/sum.prom")" 1 summary/node_sockstat_mirror
 
-port=$(free_port)
+# The run's fixtures in a namespace of the test's own, where their
+# TIME_WAIT live their 60 s (fx_twns): prom/time_wait_live counts them.
+fx_twns prom
+port=$(fx_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
 cs_attach "$TMP/out.json" "$TMP/err" -p "$FX_PID_cli" -j -i 0.3 --prom "$TMP/run.prom" ||
 	fail attach "$(cat "$TMP/err")"
 assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
-wait_for "[ \$(tw_on_port $port) -ge $N ]" 20
+wait_for "[ \$(tw_on_port $port) -ge $N ] && closes_done $port" 20 ||
+	fail kernel_closed "kernel: $(tw_on_port "$port") TIME_WAIT"
 cs_stop
 assert_eq "$?" 0 attach/exit_status
 assert_eq "$(ls "$TMP" | grep -c '\.tmp$')" 0 attach/no_tmp_left
