@@ -14,6 +14,9 @@ require_root
 TMP=$(lib_tmpdir)
 POOLFIX=$FIXTURES/poolfix
 W=3 R=30
+# The fixtures in a namespace of the test's own (fx_twns): each case waits
+# for its W TIME_WAIT, which resets could end early in ours.
+fx_twns kfeat
 
 HIDDEN=$TMP/vmlinux-no-sock-length.btf
 "$FIXTURES/btfhide" /sys/kernel/btf/vmlinux "$HIDDEN" sock_send_length sock_recv_length ||
@@ -28,10 +31,10 @@ assert_eq "$(bpftool btf dump file "$HIDDEN" | grep -c "'btf_trace_inet_sock_set
 run_case() {
 	local name=$1 r c
 	shift
-	fix_start "${name}_srv" "$POOLFIX" server && fix_expect "${name}_srv" 'listening *' 10 ||
+	fix_start "${name}_srv" "${FX_WRAP[@]}" "$POOLFIX" server && fix_expect "${name}_srv" 'listening *' 10 ||
 		{ fail "$name/start" server; return 1; }
 	read -r _ port SPID <<<"$FIX_LINE"
-	fix_start "${name}_cli" "$POOLFIX" client -p "$port" -w $W -n $R -P $W &&
+	fix_start "${name}_cli" "${FX_WRAP[@]}" "$POOLFIX" client -p "$port" -w $W -n $R -P $W &&
 		fix_expect "${name}_cli" 'ready *' 10 || { fail "$name/start" client; return 1; }
 	CPID=${FIX_LINE#ready }
 	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "$CPID,$SPID" -j -i 0.5 \
@@ -44,7 +47,8 @@ run_case() {
 	fix_cmd "${name}_cli" close 'closed *' 10
 	wait_for "fix_cmd ${name}_srv stats 'stats *' 5 && [[ \$FIX_LINE == 'stats accepted $W requests $R open 0' ]]" 20 ||
 		fail "$name/server_closed_all" "$FIX_LINE"
-	wait_for "[ \$(tw_on_port $port) -ge $W ]" 20
+	wait_for "[ \$(tw_on_port $port) -ge $W ] && closes_done $port" 20 ||
+		fail "$name/kernel_closed" "kernel: $(tw_on_port "$port") TIME_WAIT"
 	cs_stop
 	assert_eq "$?" 0 "$name/exit_status"
 	local J=$TMP/$name.json c=".processes[] | select(.pid == $CPID)" s=".processes[] | select(.pid == $SPID)"

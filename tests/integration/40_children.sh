@@ -8,14 +8,18 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-port=$(free_port)
+# The fixtures in a namespace of the test's own (fx_twns): each case waits
+# for its 4 TIME_WAIT, which resets could end early in ours.
+fx_twns children
+port=$(fx_port)
 fx_start srv server -p "$port" || fail start server
 
 # run_case NAME FLAGS...: a shell that forks tcpfix once told "go".
 run_case() {
-	local name=$1 kid
+	local name=$1 kid tw0
 	shift
-	fix_start "$name" bash -c 'read -r go; "$@"; exit $?' _ "$FIXTURES/tcpfix" client -p "$port"
+	tw0=$(tw_on_port "$port")
+	fix_start "$name" "${FX_WRAP[@]}" bash -c 'read -r go; "$@"; exit $?' _ "$FIXTURES/tcpfix" client -p "$port"
 	local wrapper_var=${name}_PID
 	cs_attach "$TMP/$name.json" "$TMP/$name.err" -p "${!wrapper_var}" -j -i 0.2 "$@" ||
 		{ fail "$name/attach" "$(cat "$TMP/$name.err")"; return; }
@@ -23,7 +27,9 @@ run_case() {
 	fix_expect "$name" "ready *" 10 || { fail "$name/child_started" "no ready line"; return; }
 	kid=${FIX_LINE#ready }
 	assert_eq "$(fx_cmd "$name" "churn 4")" "churned 4" "$name/churned"
-	wait_for "[ \$(tw_on_port $port) -ge 4 ]" 20
+	# This case's 4, past those of the case before.
+	wait_for "[ \$(tw_on_port $port) -ge $((tw0 + 4)) ] && closes_done $port" 20 ||
+		fail "$name/kernel_closed" "kernel: $(tw_on_port "$port") TIME_WAIT, $tw0 before"
 	cs_stop
 	CHILD=$kid
 }
