@@ -17,9 +17,15 @@ TMP=$(lib_tmpdir)
 # ---- inside the namespace (this script again, as its pid 1's child) ----
 # Results go to files the outer run reads: the pids as this namespace
 # numbers them, the fixtures' own counts, the agent's JSON and stderr.
+# The tcpfix churns run in the outer run's network namespace (fx_twns,
+# PIDNS_NETNS): client_time_wait_live_eq_kernel wants the kernel's
+# TIME_WAIT alive from its count to the agent's last dump, and resets can
+# end them early in ours. Only the network namespace is the test's: the
+# pid namespaces are what it is about (the agent's, in each run).
 inner() {
 	local out=$1 port cpid spid
-	port=$("$FIXTURES/tcpfix" freeport)
+	FX_WRAP=(ip netns exec "$PIDNS_NETNS")
+	port=$(fx_port)
 	fx_start srv server -p "$port" || { echo "server did not start" >"$out/error"; return; }
 	fx_start cli client -p "$port" || { echo "client did not start" >"$out/error"; return; }
 	spid=$FX_PID_srv cpid=$FX_PID_cli
@@ -29,7 +35,8 @@ inner() {
 	fx_cmd cli "churn $N" >"$out/churned"
 	wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
 	fx_cmd srv stats >"$out/srv_stats"
-	wait_for "[ \$(tw_on_port $port) -ge $N ]" 20
+	wait_for "[ \$(tw_on_port $port) -ge $N ] && closes_done $port" 20 ||
+		echo "kernel: $(tw_on_port "$port") TIME_WAIT, want $N" >"$out/kernel_closed"
 	tw_on_port "$port" >"$out/tw"
 	cs_stop
 	echo $? >"$out/rc"
@@ -37,7 +44,7 @@ inner() {
 
 	# --comm: processes that start after the agent join it (exec), a
 	# server that forks workers (fork), each one's pid as seen here.
-	port=$("$FIXTURES/tcpfix" freeport)
+	port=$(fx_port)
 	cs_attach "$out/comm.json" "$out/comm.err" --comm tcpfix -i 0.5 -j ||
 		{ echo "attach --comm failed" >"$out/error"; return; }
 	fx_start wsrv server -p "$port" --workers 2 || { echo "workers did not start" >"$out/error"; return; }
@@ -49,6 +56,7 @@ inner() {
 	echo "$FX_PID_wcli $FX_PID_wsrv" >"$out/comm_pids"
 	cs_stop
 	fx_stop wcli; fx_stop wsrv
+	FX_WRAP=()
 
 	# fdleak: fd events carry the namespace's pid and thread id.
 	fix_start leak "$FIXTURES/leakfix_fp"
@@ -73,6 +81,7 @@ fi
 check() {
 	local name=$1 d=$2 cpid spid J=$2/p.json
 	[[ -s $d/error ]] && fail "$name/ran" "$(cat "$d/error") $(cat "$d/p.err" 2>/dev/null)"
+	[[ -s $d/kernel_closed ]] && fail "$name/kernel_closed" "$(cat "$d/kernel_closed")"
 	read -r cpid spid <"$d/pids"
 	local c=".processes[] | select(.pid == $cpid)" s=".processes[] | select(.pid == $spid)"
 	assert_eq "$(cat "$d/churned")" "churned $N" "$name/client_churned"
@@ -89,6 +98,9 @@ check() {
 	assert_eq "$(jqn '[.processes[].pid] | sort | join(" ")' "$J")" \
 		"$(printf '%s\n' "$cpid" "$spid" | sort -n | paste -sd' ' | sed 's/\t/ /g')" "$name/pids_as_seen"
 }
+
+fx_twns pidns
+export PIDNS_NETNS=$NS
 
 # ---- the host's pid namespace: as before ----
 mkdir -p "$TMP/host"
