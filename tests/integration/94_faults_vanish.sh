@@ -25,6 +25,13 @@
 #   namespace: ended early, nothing "end unseen"), nothing of it reported
 #   live afterwards, no spinning.
 # After each agent ends, every BPF program, link and map it held is gone.
+#
+# The TIME_WAIT charged to the targets are checked live (".time_wait", the
+# namespaces' 23 and 4 that end with them), so every fixture but the host
+# target runs in a network namespace of the test's own with tcp_rfc1337=1
+# (fx_twns says why; the attach --cgroup agents with them): resets on a
+# loaded machine would end them early in ours. The host target stays in
+# ours: only its connections are counted.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -68,15 +75,18 @@ MNT=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
 [[ -n $MNT ]] || { fail cgroup/mount "no cgroup2 mount in /proc/self/mountinfo"; exit 0; }
 # in_cgroup CMD...: moves itself into $CG, then becomes CMD.
 in_cgroup() { echo $BASHPID >"$CG/cgroup.procs" && exec "$@"; }
-# cg_client NAME CGROUP: a tcpfix client of $port inside CGROUP.
+# cg_client NAME CGROUP: a tcpfix client of $port inside CGROUP (and in
+# FX_WRAP's network namespace, entered after the move: ip netns exec hides
+# the cgroup2 mount).
 cg_client() {
 	fix_start "$1" bash -c "$(declare -f in_cgroup); CG='$2'; in_cgroup \"\$@\"" _ \
-		"$FIXTURES/tcpfix" client -p "$port" && fix_expect "$1" "ready *" 10
+		"${FX_WRAP[@]}" "$FIXTURES/tcpfix" client -p "$port" && fix_expect "$1" "ready *" 10
 }
-# cg_server NAME CGROUP PORT: a tcpfix server of PORT inside CGROUP.
+# cg_server NAME CGROUP PORT: a tcpfix server of PORT inside CGROUP (and
+# FX_WRAP's namespace).
 cg_server() {
 	fix_start "$1" bash -c "$(declare -f in_cgroup); CG='$2'; in_cgroup \"\$@\"" _ \
-		"$FIXTURES/tcpfix" server -p "$3" && fix_expect "$1" "listening *" 10
+		"${FX_WRAP[@]}" "$FIXTURES/tcpfix" server -p "$3" && fix_expect "$1" "listening *" 10
 }
 # new_cgroup PATH: made now, removed at exit if the test did not (registered
 # before the processes put in it, so it runs after they are gone).
@@ -85,7 +95,14 @@ new_cgroup() {
 	on_exit "rmdir '$1' 2>/dev/null"
 }
 
-port=$(free_port)
+fx_twns vanishfx
+MAIN_WRAP=("${FX_WRAP[@]}")
+# The attach --cgroup agents run in that namespace too: the TIME_WAIT of
+# targets that exited are read only in the agent's own namespace (no
+# process is left to enter another by; the netns case below). nsenter,
+# not ip netns exec, which hides the cgroup2 mount --cgroup names.
+CS_WRAP=(nsenter "--net=/run/netns/$NS")
+port=$(fx_port)
 fx_start srv server -p "$port" || fail start server
 
 # ---- attach --cgroup: its processes exit, then the cgroup is removed ----
@@ -144,7 +161,7 @@ wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
 wait_for "grep -q 'process $r1_PID (tcpfix) exited' '$TMP/re.err'" 10
 # The unit restarts while attach is stopped: removed, made again, and its
 # server already listening when attach looks again.
-rport=$(free_port)
+rport=$(fx_port)
 if kill -STOP "$CS_PID" && rmdir "$CG" && mkdir "$CG" && cg_server rs "$CG" "$rport"; then
 	ok restart/recreated_with_server
 else
@@ -217,6 +234,7 @@ assert_eq "$(jqn "[.processes[] | select(.pid == $r3_PID) | .exited, (.joined_s 
 assert_eq "$(jqn '[.run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s] | join(" ")' "$J")" "1 true" \
 	restart_comm/json_recreated
 released restart_comm "$held"
+CS_WRAP=()
 
 # ---- exporter --cgroup: the same, and it keeps serving ----
 CG=$MNT/connscope-vanish-exp-$$
@@ -313,14 +331,15 @@ assert_eq "$(jqn "[.processes[] | select(.pid == $f1_PID or .pid == $f2_PID) | .
 released fdleak "$held"
 
 # ---- targets in a network namespace killed, then the namespace deleted ----
-NS=connscope-vanish-$$
-new_netns "$NS" || { fail netns "ip netns add failed"; exit 0; }
-nsport=$(free_port)
-FX_WRAP=(ip netns exec "$NS")
+fx_twns vanish
+nsport=$(fx_port)
 fx_start nsrv server -p "$nsport" || fail netns/start server
 fx_start ncli client -p "$nsport" || fail netns/start client
+# The host target, with a server of its own, in ours.
 FX_WRAP=()
-fx_start hcli client -p "$port" || fail netns/start host_client
+hport=$(free_port)
+fx_start hsrv server -p "$hport" || fail netns/start host_server
+fx_start hcli client -p "$hport" || fail netns/start host_client
 ino=$(stat -Lc %i "/proc/$FX_PID_ncli/ns/net")
 ns_tw() { ip netns exec "$NS" ss -Htan state time-wait | wc -l; }
 # Text mode: its live table (a row per target each interval) says when
@@ -371,7 +390,7 @@ done
 assert_eq "$(agent_map_entries "$CS_PID" targets)" 1 netns/gone_targets_left_the_filter
 # Still at work for the host target.
 assert_eq "$(fx_cmd hcli "churn 2")" "churned 2" netns/host_churned
-wait_for "[ \$(tw_on_port $port) -ge 2 ]" 10
+wait_for "closes_done $hport" 10 || fail netns/host_closed "kernel: still closing on $hport"
 cs_stop
 assert_eq "$?" 0 netns/exit_status
 for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
@@ -401,9 +420,7 @@ assert_eq "$(awk -v e="$elapsed" '$1 == "connscope_agent_cpu_seconds_total" {pri
 released netns "$held"
 
 # ---- exporter -p with a target in a namespace that goes away ----
-NS=connscope-vanish-x-$$
-new_netns "$NS" || { fail xnetns "ip netns add failed"; exit 0; }
-FX_WRAP=(ip netns exec "$NS")
+fx_twns vanish-x
 fx_start xsrv server -p "$nsport" || fail xnetns/start server
 fx_start xcli client -p "$nsport" || fail xnetns/start client
 FX_WRAP=()
@@ -445,4 +462,6 @@ wait "$EXP"
 assert_eq "$?" 0 xnetns/exit_status
 released xnetns "$held"
 fx_stop hcli
+fx_stop hsrv
+FX_WRAP=("${MAIN_WRAP[@]}")
 fx_stop srv
