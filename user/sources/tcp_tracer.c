@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "bpfutil.h"
+#include "grow.h"
 #include "kfeatures_probe.h"
 #include "netns.h"
 #include "procfs.h"
@@ -501,9 +502,10 @@ int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
 static int skb_dump(int fd, size_t vsize, void (*fn)(struct skb_line *, const void *, int),
 		    bool take, struct skb_line **out)
 {
-	int ncpu = libbpf_num_possible_cpus(), n = 0, cap = 0, err = 0;
+	int ncpu = libbpf_num_possible_cpus(), n = 0, err = 0;
 	struct cs_skb_key k, next, *prev = NULL;
 	struct skb_line *l = NULL;
+	size_t cap = 0;
 	void *v;
 
 	*out = NULL;
@@ -519,14 +521,9 @@ static int skb_dump(int fd, size_t vsize, void (*fn)(struct skb_line *, const vo
 			err = -errno;
 			break;
 		}
-		if (n == cap) {
-			struct skb_line *g = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof(*l));
-
-			if (!g) {
-				err = -ENOMEM;
-				break;
-			}
-			l = g;
+		if (grow_room((void **)&l, &cap, n, 1, sizeof(*l), 64)) {
+			err = -ENOMEM;
+			break;
 		}
 		memset(&l[n], 0, sizeof(l[n]));
 		l[n].k = next;
