@@ -51,6 +51,9 @@ struct {
 /* Read by the loader through the skeleton's mmap: */
 __u64 ops[NOPS];		/* sock_ops callbacks, by op */
 __u64 sockops_nested;		/* a sock_ops run begun while another ran on that CPU */
+__u32 so_off;			/* set by cover: sock_ops does nothing (as before an attach) */
+__u64 adopted;			/* sockets given STATE_CB by the iterator */
+__s64 adopt_err;		/* bpf_setsockopt's last error there (6.1: -EINVAL) */
 __u64 records, records_lost;
 
 struct sk_rec {
@@ -308,6 +311,8 @@ int handle_sockops(struct bpf_sock_ops *skops)
 	__u32 op = skops->op, zero = 0;
 	__u32 *depth;
 
+	if (so_off)
+		return 1;
 	/* The cost runs (count_all off) run the body alone. */
 	if (!count_all) {
 		so_body(skops, op);
@@ -326,6 +331,36 @@ int handle_sockops(struct bpf_sock_ops *skops)
 	so_body(skops, op);
 	*depth -= 1;
 	return 1;
+}
+
+/* ---- connections older than the attach ---- */
+
+#define SOL_TCP_ 6
+
+/* A tcp iterator (connscope's birth pass is one) asking STATE_CB for every
+ * full TCP socket of its namespace: sockets made before sock_ops was
+ * attached get no callback that could set it. The iterator holds each
+ * socket's lock, which bpf_setsockopt needs. */
+SEC("iter/tcp")
+int adopt_tcp(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+	int flags;
+	long err;
+
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	flags = tp->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG;
+	err = bpf_setsockopt(tp, SOL_TCP_, TCP_BPF_SOCK_OPS_CB_FLAGS, &flags, sizeof(flags));
+	if (!err)
+		__sync_fetch_and_add(&adopted, 1);
+	else
+		adopt_err = err;
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -7,7 +7,9 @@
  * MODE: tp (the tp_btf main program and its nested twin), sockops (the
  * sock_ops program on CGROUP, a cgroup v2 directory), both, or cover (both,
  * counting alone, then the scenarios below, run by this process from inside
- * CGROUP, and exit). -b: the state programs' body (storage, a clock read,
+ * CGROUP, and exit; two of them make a connection while sock_ops does
+ * nothing, as if it were older than the attach, and one of those gives it
+ * STATE_CB from an iter/tcp program before it closes). -b: the state programs' body (storage, a clock read,
  * a ring record at CLOSE); -a: count everything (the tracepoint every socket
  * of this network namespace, traced or not; sock_ops every callback, and its
  * runs begun while another ran on that CPU), where the cost runs count only
@@ -217,10 +219,27 @@ static void settle(const struct sockops_ab_bpf *skel)
 	}
 }
 
-static void scenario(const struct sockops_ab_bpf *skel, const char *name, int which)
+/* Runs the adopting iterator over this namespace's TCP sockets. */
+static void adopt(struct bpf_link *iter)
+{
+	char buf[64];
+	int fd = bpf_iter_create(bpf_link__fd(iter));
+
+	if (fd < 0) {
+		fprintf(stderr, "sockops_ab: iterator: %s\n", strerror(errno));
+		return;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+static void scenario(struct sockops_ab_bpf *skel, struct bpf_link *iter, const char *name,
+		     int which)
 {
 	struct sockaddr_in a;
 	struct counts before, after;
+	__u64 adopted = 0;
 	struct linger lin = { .l_onoff = 1, .l_linger = 0 };
 	int l, c, s;
 
@@ -266,6 +285,23 @@ static void scenario(const struct sockops_ab_bpf *skel, const char *name, int wh
 		l = listener(&a);
 		close(l);
 		break;
+	case 6:		/* a connection older than the attach, then closed */
+	case 7:		/* the same, given STATE_CB by a tcp iterator first */
+		skel->bss->so_off = 1;
+		l = listener(&a);
+		pair(l, &a, &c, &s);
+		exchange(c, s);
+		skel->bss->so_off = 0;
+		if (which == 7) {
+			adopted = skel->bss->adopted;
+			adopt(iter);
+			adopted = skel->bss->adopted - adopted;
+		}
+		close(c);
+		read_eof(s);
+		close(s);
+		close(l);
+		break;
 	case 5:		/* a child left in the accept queue when its listener closes */
 		l = listener(&a);
 		c = tcp_socket();
@@ -279,6 +315,9 @@ static void scenario(const struct sockops_ab_bpf *skel, const char *name, int wh
 	settle(skel);
 	snap(skel, &after);
 	printf("scenario %s\n", name);
+	if (which == 7)
+		printf("  adopted %llu last_error %lld\n", (unsigned long long)adopted,
+		       (long long)skel->bss->adopt_err);
 	print_counts("  ", &before, &after);
 }
 
@@ -310,7 +349,7 @@ int main(int argc, char **argv)
 {
 	struct sockops_ab_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct bpf_link *links[3] = {};
+	struct bpf_link *links[4] = {};
 	bool want_body = false, all = false, stats = false, no_listen = false, tp, so, cover;
 	int opt, cgfd = -1, stats_fd = -1, err = 1, i;
 	struct stat ns;
@@ -387,6 +426,7 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.handle_state_tp, tp);
 	bpf_program__set_autoload(skel->progs.handle_state_tp_nested, tp);
 	bpf_program__set_autoload(skel->progs.handle_sockops, so);
+	bpf_program__set_autoload(skel->progs.adopt_tcp, cover);
 	if ((err = sockops_ab_bpf__load(skel))) {
 		fprintf(stderr, "sockops_ab: load: %s\n", strerror(-err));
 		goto cleanup;
@@ -425,10 +465,17 @@ int main(int argc, char **argv)
 		static const char *const names[] = {
 			"client_closes_first", "server_closes_first", "rst_linger0",
 			"connect_refused", "listen_close", "accept_queue_child_listener_closed",
+			"older_than_attach", "older_than_attach_adopted_by_iter_tcp",
 		};
 
-		for (i = 0; i < 6; i++)
-			scenario(skel, names[i], i);
+		links[3] = bpf_program__attach_iter(skel->progs.adopt_tcp, NULL);
+		if (!links[3]) {
+			fprintf(stderr, "sockops_ab: attach iter/tcp: %s\n", strerror(errno));
+			goto cleanup;
+		}
+
+		for (i = 0; i < 8; i++)
+			scenario(skel, links[3], names[i], i);
 		err = 0;
 		goto cleanup;
 	}
@@ -460,7 +507,7 @@ int main(int argc, char **argv)
 cleanup:
 	fflush(stdout);
 	ring_buffer__free(rb);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		bpf_link__destroy(links[i]);
 	if (cgfd >= 0)
 		close(cgfd);

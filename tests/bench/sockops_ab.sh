@@ -9,10 +9,11 @@
 #
 #  cover:     the transitions each hook sees, one scenario at a time
 #             (client or server closing first, RST, connect refused, a
-#             listener alone, a child left in the accept queue), made by
-#             the loader itself inside the cgroup; then again with STATE_CB
-#             not asked for at TCP_LISTEN_CB (a listener older than the
-#             attach).
+#             listener alone, a child left in the accept queue, a
+#             connection older than the attach, the same given STATE_CB by
+#             an iter/tcp program), made by the loader itself inside the
+#             cgroup; then again with STATE_CB not asked for at
+#             TCP_LISTEN_CB (a listener older than the attach).
 #  recursion: both hooks attached with their bodies over a churn of P
 #             pairs: the transitions each saw, the tracepoint program's
 #             recursion_misses and its twin's catches, and the sock_ops
@@ -182,6 +183,8 @@ cover() {
 			awk '/^scenario/ { s = $2; print "  " s; next }
 				$1 == "trans" { printf "    %-10s %s->%s %s\n", $2, $3, $4, $5; next }
 				$1 == "op" { ops = ops " " $2 "=" $3; next }
+				$1 == "adopted" { print "    sockets given STATE_CB by iter/tcp: " $2 \
+					($4 ? " (bpf_setsockopt failed: " $4 ")" : ""); next }
 				/sockops_nested/ { print "    sock_ops callbacks:" ops; ops = "" }'
 		ns_del "$NS"
 	done
