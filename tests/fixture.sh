@@ -373,3 +373,37 @@ apache_stop() {
 	wait_for "! kill -0 $APID 2>/dev/null" 10
 	wait "$APID" 2>/dev/null
 }
+
+# ---- cgroup v2 directories a test makes ----
+
+# cg_make TAG: a cgroup v2 directory CG=MOUNT/connscope-TAG-PID (CG_MNT:
+# the cgroup2 mount), removed at exit. Registered before the processes put
+# in it, so it runs after they are reaped (last registered, first run);
+# whatever is still in it then is killed first. No mount, or a mkdir that
+# fails: a failure, and the script ends.
+CG_MNT=
+cg_make() {
+	CG_MNT=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+	[[ -n $CG_MNT ]] || { fail cgroup/mount "no cgroup2 mount in /proc/self/mountinfo"; exit 1; }
+	CG=$CG_MNT/connscope-$1-$$
+	mkdir "$CG" || { fail cgroup/mkdir "cannot make $CG"; exit 1; }
+	on_exit "cg_remove '$CG'"
+}
+
+# cg_remove DIR: what is left in it killed (bounded wait), then rmdir.
+cg_remove() {
+	local i p
+	for ((i = 0; i < 100; i++)); do
+		p=$(cat "$1/cgroup.procs" 2>/dev/null)
+		[[ -z $p ]] && break
+		# shellcheck disable=SC2086
+		kill -KILL $p 2>/dev/null
+		sleep 0.02
+	done
+	rmdir "$1"
+}
+
+# "${CG_EXEC[@]}" DIR CMD...: CMD in cgroup DIR (the shell moves itself in,
+# then becomes CMD: same pid), for spawn_bg, fix_start or FX_WRAP.
+# shellcheck disable=SC2016
+CG_EXEC=(bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' cg_exec)

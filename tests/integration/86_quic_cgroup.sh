@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The QUIC wire unit's cgroup programs go on the targets' own cgroup v2
+# directories, not the root (#23: nothing that runs for the rest of the
+# machine). A QUIC server and a driver whose gtlsclient children are traced
+# (--children) live in a cgroup of their own; an untraced process in
+# another cgroup churns TCP and sends UDP. Checked: the agent's cgroup links
+# (its fdinfo: cgroup_id) and bpftool's view of both cgroups and the root;
+# the packet programs' own count of untraced datagrams they ran for
+# (unowned_datagrams) stays 0; the QUIC counts stay exact; nothing is left.
+# Then the agent in a cgroup namespace of its own, the target outside it:
+# said, not seen.
+set -u
+source "$TESTS_DIR/lib.sh"
+source "$TESTS_DIR/fixture.sh"
+require_root
+
+quic_tools
+TMP=$(lib_tmpdir)
+quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
+cg_make quict
+CGT=$CG
+cg_make quico
+CGO=$CG
+
+# agent_links PID: "ATTACH_TYPE CGROUP_ID" for each cgroup link PID holds.
+agent_links() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		grep -qs '^link_type:[[:space:]]*cgroup' "$f" || continue
+		awk '/^attach_type:/ {t = $2} /^cgroup_id:/ {c = $2} END {print t, c}' "$f"
+	done | sort
+}
+# ours_at DIR: how many of the agent's programs bpftool lists attached at DIR.
+ours_at() {
+	local ids
+	ids=$(bpf_owned "$CS_PID" | awk '$1 == "prog" {print $2}' | paste -sd' ')
+	# Nothing attached: no output at all, hence -s.
+	bpftool cgroup show "$1" -j 2>/dev/null | jq -s --arg ids " $ids " \
+		'[.[] | .[]? | objects | select(has("id")) | .id as $i | select($ids | contains(" \($i) "))] | length'
+}
+
+PA=$(udp_free_port)
+spawn_bg "${CG_EXEC[@]}" "$CGT" bash -c 'exec "${@:2}" >"$1" 2>&1' srv "$TMP/gtls.log" \
+	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$PA" "$TMP/key.pem" "$TMP/cert.pem"
+SPID=$BG_PID
+wait_for "[[ -n \$(ss -Hlun 'sport = :$PA') ]]" 10 || { fail setup/server "gtlsserver did not bind $PA"; exit 1; }
+fix_start drv "${CG_EXEC[@]}" "$CGT" "$TESTS_DIR/quic_driver.sh"
+fix_expect drv 'ready *' 10 || { fail setup/driver "no ready line"; exit 1; }
+DPID=${FIX_LINE#ready }
+assert_eq "$(grep -c "^0::/${CGT#"$CG_MNT"/}\$" /proc/"$SPID"/cgroup /proc/"$DPID"/cgroup |
+	awk -F: '{n += $2} END {print n}')" 2 setup/targets_in_their_cgroup
+
+# The untraced: a TCP pair and a UDP sender in the other cgroup.
+FX_WRAP=("${CG_EXEC[@]}" "$CGO")
+port=$(free_port)
+fx_start osrv server -p "$port" || { fail setup/other_server "tcpfix"; exit 1; }
+fx_start ocli client -p "$port" || { fail setup/other_client "tcpfix"; exit 1; }
+FX_WRAP=()
+
+cs_attach "$TMP/q.json" "$TMP/q.err" -p "$SPID,$DPID" --children -j -i 0.3 ||
+	{ fail attach "$(cat "$TMP/q.err")"; exit 1; }
+CS_OWNED=$(bpf_owned "$CS_PID")
+idt=$(stat -c %i "$CGT")
+# The server holds a UDP socket: all four on at once, at its cgroup alone
+# (attach types 0, 1 ingress/egress; 2 sock_create; 34 sock_release).
+assert_eq "$(agent_links "$CS_PID" | paste -sd,)" "0 $idt,1 $idt,2 $idt,34 $idt" links/target_cgroup_only
+assert_eq "$(ours_at "$CGT")" 4 bpftool/target_cgroup_lists_ours
+assert_eq "$(ours_at "$CG_MNT")" 0 bpftool/root_lists_none_of_ours
+assert_eq "$(ours_at "$CGO")" 0 bpftool/other_cgroup_lists_none_of_ours
+
+run() {	# NAME COMMAND: the driver's clients, none failed
+	if fix_cmd drv "$2" 'done *' 120; then
+		assert_eq "${FIX_LINE#done }" 0 "clients/$1"
+	else
+		fail "clients/$1" "driver gave no answer to: $2"
+	fi
+}
+run sequential "seq 4 $PA"
+assert_eq "$(fx_cmd ocli "churn 20")" "churned 20" other/tcp_churned
+# 100 UDP datagrams there, to itself and back: untraced packets.
+"${CG_EXEC[@]}" "$CGO" python3 -c '
+import socket
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1", 0))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.bind(("127.0.0.1", 0))
+for i in range(50):
+    a.sendto(b"x" * 40, b.getsockname()); b.recvfrom(100)
+    b.sendto(b"y" * 40, a.getsockname()); a.recvfrom(100)
+print("sent 100")' >"$TMP/udp.out" 2>&1
+assert_eq "$(cat "$TMP/udp.out")" "sent 100" other/udp_sent
+run parallel "par 4 2 $PA"
+cs_stop
+assert_eq "$?" 0 attach/exit_status
+J=$TMP/q.json
+
+# Exact, as in 65_quic: 8 connections, each a client of its own.
+srv() { jqn ".processes[] | select(.pid == $SPID) | .quic$1" "$J"; }
+assert_eq "$(srv .by_source.wire.connections)" 8 server/wire/connections
+assert_eq "$(srv .by_source.wire.handshakes_completed)" 8 server/wire/handshakes
+assert_eq "$(srv .by_source.ngtcp2.connections)" 8 server/ngtcp2/connections
+C='[.processes[] | select(.comm == "gtlsclient")]'
+assert_eq "$(jqn "$C | length" "$J")" 8 clients/processes
+assert_eq "$(jqn "$C | map(.quic.by_source.wire.connections) | add" "$J")" 8 clients/wire/connections
+assert_eq "$(jqn "$C | map(.quic.by_source.wire.handshakes_completed) | add" "$J")" 8 \
+	clients/wire/handshakes
+# Where, and the programs' own count: no untraced datagram ran them.
+assert_eq "$(jqn .agent.quic.cgroup "$J")" "$CGT" json/cgroup
+assert_eq "$(jqn .agent.quic.cgroup_note "$J")" "" json/no_note
+assert_eq "$(jqn .agent.quic.unowned_datagrams "$J")" 0 json/no_untraced_datagram
+assert_eq "$(jqn .agent.quic.wire_events_lost "$J")" 0 json/nothing_lost
+assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_ocli or .pid == $FX_PID_osrv)] | length" "$J")" \
+	0 other/not_traced
+assert_eq "$(bpf_alive "$CS_OWNED")" "" nothing_left/bpf
+
+# ---- the agent in a cgroup namespace of its own (a container's) ----
+# Its cgroup2 mount holds its namespace only; the server's cgroup lies
+# outside (/proc/PID/cgroup reads "0::/../..."): no directory it can attach
+# to holds it. One line says so, the JSON too, and nothing is attached.
+# (The mount it inherits is the host's, rooted at "/.." in its namespace;
+# a container mounts its own, rooted at its namespace: as here.)
+cg_make quica
+spawn_bg "${CG_EXEC[@]}" "$CG" unshare -C -m --propagation private \
+	bash -c 'umount "$1" && mount -t cgroup2 cgroup2 "$1" && exec "${@:2}"' ns "$CG_MNT" \
+	"$CONNSCOPE" attach -p "$SPID" -d 1 -j >"$TMP/ns.json" 2>"$TMP/ns.err"
+wait "$BG_PID"
+assert_eq "$?" 0 cgroupns/exit_status
+assert_eq "$(grep -c "datagrams of process $SPID are not seen on the wire: its cgroup .* outside this agent's cgroup namespace" "$TMP/ns.err")" \
+	1 cgroupns/said_once
+assert_eq "$(jqn '.agent.quic | [.wire, .cgroup, (.cgroup_note | test("not seen"))] | map(tostring) | join(" ")' "$TMP/ns.json")" \
+	"true  true" cgroupns/json_says_not_seen
+
+fix_send drv quit
+fx_stop ocli; fx_stop osrv
