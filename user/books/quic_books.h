@@ -156,7 +156,8 @@ struct quic_run {
 	bool skb_on;
 	double skb_after_s;		/* seconds into the run they went on */
 	const char *skb_why;
-	const char *cgroup;		/* where it is attached */
+	const char *cgroup;		/* where it is attached: cgroup v2 directories, "A, B" */
+	const char *cgroup_note;	/* why not the targets' own cgroups ("" or NULL) */
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */
 	uint64_t seed_failed;		/* ... that could not be seeded */

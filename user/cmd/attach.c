@@ -135,6 +135,10 @@ static void cgroup_follow(void *ctx)
 
 	attach_cgroup_rejoin(s->agg, s->tracer, &s->o->sel, s->rejoined, &s->nrejoined,
 			     CLI_MAX_PIDS);
+	/* The new directory's joiners: the wire unit there too (the old
+	 * one's links went with it). */
+	if (s->qb)
+		quic_tracer_cover_cgroup(s->qt, s->o->sel.cgroup_path);
 	if (!s->nrejoined)
 		return;
 	if (!snapshot_take(&snap, s->rejoined, s->nrejoined)) {
@@ -456,8 +460,8 @@ int attach_run(const struct attach_opts *in)
 			fprintf(stderr, "connscope: fd tracking is off for this run\n");
 		}
 	}
-	/* QUIC: the wire unit on the cgroup root, ngtcp2 probes where the
-	 * library is mapped. Like fds, a failure costs that part only. */
+	/* QUIC: the wire unit on the targets' cgroups, ngtcp2 probes where
+	 * the library is mapped. Like fds, a failure costs that part only. */
 	if (!o->no_quic) {
 		if (!kernel_quic_books)
 			quic_books_init(&qb, t0, tick_ns);
@@ -473,6 +477,17 @@ int attach_run(const struct attach_opts *in)
 		joining = o->sel.ncomms || o->sel.cgroup_path || o->sel.container[0];
 		quic_tracer_open(&qt, &qb, o->tracer.all, tracer_targets_fd(&tracer),
 				 o->tracer.follow_children || joining);
+		/* Where the wire unit runs, from now on as the root was: a
+		 * name matches a process in any cgroup; a cgroup (a
+		 * container's) holds its joiners; a pid's own cgroup holds
+		 * its sockets and children. */
+		if (o->sel.ncomms)
+			quic_tracer_cover_root(&qt, "--comm: a process of that name may start in "
+					       "any cgroup");
+		else if (o->sel.cgroup_path)
+			quic_tracer_cover_cgroup(&qt, o->sel.cgroup_path);
+		for (size_t i = 0; i < o->npids; i++)
+			quic_tracer_cover_pid(&qt, o->pids[i]);
 	}
 	/* Every unit loaded: the state programs on, the snapshot and its
 	 * seeds right after (tcp_tracer.h, tracer_attach). */

@@ -135,14 +135,17 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 		text_wrap(out, "QUIC wire: off: ", "  ", q->wire_error && *q->wire_error ?
 			  q->wire_error : "not attached");
 	else
-		text_wrapf(out, "QUIC wire: ", "  ", "cgroup_skb on %s: %llu datagrams (%llu long, "
+		text_wrapf(out, "QUIC wire: ", "  ", "on cgroup %s: %llu datagrams (%llu long, "
 			   "%llu short header), %llu not QUIC, %llu malformed, %llu short header "
 			   "with no CID length learned, %llu events lost", q->cgroup,
 			   u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
 			   u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
 			   u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
 			   u(q->wire_stats[QW_STAT_RB_LOST]));
-	/* The packet programs run for every packet on the machine: said
+	/* Why not (only) the targets' own cgroups. */
+	if (q->wire_on && q->cgroup_note && *q->cgroup_note)
+		text_wrapf(out, "  ", "    ", "%s", q->cgroup_note);
+	/* The packet programs run for every packet of those cgroups: said
 	 * when they went on, or that they never had to. */
 	if (q->wire_on && q->skb_on)
 		text_wrapf(out, "  ", "    ", "cgroup_skb attached %.1f s into the run: %s",
@@ -256,6 +259,9 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_kv_bool(j, "wire", q->wire_on);
 	json_kv_string(j, "wire_error", q->wire_on ? "" : (q->wire_error ? q->wire_error : ""));
 	json_kv_string(j, "cgroup", q->cgroup ? q->cgroup : "");
+	json_kv_string(j, "cgroup_note", q->cgroup_note ? q->cgroup_note : "");
+	/* Datagrams of untraced UDP sockets the packet programs ran for. */
+	json_kv_uint(j, "unowned_datagrams", q->wire_stats[QW_STAT_UNOWNED]);
 	json_kv_bool(j, "packet_programs_attached", q->skb_on);
 	if (q->skb_on) {
 		json_kv_double(j, "packet_programs_after_s", q->skb_after_s, 3);

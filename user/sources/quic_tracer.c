@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Loading and attaching the QUIC sources. The wire unit goes on the root
- * of the cgroup v2 hierarchy, so it sees every process's UDP; bpf_links
- * (not BPF_PROG_ATTACH) keep it beside other programs there and detach it
- * when we exit, however we exit. The ngtcp2 probes are attached per
- * process, to the library file that process maps. */
+/* Loading and attaching the QUIC sources. The wire unit goes on the
+ * cgroup v2 directories of the targets (quic_cgroups.h), the root only for
+ * --all, --comm, or a target whose cgroup cannot be used; bpf_links (not
+ * BPF_PROG_ATTACH) keep it beside other programs there and detach it when
+ * we exit, however we exit. The ngtcp2 probes are attached per process,
+ * to the library file that process maps. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,34 +53,6 @@ static int on_lib(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int quic_find_cgroup2(char *path, size_t len)
-{
-	char line[4096], root[PATH_MAX], mnt[PATH_MAX];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	/* "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:9 - cgroup2 cgroup2 rw" */
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-		char fstype[64];
-
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
-			continue;
-		/* Only a mount of the hierarchy's root sees every process. */
-		if (strcmp(root, "/"))
-			continue;
-		snprintf(path, len, "%s", mnt);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
 bool quic_kernel_present(void)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_QUIC_NUM);
@@ -107,47 +80,131 @@ int quic_find_libngtcp2(pid_t pid, char *path, size_t len)
 
 static int attach_lib(struct quic_tracer *t, const char *path, uint64_t *since);
 
-/* cgroup/sock_{create,release} go on at once: they run only when a socket
- * is made or closed. cgroup_skb ingress/egress run for every packet on the
- * machine and wait for a traced UDP socket (attach_skb). */
-static int attach_programs(struct quic_tracer *t, struct bpf_program **progs, size_t n)
+/* The programs to put on a new attach point: cgroup/sock_{create,release}
+ * always (they run only when a socket is made or closed), cgroup_skb
+ * ingress/egress (every packet) once a traced UDP socket asked for them
+ * (attach_skb). */
+static void progs_on(const struct quic_tracer *t, struct bpf_program *progs[QC_PROGS])
 {
-	int cg, err = 0;
+	progs[0] = t->wire->progs.qw_sock_create;
+	progs[1] = t->wire->progs.qw_sock_release;
+	progs[2] = t->skb_on ? t->wire->progs.qw_egress : NULL;
+	progs[3] = t->skb_on ? t->wire->progs.qw_ingress : NULL;
+}
 
-	cg = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cg < 0) {
-		err = -errno;
-		snprintf(t->wire_error, sizeof(t->wire_error), "cannot open %s: %s", t->cgroup,
-			 strerror(errno));
-		return err;
+/* 1: attached at path; 0: covered already; -errno, err says why. */
+static int cover(struct quic_tracer *t, const char *path, char *err, size_t len)
+{
+	struct bpf_program *progs[QC_PROGS];
+	int r;
+
+	progs_on(t, progs);
+	r = quic_cgroups_cover(&t->cg, path, progs, err, len);
+	if (r > 0)
+		quic_cgroups_format(&t->cg, t->cgroup, sizeof(t->cgroup));
+	return r;
+}
+
+/* The root of the hierarchy: for every process (--all), for processes
+ * that may start anywhere (--comm), or where a target's own cgroup cannot
+ * be used (said once on stderr: fallback). why is kept for the reports. */
+static int cover_root(struct quic_tracer *t, const char *why, bool fallback)
+{
+	char err[PATH_MAX + 128];
+	int r = cover(t, t->cg.mount, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "connscope: QUIC on the wire: %s; and at the root: %s\n", why, err);
+		return r;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cg);
+	if (r > 0 && !t->cgroup_note[0]) {
+		if (fallback)
+			fprintf(stderr, "connscope: QUIC on the wire: %s: its programs are on the "
+					"cgroup root %s, for every process\n", why, t->cg.mount);
+		snprintf(t->cgroup_note, sizeof(t->cgroup_note), "on the cgroup root: %s", why);
+	}
+	return 0;
+}
 
-		if (!l) {
-			err = -errno;
-			snprintf(t->wire_error, sizeof(t->wire_error), "cannot attach %s to %s: %s",
-				 bpf_program__name(progs[i]), t->cgroup, strerror(errno));
+int quic_tracer_cover_root(struct quic_tracer *t, const char *why)
+{
+	return t->wire ? cover_root(t, why, false) : 0;
+}
+
+int quic_tracer_cover_cgroup(struct quic_tracer *t, const char *path)
+{
+	char err[PATH_MAX + 128], why[sizeof(err) + 64];
+	int r;
+
+	if (!t->wire)
+		return 0;
+	r = cover(t, path, err, sizeof(err));
+	if (r >= 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", err);
+	return cover_root(t, why, true);
+}
+
+int quic_tracer_cover_pid(struct quic_tracer *t, pid_t pid)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128], why[sizeof(err) + 96];
+	int r = 0;
+
+	if (!t->wire)
+		return 0;
+	/* Twice: a process that moved, its old cgroup removed in between. */
+	for (int tries = 0; tries < 2; tries++) {
+		r = quic_cgroups_of_pid(&t->cg, pid, path, sizeof(path));
+		if (r == -ENOENT || r == -ESRCH)
+			return 0;	/* gone: none of its sockets is left */
+		if (r == -EXDEV) {
+			/* Not below our mount (the agent in a container with
+			 * a cgroup namespace of its own): no cgroup we can
+			 * attach to holds it, the root no more than another. */
+			snprintf(why, sizeof(why), "the QUIC datagrams of process %d are not seen "
+				 "on the wire: its cgroup (/proc/%d/cgroup) is outside this agent's "
+				 "cgroup namespace", pid, pid);
+			if (t->unseen_pid != pid)	/* once, not at each add */
+				fprintf(stderr, "connscope: %s\n", why);
+			t->unseen_pid = pid;
+			if (!t->cgroup_note[0])
+				snprintf(t->cgroup_note, sizeof(t->cgroup_note), "%s", why);
+			return -EXDEV;
+		}
+		if (r) {
+			snprintf(err, sizeof(err), "/proc/%d/cgroup: %s", pid, strerror(-r));
 			break;
 		}
-		t->wire_links[t->nwire_links++] = l;
+		r = cover(t, path, err, sizeof(err));
+		if (r >= 0)
+			return 0;
+		if (r != -ENOENT)
+			break;
 	}
-	close(cg);
-	return err;
+	snprintf(why, sizeof(why), "process %d: %s", pid, err);
+	r = cover_root(t, why, true);
+	if (r)
+		fprintf(stderr, "connscope: the QUIC datagrams of process %d are not seen on the "
+				"wire\n", pid);
+	return r;
 }
 
 static int attach_skb(struct quic_tracer *t, const char *why)
 {
-	struct bpf_program *progs[] = { t->wire->progs.qw_egress, t->wire->progs.qw_ingress };
-	int err;
+	char err[PATH_MAX + 128];
+	int e;
 
 	if (!t->wire || t->skb_on)
 		return 0;
-	err = attach_programs(t, progs, 2);
-	if (err) {
-		fprintf(stderr, "connscope: QUIC on the wire: %s\n", t->wire_error);
-		t->wire_error[0] = 0;
-		return err;
+	e = quic_cgroups_add_prog(&t->cg, 2, t->wire->progs.qw_egress, err, sizeof(err));
+	if (!e) {
+		e = quic_cgroups_add_prog(&t->cg, 3, t->wire->progs.qw_ingress, err, sizeof(err));
+		if (e)
+			quic_cgroups_drop_prog(&t->cg, 2);
+	}
+	if (e) {
+		fprintf(stderr, "connscope: QUIC on the wire: %s\n", err);
+		return e;
 	}
 	t->skb_on = true;
 	t->skb_since_ns = now_ns();
@@ -159,26 +216,24 @@ static int attach_skb(struct quic_tracer *t, const char *why)
 
 static int attach_wire(struct quic_tracer *t)
 {
-	struct bpf_program *progs[] = {
-		t->wire->progs.qw_sock_create, t->wire->progs.qw_sock_release,
-	};
-	int err = 0;
-
-	err = quic_find_cgroup2(t->cgroup, sizeof(t->cgroup));
-	if (err) {
+	if (quic_cgroups_init(&t->cg)) {
 		snprintf(t->wire_error, sizeof(t->wire_error),
 			 "no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)");
-		return err;
+		return -ENOENT;
 	}
-	return attach_programs(t, progs, sizeof(progs) / sizeof(progs[0]));
+	/* Otherwise at each target's cgroup, as targets are added. */
+	if (t->all && cover_root(t, "every process is traced (--all)", false)) {
+		snprintf(t->wire_error, sizeof(t->wire_error), "cannot attach at the cgroup root %s",
+			 t->cg.mount);
+		return -EPERM;
+	}
+	return 0;
 }
 
 /* The wire unit taken down (a load, attach or ring that failed). */
 static void quic_tracer_wire_off(struct quic_tracer *t)
 {
-	for (int i = 0; i < t->nwire_links; i++)
-		bpf_link__destroy(t->wire_links[i]);
-	t->nwire_links = 0;
+	quic_cgroups_free(&t->cg);
 	quicwire_bpf__destroy(t->wire);
 	t->wire = NULL;
 }
@@ -461,6 +516,9 @@ int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
 	int err = 0;
 
 	if (t->wire) {
+		/* Its cgroup first: a UDP socket made from now on meets
+		 * sock_create, one made before is in the seed's dump. */
+		quic_tracer_cover_pid(t, pid);
 		err = bpf_map_update_elem(bpf_map__fd(t->wire->maps.qw_targets), &key, &one, BPF_ANY);
 		int held = err ? 0 : seed_udp(t, pid);
 
@@ -505,9 +563,7 @@ void quic_tracer_close(struct quic_tracer *t)
 			bpf_link__destroy(t->lib[i].links[j]);
 	t->nlib = 0;
 	t->nlib_pids = 0;
-	for (int i = 0; i < t->nwire_links; i++)
-		bpf_link__destroy(t->wire_links[i]);
-	t->nwire_links = 0;
+	quic_cgroups_free(&t->cg);
 	t->skb_on = false;
 	ngtcp2_bpf__destroy(t->ng);
 	t->ng = NULL;

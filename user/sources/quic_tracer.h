@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* The QUIC sources on the kernel side: the wire unit (cgroup_skb and
- * cgroup/sock_{create,release} on the root cgroup v2), libngtcp2 uprobes
- * in each traced process that maps the library, and the detection of
- * in-kernel QUIC. Events go to a quic_books. */
+ * cgroup/sock_{create,release} on the targets' cgroup v2 directories),
+ * libngtcp2 uprobes in each traced process that maps the library, and the
+ * detection of in-kernel QUIC. Events go to a quic_books. */
 #ifndef CONNSCOPE_QUICTRACER_H
 #define CONNSCOPE_QUICTRACER_H
 
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "quic_books.h"
+#include "quic_cgroups.h"
 
 #define QT_MAX_LIB_PROCS 64
 #define QT_LIB_PROBES 10
@@ -33,14 +34,17 @@ struct qt_lib {
 
 struct quic_tracer {
 	struct quicwire_bpf *wire;
-	struct bpf_link *wire_links[4];
-	int nwire_links;
+	struct quic_cgroups cg;		/* where its cgroup programs are attached */
 	/* cgroup_skb ingress/egress: attached at the first UDP socket a traced
 	 * process holds (at start) or makes (QW_EV_UDP_SOCK), never before. */
 	bool skb_on;
 	uint64_t skb_since_ns;		/* when (now_ns), 0: not attached */
 	const char *skb_why;		/* what made them go on */
-	char cgroup[PATH_MAX];		/* the cgroup v2 root the wire unit is on */
+	char cgroup[PATH_MAX];		/* those cgroups, "A, B" (quic_cgroups_format) */
+	/* Why they are not (only) the targets' own: the root and why, or a
+	 * target outside our cgroup namespace. The first one; "": none. */
+	char cgroup_note[PATH_MAX + 384];
+	pid_t unseen_pid;		/* the last target said outside our cgroup namespace */
 	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
 	struct ring_buffer *rb;		/* the caller's, where the rings are added */
 	struct qt_lib lib[8];
@@ -74,6 +78,15 @@ int quic_tracer_start(struct quic_tracer *t, struct ring_buffer **rb);
  * ngtcp2 probes if it maps libngtcp2. Safe to call again (an exec, a
  * library loaded later): what is already attached stays. */
 int quic_tracer_add_target(struct quic_tracer *t, pid_t pid);
+/* Where the wire unit's programs run: pid's cgroup v2 directory (at
+ * quic_tracer_add_target too: call it early for targets known at start),
+ * a directory (--cgroup, --container), or the root with the reason
+ * (--comm: a process of that name may start in any cgroup). A cgroup that
+ * cannot be used falls back to the root, said once on stderr and in
+ * cgroup_note. 0 or -errno (nothing attached for it: said on stderr). */
+int quic_tracer_cover_pid(struct quic_tracer *t, pid_t pid);
+int quic_tracer_cover_cgroup(struct quic_tracer *t, const char *path);
+int quic_tracer_cover_root(struct quic_tracer *t, const char *why);
 /* The packet programs on now, for the whole run (targets that join in
  * the kernel, faster than the agent hears of their first UDP socket);
  * why is said in every output. 0 or -errno. */
@@ -93,8 +106,6 @@ void quic_tracer_close(struct quic_tracer *t);
 int quic_find_libngtcp2(pid_t pid, char *path, size_t len);
 /* A libngtcp2 in the usual library directories; 0 or -ENOENT. */
 int quic_find_system_libngtcp2(char *path, size_t len);
-/* Mount point of the cgroup v2 hierarchy, from /proc/self/mountinfo. */
-int quic_find_cgroup2(char *path, size_t len);
 /* Whether this kernel makes IPPROTO_QUIC (261) sockets, or has /proc/net/quic. */
 bool quic_kernel_present(void);
 
