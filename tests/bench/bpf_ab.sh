@@ -17,13 +17,19 @@
 #  untraced: the same churn by a process nobody traces while the binary
 #            traces a sleep: conns/s, and the BPF run time its connections
 #            cost (all of connscope's programs over the run / connections).
+#  othercg:  the untraced churn again, while the binary traces a process that
+#            holds a UDP socket in a cgroup v2 directory of its own (so the
+#            QUIC wire unit's packet programs are on): the QUIC programs'
+#            (qw_*) runs and run time a connection of the untraced churn,
+#            and the churn's TCP segments a connection (the netns's
+#            OutSegs), for runs a packet. The churn runs in the root cgroup.
 #  keepalive: KA_N connections x KA_R exchanges (default 320 x 2000: ~5 s
 #            where make bench's 320 x 1000 lasts ~2.5), both ends traced, as
 #            traced; every figure a request, not a connection.
 #
 #	tests/bench/bpf_ab.sh BEFORE AFTER	two connscope binaries
 #	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
-#	MODES="traced untraced keepalive" (default "traced untraced")
+#	MODES="traced untraced othercg keepalive" (default "traced untraced")
 #	KA_N=CONNS KA_R=EXCHANGES (keepalive; default 320 and 2000)
 #	KEEP=DIR: the agent's JSON of every attached run kept there
 #
@@ -45,6 +51,10 @@ fi
 # shellcheck source=tests/bench/lib.sh
 source "$REPO_ROOT/tests/bench/lib.sh"
 ab_setup bpf_ab bpfab
+# othercg's target cgroup (made and removed by each run; at exit too, after
+# cleanup killed what was in it).
+OCG=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)/connscope-bpfab-$$
+trap 'cleanup; rmdir "$OCG" 2>/dev/null' EXIT
 HAVE_PERF=false
 perf stat -x, -e task-clock -o /dev/null true >/dev/null 2>&1 && HAVE_PERF=true
 
@@ -71,7 +81,23 @@ one() {
 	rm -f "$WORK/att.json" "$WORK/att.err" "$WORK/lg.out.perf"
 	lg_start "$NS" "$WORK/lg.out" perf "${args[@]}" || { ns_del "$NS"; return 1; }
 	if [[ $cs != - ]]; then
-		if [[ $mode != untraced ]]; then
+		if [[ $mode == othercg ]]; then
+			mkdir -p "$OCG"
+			# SIGINT back to its default (a background job starts with
+			# it ignored); no fd of ours held (the $(one) pipe).
+			# shellcheck disable=SC2016
+			bash -c 'echo $$ >"$1/cgroup.procs" && exec python3 -c "$2"' _ "$OCG" \
+				'import signal, socket, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+time.sleep(3600)' </dev/null >/dev/null 2>&1 &
+			target=$!
+			BG+=("$target")
+			wait_for "ss -Huanp | grep -q 'pid=$target,'" 10 || say "no UDP socket in $target"
+			"$cs" attach -p "$target" -d 600 -i 1 -j --cost-every 1 \
+				>"$WORK/att.json" 2>"$WORK/att.err" &
+		elif [[ $mode != untraced ]]; then
 			ip netns exec "$NS" "$cs" attach -p "$LG_PIDS" -d 600 -i 1 -j --cost-every 1 \
 				>"$WORK/att.json" 2>"$WORK/att.err" &
 		else
@@ -91,8 +117,10 @@ one() {
 	AGENT_PERF=
 	rm -f "$WORK/agent.perf"
 	[[ -n $tool ]] && $HAVE_PERF && agent_perf_start "$tool" "$WORK/agent.perf"
+	segs0=$(ip netns exec "$NS" awk '$1 == "Tcp:" && $11 ~ /^[0-9]+$/ {print $12}' /proc/net/snmp)
 	lg_go
 	lg_end || say "loadgen: $(tail -n 2 "$WORK/loadgen.err" 2>/dev/null)"
+	segs=$(ip netns exec "$NS" awk -v s="$segs0" '$1 == "Tcp:" && $11 ~ /^[0-9]+$/ {print $12 - s}' /proc/net/snmp)
 	if [[ -n $AGENT_PERF ]]; then
 		kill -INT "$AGENT_PERF" 2>/dev/null
 		wait "$AGENT_PERF"
@@ -100,7 +128,7 @@ one() {
 		ams=$(agent_perf_ms "$WORK/agent.perf")
 	fi
 	if [[ -n $tool ]]; then
-		if [[ $mode != untraced ]]; then
+		if [[ $mode != untraced && $mode != othercg ]]; then
 			# It ends by itself once every target has exited.
 			wait_for "! kill -0 $tool 2>/dev/null" 30 || kill -INT "$tool" 2>/dev/null
 			wait "$tool"
@@ -108,6 +136,8 @@ one() {
 		else
 			stop_proc "$tool"
 			stop_proc "$target"
+			bg_forget "$target"
+			[[ $mode == othercg ]] && rmdir "$OCG"
 		fi
 	fi
 	ns_del "$NS"
@@ -121,10 +151,15 @@ one() {
 		"$WORK/lg.out.perf" 2>/dev/null)
 	[[ -n ${KEEP:-} && -n $tool ]] && cp "$WORK/att.json" "$KEEP/$mode.$name.$(date +%s%N).json"
 	[[ -n $ams ]] && ams=$(awk -v m="$ams" -v n="${conns:-1}" 'BEGIN { printf "%d", m * 1e6 / n }')
+	# The QUIC programs alone: runs and ns a connection; segments a connection.
+	qw=$(jq -r --argjson n "${conns:-1}" '[.agent.cost.programs[]? | select(.name | test("qw_"))] |
+		"\((map(.runs) | add // 0) / $n * 100 | floor / 100) \((map(.run_time_ns) | add // 0) / $n | floor)"' \
+		"$WORK/att.json" 2>/dev/null)
+	spc=$(awk -v s="${segs:-0}" -v n="${conns:-1}" 'BEGIN { printf "%.2f", s / n }')
 	if [[ -n $tool ]]; then
-		echo "$name ${thr:-0} ${cpu:--} $(cost_of "$WORK/att.json" "${conns:-1}") ${ams:--}"
+		echo "$name ${thr:-0} ${cpu:--} $(cost_of "$WORK/att.json" "${conns:-1}") ${ams:--} ${qw:-- -} $spc"
 	else
-		echo "$name ${thr:-0} ${cpu:--} - - - - - - - -"
+		echo "$name ${thr:-0} ${cpu:--} - - - - - - - - - - $spc"
 	fi
 }
 
@@ -157,11 +192,12 @@ for mode in $MODES; do
 		echo "  $name ${u}s/s / none: $ratio"
 		col=4
 		for fig in "CPU ns/$u (workload)" "BPF ns/$u" "  state" "  nested" "  send/recv" "  other" "nested catches" "runs/$u" \
-			"agent CPU ns/$u, during the load"; do
+			"agent CPU ns/$u, during the load" "QUIC (qw_*) runs/$u" "QUIC (qw_*) ns/$u"; do
 			echo "  $name $fig: $(awk -v w="$name" -v c="$col" '$2 == w { print $c }' "$WORK/$mode.res" | stats)"
 			col=$((col + 1))
 		done
 	done
 	echo "  none ${u}s/s: $(awk '$2 == "none" { print $3 }' "$WORK/$mode.res" | stats)"
 	echo "  none CPU ns/$u (workload): $(awk '$2 == "none" { print $4 }' "$WORK/$mode.res" | stats)"
+	echo "  TCP segments/$u: $(awk '{ print $NF }' "$WORK/$mode.res" | stats)"
 done
