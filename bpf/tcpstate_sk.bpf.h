@@ -425,6 +425,23 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	return 0;
 }
 
+/* A connection held since before we attached (a seed: seed_port), met
+ * first at a send or a read, with no state change to adopt it: its
+ * storage made and its adoption sent. NULL: not a seed, or no storage. */
+static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
+{
+	struct cs_sk *st;
+	int state;
+
+	if (!seed_port(sk_local_port_btf(sk)))
+		return NULL;
+	state = sk->__sk_common.skc_state;
+	st = sk_state_new(sk, state, state);
+	if (st)
+		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
+	return st;
+}
+
 /* Every send and receive on every socket of the machine passes here. */
 static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 {
@@ -436,18 +453,14 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 	st = sk_state_of(sk);
 	if (!st) {
 		/* A connection held since before we attached sends without a
-		 * state change: adopt its seed here. */
-		int state;
-
-		/* Its protocol first: a plain load, where the port is a
-		 * probe read (UDP and unix sockets pass here too). */
-		if (!sk_is_tcp(sk, true) || !seed_port(sk_local_port_btf(sk)))
+		 * state change: adopt its seed here. Its protocol first: a
+		 * plain load, where the port is a probe read (UDP and unix
+		 * sockets pass here too). */
+		if (!sk_is_tcp(sk, true))
 			return 0;
-		state = sk->__sk_common.skc_state;
-		st = sk_state_new(sk, state, state);
+		st = seed_adopt(sk);
 		if (!st)
 			return 0;
-		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
 	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
 		/* No clock unless adopted: a send or receive reads it not at
 		 * all (it read it every run before). An adopted child has
@@ -545,15 +558,9 @@ static __always_inline int count_rx_sk(const struct sock *sk)
 		 * adopted here, as its first send does. Its bytes read count
 		 * from this read on (sk_state_new took the position after
 		 * it for its base; rx_seed_chunk gives this read back). */
-		int state;
-
-		if (!seed_port(sk_local_port_btf(sk)))
-			return 0;
-		state = sk->__sk_common.skc_state;
-		st = sk_state_new(sk, state, state);
+		st = seed_adopt(sk);
 		if (!st)
 			return 0;
-		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
 		tp = bpf_skc_to_tcp_sock((void *)sk);
 		base = seed_rx_base_of(sk, st);
 		if (tp && base) {
