@@ -8,8 +8,9 @@
 # (its fdinfo: cgroup_id) and bpftool's view of both cgroups and the root;
 # the packet programs' own count of untraced datagrams they ran for
 # (unowned_datagrams) stays 0; the QUIC counts stay exact; nothing is left.
-# Then the agent in a cgroup namespace of its own, the target outside it:
-# said, not seen.
+# A target in a cgroup below another's: one attachment, at the ancestor,
+# counts exact. Then the agent in a cgroup namespace of its own, the
+# target outside it: said, not seen.
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -111,6 +112,34 @@ assert_eq "$(jqn .agent.quic.wire_events_lost "$J")" 0 json/nothing_lost
 assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_ocli or .pid == $FX_PID_osrv)] | length" "$J")" \
 	0 other/not_traced
 assert_eq "$(bpf_alive "$CS_OWNED")" "" nothing_left/bpf
+
+# ---- a target below another's cgroup: one attachment, at the ancestor ----
+# A server in CGT/sub is added first (its cgroup), then the driver in CGT:
+# CGT replaces CGT/sub, or the server's sockets would run each program
+# twice and its datagrams be counted twice.
+mkdir "$CGT/sub" || { fail sub/mkdir "cannot make $CGT/sub"; exit 1; }
+on_exit "cg_remove '$CGT/sub'"
+PB=$(udp_free_port)
+spawn_bg "${CG_EXEC[@]}" "$CGT/sub" bash -c 'exec "${@:2}" >"$1" 2>&1' srv2 "$TMP/gtls2.log" \
+	gtlsserver -q -d "$TMP/www" 127.0.0.1 "$PB" "$TMP/key.pem" "$TMP/cert.pem"
+S2=$BG_PID
+wait_for "[[ -n \$(ss -Hlun 'sport = :$PB') ]]" 10 || { fail sub/server "gtlsserver did not bind $PB"; exit 1; }
+cs_attach "$TMP/sub.json" "$TMP/sub.err" -p "$S2,$DPID" --children -j -i 0.3 ||
+	{ fail sub/attach "$(cat "$TMP/sub.err")"; exit 1; }
+CS_OWNED=$(bpf_owned "$CS_PID")
+assert_eq "$(agent_links "$CS_PID" | paste -sd,)" "0 $idt,1 $idt,2 $idt,34 $idt" sub/links_at_ancestor_only
+assert_eq "$(ours_at "$CGT/sub")" 0 sub/bpftool_none_below
+run sub "seq 3 $PB"
+cs_stop
+assert_eq "$?" 0 sub/exit_status
+S="$TMP/sub.json"
+assert_eq "$(jqn ".processes[] | select(.pid == $S2) | .quic | [.by_source.wire.connections, .by_source.wire.handshakes_completed, .by_source.ngtcp2.connections] | join(\" \")" "$S")" \
+	"3 3 3" sub/server_exact
+assert_eq "$(jqn "[.processes[] | select(.comm == \"gtlsclient\") | .quic.by_source.wire.connections] | add" "$S")" \
+	3 sub/clients_exact
+assert_eq "$(jqn .agent.quic.cgroup "$S")" "$CGT" sub/json_cgroup
+assert_eq "$(bpf_alive "$CS_OWNED")" "" sub/nothing_left
+kill "$S2"; wait "$S2" 2>/dev/null
 
 # ---- the agent in a cgroup namespace of its own (a container's) ----
 # Its cgroup2 mount holds its namespace only; the server's cgroup lies
