@@ -22,7 +22,14 @@ http_status() {
 	exec {fd}>&-
 }
 
-port=$(free_port)
+# The churn in a namespace of the test's own (fx_twns):
+# metrics/time_wait_by_endpoint wants its N TIME_WAIT live, which resets
+# could end early in ours. The exporter stays in ours (the scrapers and
+# Prometheus reach it there) and reads the client's namespace through it.
+# The scraper's own TIME_WAIT (keepalive/the_scraper_closed_first) is in
+# ours: the exporter it scrapes is.
+fx_twns exporter
+port=$(fx_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
 # A QUIC server too (Debian's ngtcp2 example), for the QUIC families and
 # the dashboards' QUIC panels.
@@ -220,6 +227,8 @@ assert_eq "$?" 0 exporter/clean_exit
 # the client is summed into pid="other"), C with a series cap that leaves
 # processes out, whole, and says so.
 NA=7
+# --all reads every namespace from ours: these fixtures are ours.
+FX_WRAP=()
 aport=$(free_port)
 fx_start asrv server -p "$aport" && fx_start acli client -p "$aport"
 # More sockets than any other process holds (ss sees what B's first
@@ -341,7 +350,11 @@ bad_usage max_series_garbage "connscope: --max-series '12x': expected an integer
 bad_usage top_processes_0 "connscope: --top-processes '0': expected an integer between 1 and 10000" --all --top-processes 0
 bad_usage top_without_all "connscope exporter: --top-processes needs --all (with -p every listed process has series of its own)" -p 1 --top-processes 5
 bad_usage all_children "connscope exporter: --children with --all: every process is traced already; drop --children" --all --children
-"$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$port" >/dev/null 2>"$TMP/inuse.err"
+# A port in use in ours (the churn's server listens in the test's namespace).
+bport=$(free_port)
+fx_start busy server -p "$bport" || fail bad/in_use_server "tcpfix did not start"
+"$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$bport" >/dev/null 2>"$TMP/inuse.err"
 assert_eq "$?" 1 bad/in_use_status
-assert_eq "$(cat "$TMP/inuse.err")" "connscope: cannot listen on 127.0.0.1:$port (in use? try another --listen port)" bad/in_use_one_message
+assert_eq "$(cat "$TMP/inuse.err")" "connscope: cannot listen on 127.0.0.1:$bport (in use? try another --listen port)" bad/in_use_one_message
+fx_stop busy
 fx_stop cli; fx_stop srv
