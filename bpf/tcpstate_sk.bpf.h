@@ -517,7 +517,28 @@ static __always_inline bool rx_in_task(void)
  * before the attach left of that skb, if it stopped inside one). A peek
  * or splice()'s read (tcp_read_sock frees its skbs first) finds an skb
  * not read yet, or none: 0, and a splice that adopts a seed is not
- * counted (its later ones are). */
+ * counted (its later ones are: 144 bytes counted for 160 by hand).
+ *
+ * Not exact from the socket at that point, checked against the kernel's
+ * source: tcp_read_sock writes copied_seq, unlinks and frees the skbs it
+ * read and only then runs tcp_rcv_space_adjust; the length it read lives
+ * in its locals and the caller's read_descriptor_t, and the data in the
+ * splice's pipe, none reachable from sk. No tcp_sock field keeps the read
+ * position before this read: rcvq_space.seq is copied_seq at the last
+ * receive-buffer measure, taken only once rcv_rtt_est.rtt_us is nonzero
+ * (the receiver's RTT, measured on a full-MSS segment with timestamps or
+ * once a whole receive window came in: never on a pool of small
+ * requests) and an eighth of it has passed, so it can lie any number of
+ * reads back, before the attach too; rcv_wup follows rcv_nxt, not
+ * copied_seq. What could make it exact is user space: the seed's read
+ * position at the start-up dump (tcp_info's tcpi_bytes_received less
+ * idiag_rqueue, as tp_read_pos) put beside the seed by its tuple and
+ * taken for the base at adoption, counting every read after the dump.
+ * Its price: INET_DIAG_INFO in every start-up dump, a map lookup and a
+ * pointer more on the send and read programs' stack, and a window of its
+ * own (the dump reads idiag_rqueue outside the socket's lock and
+ * tcp_info inside it: data arriving between them moves the base). Not
+ * done. */
 static __always_inline __u32 rx_seed_chunk(const struct sock *sk, const struct tcp_sock *tp)
 {
 	const struct sk_buff *skb = sk->sk_receive_queue.next;
