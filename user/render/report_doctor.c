@@ -4,6 +4,7 @@
 #include "doctor.h"
 #include "report.h"
 #include "report_findings.h"
+#include "report_losses.h"
 #include "text_wrap.h"
 
 void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *run)
@@ -24,13 +25,14 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 	snprintf(head, sizeof(head), "connscope %s: ",
 		 run->doctor && run->doctor->command ? run->doctor->command : "doctor");
 	text_wrap(out, head, "  ", line);
-	/* Counts the rules read are low when events were lost: say it first. */
-	if (run->stats[CS_STAT_RB_LOST]) {
-		snprintf(line, sizeof(line), "%llu events were lost (ring buffer full): event "
-			 "counts are low; raise --ringbuf-size",
-			 (unsigned long long)run->stats[CS_STAT_RB_LOST]);
-		text_wrap(out, "WARNING: ", "  ", line);
-	}
+	/* Counts the rules read are low when the agent lost anything (a ring
+	 * full, a program not attached, an end no program saw): say it first,
+	 * as attach's report does. */
+	format_losses_headline_see(out, "", &run->losses, "-j: agent.losses");
+	if (run->stats[CS_STAT_RB_LOST])
+		text_wrapf(out, "WARNING: ", "  ", "%llu events were lost (ring buffer full): event "
+			   "counts are low; raise --ringbuf-size",
+			   (unsigned long long)run->stats[CS_STAT_RB_LOST]);
 	format_findings_section(out, a, run);
 	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
 		 "sites%s), %s and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "

@@ -5,6 +5,12 @@
 
 void format_losses_headline(FILE *out, const char *first, const struct agent_losses *l)
 {
+	format_losses_headline_see(out, first, l, "agent: losses");
+}
+
+void format_losses_headline_see(FILE *out, const char *first, const struct agent_losses *l,
+				const char *see)
+{
 	char text[TEXT_WRAP_MAX];
 	size_t used;
 
@@ -17,8 +23,7 @@ void format_losses_headline(FILE *out, const char *first, const struct agent_los
 					 used > 5 ? "," : "", (unsigned long long)l->n[k],
 					 loss_text(k));
 	if (used < sizeof(text))
-		snprintf(text + used, sizeof(text) - used,
-			 "; counts below are low (see agent: losses)");
+		snprintf(text + used, sizeof(text) - used, "; counts below are low (see %s)", see);
 	/* Every kind at once runs to many lines: wrapped like a finding. */
 	text_wrap(out, first, "  ", text);
 }

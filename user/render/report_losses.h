@@ -13,6 +13,9 @@ struct json;
  * low" when anything was lost, nothing otherwise. The report's first
  * line; attach's warning on stderr. */
 void format_losses_headline(FILE *out, const char *first, const struct agent_losses *l);
+/* The same, naming where the kinds are told (the doctor has no agent block). */
+void format_losses_headline_see(FILE *out, const char *first, const struct agent_losses *l,
+				const char *see);
 /* "losses: none", or one line per kind that lost something. */
 void format_losses_text(FILE *out, const struct agent_losses *l);
 /* "losses": { "total": N, "<key>": n, ... } with every kind. */
