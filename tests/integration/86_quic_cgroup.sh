@@ -9,8 +9,9 @@
 # the packet programs' own count of untraced datagrams they ran for
 # (unowned_datagrams) stays 0; the QUIC counts stay exact; nothing is left.
 # A target in a cgroup below another's: one attachment, at the ancestor,
-# counts exact. Then the agent in a cgroup namespace of its own, the
-# target outside it: said, not seen.
+# counts exact; the same with --cgroup spelled with a trailing slash or
+# relative. Then the agent in a cgroup namespace of its own, the
+# target outside it: said, not seen, beside the root's reason (--comm).
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
@@ -107,6 +108,7 @@ assert_eq "$(jqn "$C | map(.quic.by_source.wire.handshakes_completed) | add" "$J
 # Where, and the programs' own count: no untraced datagram ran them.
 assert_eq "$(jqn .agent.quic.cgroup "$J")" "$CGT" json/cgroup
 assert_eq "$(jqn .agent.quic.cgroup_note "$J")" "" json/no_note
+assert_eq "$(jqn .agent.quic.cgroup_swaps "$J")" 0 json/no_swaps
 assert_eq "$(jqn .agent.quic.unowned_datagrams "$J")" 0 json/no_untraced_datagram
 assert_eq "$(jqn .agent.quic.wire_events_lost "$J")" 0 json/nothing_lost
 assert_eq "$(jqn "[.processes[] | select(.pid == $FX_PID_ocli or .pid == $FX_PID_osrv)] | length" "$J")" \
@@ -138,8 +140,56 @@ assert_eq "$(jqn ".processes[] | select(.pid == $S2) | .quic | [.by_source.wire.
 assert_eq "$(jqn "[.processes[] | select(.comm == \"gtlsclient\") | .quic.by_source.wire.connections] | add" "$S")" \
 	3 sub/clients_exact
 assert_eq "$(jqn .agent.quic.cgroup "$S")" "$CGT" sub/json_cgroup
+# CGT on, then CGT/sub off: one moment a datagram there ran them twice.
+assert_eq "$(jqn .agent.quic.cgroup_swaps "$S")" 1 sub/json_swap_said
 assert_eq "$(bpf_alive "$CS_OWNED")" "" sub/nothing_left
 kill "$S2"; wait "$S2" 2>/dev/null
+
+# ---- --cgroup spelled otherwise: the same directory, one attachment ----
+# A target alone in CGS/sub is found at its own cgroup (mount + the 0::
+# line); --cgroup names CGS with a trailing slash, or relative to the
+# current directory: CGS all the same, the ancestor of CGS/sub. One
+# attachment a program (4 links, at CGS), each datagram counted once: 10
+# datagrams to itself, each seen leaving and arriving, 20 (once 40, 8
+# links: both spellings held the programs, and nothing said).
+cg_make quics
+CGS=$CG
+mkdir "$CGS/sub" || { fail spell/mkdir "cannot make $CGS/sub"; exit 1; }
+on_exit "cg_remove '$CGS/sub'"
+ids=$(stat -c %i "$CGS")
+# shellcheck disable=SC2016
+fix_start udp "${CG_EXEC[@]}" "$CGS/sub" python3 -u -c '
+import socket, sys
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1", 0))
+print("ready", flush=True)
+for line in sys.stdin:
+    for i in range(int(line)):
+        a.sendto(b"q" * 40, a.getsockname()); a.recvfrom(100)
+    print("sent", line.strip(), flush=True)'
+fix_expect udp 'ready' 10 || { fail spell/setup "no ready line from the UDP target"; exit 1; }
+spelled() {	# NAME SPELLING [DIR]: attach with --cgroup SPELLING from DIR
+	local dir=${3:-$PWD}
+	pushd "$dir" >/dev/null || { fail "spell/$1/cd" "cannot cd to $dir"; return; }
+	cs_attach "$TMP/sp-$1.json" "$TMP/sp-$1.err" --cgroup "$2" -j -i 0.3
+	local ok=$?
+	popd >/dev/null || true
+	((ok == 0)) || { fail "spell/$1/attach" "$(cat "$TMP/sp-$1.err")"; return; }
+	CS_OWNED=$(bpf_owned "$CS_PID")
+	assert_eq "$(agent_links "$CS_PID" | paste -sd,)" "0 $ids,1 $ids,2 $ids,34 $ids" \
+		"spell/$1/links_at_cgs_only"
+	fix_cmd udp 10 'sent *' 10 || fail "spell/$1/sent" "the UDP target did not answer"
+	cs_stop
+	assert_eq "$?" 0 "spell/$1/exit_status"
+	assert_eq "$(jqn .agent.quic.datagrams "$TMP/sp-$1.json")" 20 "spell/$1/datagrams_once"
+	assert_eq "$(jqn .agent.quic.cgroup "$TMP/sp-$1.json")" "$CGS" "spell/$1/json_cgroup"
+	assert_eq "$(jqn .agent.quic.cgroup_swaps "$TMP/sp-$1.json")" 0 "spell/$1/no_swaps"
+	assert_eq "$(bpf_alive "$CS_OWNED")" "" "spell/$1/nothing_left"
+}
+spelled plain "$CGS"
+spelled trailing_slash "$CGS/"
+spelled relative "./${CGS##*/}" "$CG_MNT"
+spelled dotdot .. "$CGS/sub"
+fix_eof udp
 
 # ---- the agent in a cgroup namespace of its own (a container's) ----
 # Its cgroup2 mount holds its namespace only; the server's cgroup lies
@@ -157,6 +207,15 @@ assert_eq "$(grep -c "datagrams of process $SPID are not seen on the wire: its c
 	1 cgroupns/said_once
 assert_eq "$(jqn '.agent.quic | [.wire, .cgroup, (.cgroup_note | test("not seen"))] | map(tostring) | join(" ")' "$TMP/ns.json")" \
 	"true  true" cgroupns/json_says_not_seen
+# Two reasons, both kept: the root (--comm: a process of that name may
+# start anywhere) and the target not seen (once only the first one was).
+spawn_bg "${CG_EXEC[@]}" "$CG" unshare -C -m --propagation private \
+	bash -c 'umount "$1" && mount -t cgroup2 cgroup2 "$1" && exec "${@:2}"' ns "$CG_MNT" \
+	"$CONNSCOPE" attach --comm connscope-none -p "$SPID" -d 1 -j >"$TMP/ns2.json" 2>"$TMP/ns2.err"
+wait "$BG_PID"
+assert_eq "$?" 0 cgroupns/root/exit_status
+assert_eq "$(jqn '.agent.quic.cgroup_note | [test("on the cgroup root: --comm"), test("not seen")] | map(tostring) | join(" ")' "$TMP/ns2.json")" \
+	"true true" cgroupns/root/json_note_has_both
 
 fix_send drv quit
 fx_stop ocli; fx_stop osrv

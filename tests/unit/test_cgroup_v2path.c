@@ -22,7 +22,12 @@ static const struct {
 	{ "0::/a/b/", "/a/b", 0 },	/* no newline at the end, a trailing slash */
 	/* The agent in a container, the target outside its namespace. */
 	{ "0::/../../user.slice\n", NULL, -EXDEV },
-	{ "0::/a/.. /b\n", NULL, -EXDEV },
+	{ "0::/a/../b\n", NULL, -EXDEV },
+	{ "0::/..\n", NULL, -EXDEV },
+	/* Names that only begin or end with "..": cgroups like any other. */
+	{ "0::/..x\n", "/..x", 0 },
+	{ "0::/a/..x/b..\n", "/a/..x/b..", 0 },
+	{ "0::/a/.. /b\n", "/a/.. /b", 0 },
 	{ "0::/a (deleted)\n", NULL, -EXDEV },
 	{ "0::\n", NULL, -EXDEV },
 	/* A v1-only host: no v2 line. */
