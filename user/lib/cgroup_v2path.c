@@ -5,6 +5,17 @@
 #include <string.h>
 #include "cgroup_v2path.h"
 
+/* A whole ".." segment in p[0..n): "/a/../b", "/..", not "/..x" (a
+ * cgroup may be named so). */
+static bool dotdot_segment(const char *p, size_t n)
+{
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (p[i] == '/' && p[i + 1] == '.' && p[i + 2] == '.' &&
+		    (i + 3 == n || p[i + 3] == '/'))
+			return true;
+	return false;
+}
+
 int cgroup_v2_rel(const char *text, char *out, size_t len)
 {
 	const char *line = text;
@@ -21,7 +32,7 @@ int cgroup_v2_rel(const char *text, char *out, size_t len)
 			/* Relative to the reader's cgroup namespace: a process
 			 * outside it shows "/../..". A process in a removed
 			 * cgroup (a zombie) shows " (deleted)". */
-			if (!n || p[0] != '/' || memmem(p, n, "/..", 3) ||
+			if (!n || p[0] != '/' || dotdot_segment(p, n) ||
 			    memmem(p, n, " (deleted)", 10))
 				return -EXDEV;
 			if (n >= len)
