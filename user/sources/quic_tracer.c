@@ -105,6 +105,16 @@ static int cover(struct quic_tracer *t, const char *path, char *err, size_t len)
 	return r;
 }
 
+/* One more reason in cgroup_note ("A; B"): the root and why, a target
+ * not seen, each the first of its kind, however they come. */
+static void note_add(struct quic_tracer *t, const char *what, const char *why)
+{
+	size_t off = strlen(t->cgroup_note);
+
+	snprintf(t->cgroup_note + off, sizeof(t->cgroup_note) - off, "%s%s%s", off ? "; " : "",
+		 what, why);
+}
+
 /* The root of the hierarchy: for every process (--all), for processes
  * that may start anywhere (--comm), or where a target's own cgroup cannot
  * be used (said once on stderr: fallback). why is kept for the reports. */
@@ -117,11 +127,13 @@ static int cover_root(struct quic_tracer *t, const char *why, bool fallback)
 		fprintf(stderr, "connscope: QUIC on the wire: %s; and at the root: %s\n", why, err);
 		return r;
 	}
-	if (r > 0 && !t->cgroup_note[0]) {
+	/* Said once, whatever was noted before it (a target not seen). */
+	if (r > 0 && !t->root_said) {
+		t->root_said = true;
 		if (fallback)
 			fprintf(stderr, "connscope: QUIC on the wire: %s: its programs are on the "
 					"cgroup root %s, for every process\n", why, t->cg.mount);
-		snprintf(t->cgroup_note, sizeof(t->cgroup_note), "on the cgroup root: %s", why);
+		note_add(t, "on the cgroup root: ", why);
 	}
 	return 0;
 }
@@ -167,8 +179,10 @@ int quic_tracer_cover_pid(struct quic_tracer *t, pid_t pid)
 			if (t->unseen_pid != pid)	/* once, not at each add */
 				fprintf(stderr, "connscope: %s\n", why);
 			t->unseen_pid = pid;
-			if (!t->cgroup_note[0])
-				snprintf(t->cgroup_note, sizeof(t->cgroup_note), "%s", why);
+			if (!t->unseen_said) {
+				t->unseen_said = true;
+				note_add(t, "", why);
+			}
 			return -EXDEV;
 		}
 		if (r) {

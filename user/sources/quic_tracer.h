@@ -41,9 +41,12 @@ struct quic_tracer {
 	uint64_t skb_since_ns;		/* when (now_ns), 0: not attached */
 	const char *skb_why;		/* what made them go on */
 	char cgroup[PATH_MAX];		/* those cgroups, "A, B" (quic_cgroups_format) */
-	/* Why they are not (only) the targets' own: the root and why, or a
-	 * target outside our cgroup namespace. The first one; "": none. */
-	char cgroup_note[PATH_MAX + 384];
+	/* Why they are not (only) the targets' own: the root and why, and a
+	 * target outside our cgroup namespace, the first of each, "A; B";
+	 * "": neither. */
+	char cgroup_note[2 * PATH_MAX + 768];
+	bool root_said;			/* the root's reason is in cgroup_note */
+	bool unseen_said;		/* a target not seen is in cgroup_note */
 	pid_t unseen_pid;		/* the last target said outside our cgroup namespace */
 	struct ngtcp2_bpf *ng;		/* loaded at the first process that maps libngtcp2 */
 	struct ring_buffer *rb;		/* the caller's, where the rings are added */
