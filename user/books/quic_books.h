@@ -158,6 +158,9 @@ struct quic_run {
 	const char *skb_why;
 	const char *cgroup;		/* where it is attached: cgroup v2 directories, "A, B" */
 	const char *cgroup_note;	/* why not the targets' own cgroups ("" or NULL) */
+	/* Times a cgroup replaced attach points below it: each a moment in
+	 * which a datagram there may have been counted twice. */
+	uint64_t cgroup_swaps;
 	bool kernel_quic;		/* in-kernel QUIC detected (and followed) */
 	uint32_t seeded;		/* UDP sockets found at start */
 	uint64_t seed_failed;		/* ... that could not be seeded */

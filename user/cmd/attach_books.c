@@ -63,6 +63,7 @@ void attach_quic_refresh(struct quic_run *q, const struct quic_tracer *t, struct
 	q->wire_error = t->wire_error;
 	q->cgroup = t->cgroup;
 	q->cgroup_note = t->cgroup_note;
+	q->cgroup_swaps = t->cg.swaps;
 	q->kernel_quic = t->kernel_quic;
 	q->seeded = t->seeded;
 	q->seed_failed = t->seed_failed;

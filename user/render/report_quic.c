@@ -145,6 +145,12 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 	/* Why not (only) the targets' own cgroups. */
 	if (q->wire_on && q->cgroup_note && *q->cgroup_note)
 		text_wrapf(out, "  ", "    ", "%s", q->cgroup_note);
+	/* Attached above first, detached below then: not exact for that
+	 * moment, so said. */
+	if (q->wire_on && q->cgroup_swaps)
+		text_wrapf(out, "  ", "    ", "%llu time%s a cgroup replaced the attach points "
+			   "below it: for that moment, a datagram there may be counted twice",
+			   u(q->cgroup_swaps), q->cgroup_swaps == 1 ? "" : "s");
 	/* The packet programs run for every packet of those cgroups: said
 	 * when they went on, or that they never had to. */
 	if (q->wire_on && q->skb_on)
@@ -260,6 +266,7 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_kv_string(j, "wire_error", q->wire_on ? "" : (q->wire_error ? q->wire_error : ""));
 	json_kv_string(j, "cgroup", q->cgroup ? q->cgroup : "");
 	json_kv_string(j, "cgroup_note", q->cgroup_note ? q->cgroup_note : "");
+	json_kv_uint(j, "cgroup_swaps", q->cgroup_swaps);
 	/* Datagrams of untraced UDP sockets the packet programs ran for. */
 	json_kv_uint(j, "unowned_datagrams", q->wire_stats[QW_STAT_UNOWNED]);
 	json_kv_bool(j, "packet_programs_attached", q->skb_on);

@@ -69,7 +69,62 @@ static bool point_live(const struct qc_point *p)
 {
 	struct stat st;
 
-	return !stat(p->path, &st) && (uint64_t)st.st_ino == p->ino;
+	return !stat(p->path, &st) && (uint64_t)st.st_ino == p->ino && st.st_dev == p->dev;
+}
+
+/* The inodes (cgroup ids) of the directory at path and of each directory
+ * above it, up to the root of its hierarchy (where ".." leaves the file
+ * system, or is the directory itself), into inos[], the directory first;
+ * its device into *dev. Ancestors by identity, not by spelling: a trailing
+ * slash, a relative path, "..", a symlink name the same cgroup (a string
+ * compare once took "CG/" for another cgroup than "CG/sub"'s parent: the
+ * programs on both, every datagram counted twice). Count, or -errno. */
+static int lineage(const char *path, uint64_t inos[QC_MAX_DEPTH], dev_t *dev)
+{
+	struct stat st, up;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0, e = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	*dev = st.st_dev;
+	for (;;) {
+		int pfd;
+
+		if (n == QC_MAX_DEPTH) {
+			e = -ELOOP;
+			break;
+		}
+		inos[n++] = st.st_ino;
+		pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0) {
+			e = -errno;
+			break;
+		}
+		close(fd);
+		fd = pfd;
+		if (fstat(fd, &up)) {
+			e = -errno;
+			break;
+		}
+		if (up.st_dev != *dev || up.st_ino == st.st_ino)
+			break;
+		st = up;
+	}
+	close(fd);
+	return e ? e : n;
+}
+
+static bool holds(const uint64_t *inos, int n, uint64_t ino)
+{
+	for (int i = 0; i < n; i++)
+		if (inos[i] == ino)
+			return true;
+	return false;
 }
 
 static int attach_at(int cg, const char *path, struct bpf_program *prog, struct bpf_link **l,
@@ -89,12 +144,22 @@ static int attach_at(int cg, const char *path, struct bpf_program *prog, struct 
 int quic_cgroups_cover(struct quic_cgroups *c, const char *path, struct bpf_program **progs,
 		       char *err, size_t errlen)
 {
+	uint64_t inos[QC_MAX_DEPTH];
 	struct qc_point p = {};
 	struct stat st;
-	int cg, e = 0;
+	bool swapped = false;
+	int cg, e = 0, depth;
+	dev_t dev;
 
+	depth = lineage(path, inos, &dev);
+	if (depth < 0) {
+		snprintf(err, errlen, "cannot open %s or a directory above it: %s", path,
+			 strerror(-depth));
+		return depth;
+	}
 	for (int i = 0; i < c->n; i++)
-		if (cgroup_path_within(c->pts[i].path, path) && point_live(&c->pts[i]))
+		if (c->pts[i].dev == dev && holds(inos, depth, c->pts[i].ino) &&
+		    point_live(&c->pts[i]))
 			return 0;
 	if (c->n >= QC_MAX_POINTS) {
 		snprintf(err, errlen, "more than %d cgroups to attach to", QC_MAX_POINTS);
@@ -109,24 +174,39 @@ int quic_cgroups_cover(struct quic_cgroups *c, const char *path, struct bpf_prog
 		return -e;
 	}
 	p.ino = st.st_ino;
+	p.dev = st.st_dev;
 	for (int i = 0; i < QC_PROGS && !e; i++)
 		if (progs[i])
 			e = attach_at(cg, path, progs[i], &p.links[i], err, errlen);
 	close(cg);
-	p.path = e ? NULL : strdup(path);
-	if (e || !p.path) {
+	/* Kept as one spelling, the canonical one: for the reports, and
+	 * for point_live whatever the current directory. */
+	p.path = e ? NULL : realpath(path, NULL);
+	if (!e && !p.path) {
+		e = -errno;
+		snprintf(err, errlen, "cannot resolve %s: %s", path, strerror(-e));
+	}
+	if (e) {
 		point_free(&p);
-		if (!e)
-			snprintf(err, errlen, "out of memory");
-		return e ? e : -ENOMEM;
+		return e;
 	}
 	/* On here first, then off below: a socket below may run a program
-	 * twice for that moment, never none. Removed directories go too. */
-	for (int i = 0; i < c->n;)
-		if (cgroup_path_within(path, c->pts[i].path) || !point_live(&c->pts[i]))
-			point_drop(c, i);
-		else
+	 * twice for that moment, never none (counted: swaps). Removed
+	 * directories go too. */
+	for (int i = 0; i < c->n;) {
+		uint64_t up[QC_MAX_DEPTH];
+		dev_t d;
+		int m = point_live(&c->pts[i]) ? lineage(c->pts[i].path, up, &d) : -ENOENT;
+
+		if (m >= 0 && !(d == p.dev && holds(up, m, p.ino))) {
 			i++;
+			continue;
+		}
+		if (m >= 0)
+			swapped = true;
+		point_drop(c, i);
+	}
+	c->swaps += swapped;
 	c->pts[c->n++] = p;
 	return 1;
 }

@@ -16,10 +16,13 @@
 /* The programs, in the order of quic_cgroups_cover's progs[]:
  * sock_create, sock_release, egress, ingress. */
 #define QC_PROGS 4
+/* Directories from a point up to the root, at most (deeper: -ELOOP). */
+#define QC_MAX_DEPTH 128
 
 struct qc_point {
-	char *path;			/* absolute, under the mount */
+	char *path;			/* canonical (realpath), under a mount of the hierarchy */
 	uint64_t ino;			/* the directory's inode: its cgroup id */
+	dev_t dev;			/* ... on this mount of the hierarchy */
 	struct bpf_link *links[QC_PROGS];	/* NULL: that program not on here */
 };
 
@@ -28,6 +31,10 @@ struct quic_cgroups {
 	struct qc_point pts[QC_MAX_POINTS];
 	int n;
 	uint64_t replaced;		/* points dropped for an ancestor or a new directory */
+	/* Points added that replaced points below them: each time, for the
+	 * moment between the attach above and the detach below, a packet
+	 * there ran the programs twice (counted twice). */
+	uint64_t swaps;
 };
 
 /* Mount point of the cgroup v2 hierarchy (a mount of its root), from
@@ -35,10 +42,12 @@ struct quic_cgroups {
 int quic_find_cgroup2(char *path, size_t len);
 /* The mount from /proc/self/mountinfo; 0 or -ENOENT (none mounted). */
 int quic_cgroups_init(struct quic_cgroups *c);
-/* The programs progs[i] that are not NULL on at path, unless path or an
- * ancestor of it is in the set already; points below path are dropped
- * once it is on (for a moment both run: the links are made first, so no
- * packet goes unseen). A point whose directory was removed and made again
+/* The programs progs[i] that are not NULL on at path (any spelling: the
+ * cgroups are compared by identity, inode and device, walking ".." up),
+ * unless path or an ancestor of it is in the set already; points below
+ * path are dropped once it is on (for a moment both run: the links are
+ * made first, so no packet goes unseen, but one there may be counted
+ * twice: counted in swaps). A point whose directory was removed and made again
  * (a new inode) is made again. 1: attached; 0: covered already; -errno
  * with err saying what failed (nothing is changed then). */
 int quic_cgroups_cover(struct quic_cgroups *c, const char *path, struct bpf_program **progs,

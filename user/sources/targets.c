@@ -102,9 +102,15 @@ int targets_parse_cgroup(struct target_sel *t, const char *arg)
 				"children: they are included)\n");
 		return -1;
 	}
-	t->cgroup_path = strdup(path);
-	if (!t->cgroup_path)
+	/* One spelling from here on, as the mount and /proc/PID/cgroup give
+	 * it: absolute, no trailing slash, no "." or "..", no symlink (the
+	 * reports show it; "CG/" or a relative path once got the QUIC wire
+	 * programs attached twice). */
+	t->cgroup_path = realpath(path, NULL);
+	if (!t->cgroup_path) {
+		fprintf(stderr, "connscope: --cgroup %s: %s\n", path, strerror(errno));
 		return -1;
+	}
 	t->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->cgroup_fd < 0) {
 		fprintf(stderr, "connscope: --cgroup %s: %s\n", path, strerror(errno));
