@@ -18,6 +18,7 @@
 #include "quic_books.h"
 #include "report.h"
 #include "report_losses.h"
+#include "report_findings.h"
 #include "report_quic.h"
 #include "report_tw.h"
 #include "html_text.h"
@@ -115,6 +116,51 @@ TEST(netns_agent_report_fits_80)
 	ASSERT_TRUE(has_joined(buf, "QUIC wire: off: " NO_CGROUP2), "quic_reason_whole");
 	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
 				    "are low (see agent: losses)"), "lost_line_whole");
+	free(buf);
+	agg_free(&a);
+}
+
+/* How many times word is in s. */
+static int count_of(const char *s, const char *word)
+{
+	int n = 0;
+
+	for (const char *p = strstr(s, word); p; p = strstr(p + 1, word))
+		n++;
+	return n;
+}
+
+/* The doctor under the same run, and a full ring buffer: its findings
+ * rest on the same counts, so it says every loss (it said only the ring
+ * buffer's), once, with the fix, in 80 columns. */
+TEST(doctor_says_every_loss)
+{
+	struct run_info run = {
+		.hook = "tp_btf/inet_sock_set_state", .interval_s = 0.5, .elapsed_s = 3,
+		.end_reason = "duration",
+	};
+	struct agg a;
+	FILE *f;
+
+	agg_init(&a, 0);
+	run.losses.n[LOSS_ATTACH_FAILED] = 1;
+	f = open_out();
+	format_doctor_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "doctor_fits_80");
+	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
+				    "are low (see -j: agent.losses)"), "doctor_attach_loss_said");
+	ASSERT_TRUE(!strstr(buf, "ringbuf-size"), "doctor_no_ring_fix_without_ring_loss");
+	free(buf);
+	run.losses.n[LOSS_TCP_EVENTS] = run.stats[CS_STAT_RB_LOST] = 3;
+	f = open_out();
+	format_doctor_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "doctor_ring_fits_80");
+	ASSERT_TRUE(has_joined(buf, "LOST: 3 TCP events (ring buffer full), 1 programs or sources "
+				    "not attached"), "doctor_both_losses_said");
+	ASSERT_EQ(count_of(buf, "raise --ringbuf-size"), 1, "doctor_ring_fix_named_once");
+	ASSERT_EQ(count_of(buf, "ring buffer full"), 1, "doctor_ring_loss_said_once");
 	free(buf);
 	agg_free(&a);
 }

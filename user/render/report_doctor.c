@@ -29,10 +29,9 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 	 * full, a program not attached, an end no program saw): say it first,
 	 * as attach's report does. */
 	format_losses_headline_see(out, "", &run->losses, "-j: agent.losses");
+	/* The count is in the line above; here, the fix. */
 	if (run->stats[CS_STAT_RB_LOST])
-		text_wrapf(out, "WARNING: ", "  ", "%llu events were lost (ring buffer full): event "
-			   "counts are low; raise --ringbuf-size",
-			   (unsigned long long)run->stats[CS_STAT_RB_LOST]);
+		fputs("WARNING: the ring buffer filled: raise --ringbuf-size\n", out);
 	format_findings_section(out, a, run);
 	snprintf(line, sizeof(line), "BPF events (connections, failures, TIME_WAIT entries, fd "
 		 "sites%s), %s and /proc/PID/fd each interval (TIME_WAIT, orphans, ports, "
