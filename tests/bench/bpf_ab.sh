@@ -84,7 +84,7 @@ one() {
 		if [[ $mode == othercg ]]; then
 			mkdir -p "$OCG"
 			# SIGINT back to its default (a background job starts with
-			# it ignored); no fd of ours held (the $(one) pipe).
+			# it ignored); no fd of ours held.
 			# shellcheck disable=SC2016
 			bash -c 'echo $$ >"$1/cgroup.procs" && exec python3 -c "$2"' _ "$OCG" \
 				'import signal, socket, time
@@ -177,7 +177,7 @@ for mode in $MODES; do
 		for ((k = 0; k < 3; k++)); do
 			name=${names[(k + r) % 3]}
 			case $name in none) bin=- ;; before) bin=$1 ;; after) bin=$2 ;; esac
-			line=$(one "$mode" "$name" "$bin")
+			one "$mode" "$name" "$bin" >"$WORK/one.line"; line=$(<"$WORK/one.line")
 			echo "$mode round $((r + 1)): $line"
 			echo "$r $line" >>"$WORK/$mode.res"
 		done

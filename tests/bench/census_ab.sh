@@ -67,7 +67,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 	if ((r % 2)); then order="after before"; else order="before after"; fi
 	for which in $order; do
 		if [[ $which == before ]]; then bin=$1; else bin=$2; fi
-		line=$(one "$bin")
+		one "$bin" >"$WORK/one.line"; line=$(<"$WORK/one.line")
 		echo "$which $line"
 		echo "$line" | grep -o 'ms_per_interval=[0-9.]*' | cut -d= -f2 >>"$WORK/$which"
 	done

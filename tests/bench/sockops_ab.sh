@@ -223,7 +223,7 @@ rounds() {
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < 3; k++)); do
 			name=${names[(k + r) % 3]}
-			line=$(one "$where" "$name")
+			one "$where" "$name" >"$WORK/one.line"; line=$(<"$WORK/one.line")
 			echo "$where round $((r + 1)): $line"
 			echo "$r $line" >>"$WORK/$where.res"
 		done

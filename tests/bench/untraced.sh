@@ -79,7 +79,7 @@ if want 7; then
 	for ((r = 0; r < REPS; r++)); do
 		for ((k = 0; k < ${#gcfgs[@]}; k++)); do
 			cfg=${gcfgs[(k + r) % ${#gcfgs[@]}]}
-			read -r gp ux < <(gp_run "$cfg")
+			gp_run "$cfg" >"$WORK/gp.line"; read -r gp ux <"$WORK/gp.line"
 			GP[$cfg]+="$gp "
 			UX[$cfg]+="$ux "
 		done
@@ -108,7 +108,7 @@ if want 7; then
 	for ((r = 0; r < REPS; r++)); do
 		for ((k = 0; k < ${#ucfgs[@]}; k++)); do
 			cfg=${ucfgs[(k + r) % ${#ucfgs[@]}]}
-			UC[$cfg]+="$(uc_run "$cfg") "
+			uc_run "$cfg" >"$WORK/uc.line"; UC[$cfg]+="$(<"$WORK/uc.line") "
 		done
 	done
 	stop_proc "$GP_TARGET"
