@@ -30,6 +30,15 @@ CONNSCOPE=$REPO_ROOT/.output/connscope
 FIXTURES=$REPO_ROOT/.output/fixtures
 export REPO_ROOT TESTS_DIR CONNSCOPE FIXTURES
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+# limit_for NAME: its time limit: TEST_TIMEOUT, or more where the test's
+# file says "# test-timeout: N" (the kernels' QEMU guests, emulated).
+limit_for() {
+	local f=$TESTS_DIR/integration/$1.sh n
+
+	n=$( [[ -f $f ]] && sed -n '1,30s/^# test-timeout: \([0-9][0-9]*\)$/\1/p' "$f" | head -n 1)
+	echo $(( ${n:-0} > TEST_TIMEOUT ? n : TEST_TIMEOUT ))
+}
 BACKGROUND=(50_time_wait)
 filter=${1:-}
 ci=false
@@ -128,8 +137,9 @@ count() {
 
 # run NAME CMD...: run one test program, echo and count its results.
 run() {
-	local name=$1 rc start line partial='' r rfd left='' killed=0
+	local name=$1 rc start line partial='' r rfd left='' killed=0 limit
 	shift
+	limit=$(limit_for "$name")
 
 	ran=$((ran + 1)) results=0 bad=0
 	rm -f "$tmp/fifo"
@@ -138,7 +148,7 @@ run() {
 	# timeout(1) puts the test in a process group of its own (pgid = its
 	# pid), signals all of it on expiry, and lets us find leftovers.
 	# stdin from /dev/null: a test must not wait for the terminal.
-	timeout -k 10 "$TEST_TIMEOUT" "$@" </dev/null >"$tmp/fifo" &
+	timeout -k 10 "$limit" "$@" </dev/null >"$tmp/fifo" &
 	child=$!
 	exec {rfd}<"$tmp/fifo"
 	# read is a builtin, so the INT trap runs while we wait here.
@@ -174,7 +184,9 @@ run() {
 # status, time and leftover processes (LEFT: those already killed) say
 # about it, beyond its own result lines.
 judge() {
-	local name=$1 pid=$2 rc=$3 elapsed=$4 left=$5
+	local name=$1 pid=$2 rc=$3 elapsed=$4 left=$5 limit
+
+	limit=$(limit_for "$name")
 
 	# Where make test's time goes (its budget: well under 20 minutes).
 	((elapsed >= 5)) && echo "# $name took ${elapsed} s"
@@ -189,9 +201,9 @@ judge() {
 	fi
 
 	# timeout(1) exits 124 after its TERM, 137 when it had to KILL.
-	if [[ $rc -eq 124 || ($rc -eq 137 && $elapsed -ge $TEST_TIMEOUT) ]]; then
+	if [[ $rc -eq 124 || ($rc -eq 137 && $elapsed -ge $limit) ]]; then
 		failed=$((failed + 1))
-		report "not ok - $name: timed out after ${TEST_TIMEOUT}s (TEST_TIMEOUT)"
+		report "not ok - $name: timed out after ${limit}s (TEST_TIMEOUT or its test-timeout)"
 	elif [[ $rc -ne 0 && $bad -eq 0 ]]; then
 		failed=$((failed + 1))
 		if [[ $rc -gt 128 ]]; then
@@ -213,7 +225,7 @@ bg_run() {
 
 	ran=$((ran + 1))
 	bg_start[$name]=$SECONDS
-	timeout -k 10 "$TEST_TIMEOUT" "$@" </dev/null >"$tmp/bg.$name" &
+	timeout -k 10 "$(limit_for "$name")" "$@" </dev/null >"$tmp/bg.$name" &
 	bg_pid[$name]=$!
 }
 

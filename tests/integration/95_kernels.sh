@@ -6,6 +6,7 @@
 # with exact counts (tests/kernels/guest.sh). Their results are relayed
 # here; a guest that cannot be fetched, boot or finish is a failure.
 # CONNSCOPE_KERNELS="6.1 6.12" chooses the series.
+# test-timeout: 660
 set -u
 source "$TESTS_DIR/lib.sh"
 
