@@ -15,12 +15,13 @@ source "$TESTS_DIR/fixture.sh"
 require_root
 
 TMP=$(lib_tmpdir)
-fx_netns tw
-FX_WRAP=(ip netns exec "$NS") CS_WRAP=(ip netns exec "$NS")
-# TIME_WAIT sockets with PORT at either end, in the namespace.
-tw_on_port() {
-	inns ss -Htan state time-wait "( sport = :$1 or dport = :$1 )" | wc -l
-}
+# tcp_rfc1337=1 in the namespace (fx_twns says why; its FX_WRAP for
+# tw_on_port and closes_done): a_expired wants all 5 of a's TIME_WAIT to
+# live their 60 s, and beside the whole suite a reset answering a late FIN
+# resend could end one early. b's early ends are ss -K's, which rfc1337
+# does not touch.
+fx_twns tw
+CS_WRAP=(ip netns exec "$NS")
 pa=8080
 fx_start srva server -p "$pa" || fail start server_a
 pb=8081
@@ -38,12 +39,14 @@ for m in "${modes[@]}"; do
 done
 assert_eq "$(fx_cmd cli "churn 5")" "churned 5" churn_a
 assert_eq "$(fx_cmd clib "churn 10")" "churned 10" churn_b
-wait_for "[ \$(tw_on_port $pa) -eq 5 ] && [ \$(tw_on_port $pb) -eq 10 ]" 20
+wait_for "[ \$(tw_on_port $pa) -eq 5 ] && [ \$(tw_on_port $pb) -eq 10 ] && closes_done $pa && closes_done $pb" 20 ||
+	fail kernel_closed "kernel: $(tw_on_port "$pa") and $(tw_on_port "$pb") TIME_WAIT"
 # Early end: the kernel kills the tw sockets on request.
 inns ss -K -tan state time-wait "( dport = :$pb )" >/dev/null
-wait_for "[ \$(tw_on_port $pb) -eq 0 ]" 10
-# Natural end: the 60 s timer.
-wait_for "[ \$(tw_on_port $pa) -eq 0 ]" 80
+wait_for "[ \$(tw_on_port $pb) -eq 0 ]" 10 || fail killed "kernel: $(tw_on_port "$pb") TIME_WAIT left after ss -K"
+# Natural end: the 60 s timer (a FIN resend met re-arms it).
+wait_for "[ \$(tw_on_port $pa) -eq 0 ] && closes_done $pa && closes_done $pb" 80 ||
+	fail expired "kernel: $(tw_on_port "$pa") TIME_WAIT left after 80 s"
 a=".processes[] | select(.pid == $FX_PID_cli)" b=".processes[] | select(.pid == $FX_PID_clib)"
 for m in "${modes[@]}"; do
 	CS_PID=${agent[$m]}
