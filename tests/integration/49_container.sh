@@ -50,8 +50,11 @@ srv=cs-srv-$$ cli=cs-cli-$$ rs=cs-rs-$$
 port=8080
 
 # ---- server and client containers, one loopback ----
-fix_start srv podman run -i --rm --name "$srv" --network none --rootfs "$ROOT" \
-	/bin/tcpfix server -p "$port" || fail start/server "podman run $srv"
+# The containers' network namespace (the server's, the client joins it)
+# has tcp_rfc1337=1 (tests/fixture.sh's fx_twns says why):
+# kernel/time_wait_in_the_containers_netns wants all N TIME_WAIT live.
+fix_start srv podman run -i --rm --name "$srv" --network none --sysctl net.ipv4.tcp_rfc1337=1 \
+	--rootfs "$ROOT" /bin/tcpfix server -p "$port" || fail start/server "podman run $srv"
 fix_expect srv "listening *" 60 || fail start/server_listening "$FIX_LINE"
 fix_start cli podman run -i --rm --name "$cli" --network "container:$srv" --rootfs "$ROOT" \
 	/bin/tcpfix client -p "$port" || fail start/client "podman run $cli"
@@ -74,6 +77,12 @@ wait_for "curl -sf http://127.0.0.1:$eport/metrics | grep -q 'connscope_process_
 	fail exporter/client_seen "no series for the client"
 assert_eq "$(fx_cmd cli "churn $N")" "churned $N" churned
 wait_for "[ \"\$(fx_cmd srv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+assert_eq "$(nsenter -t "$spid" -n sysctl -n net.ipv4.tcp_rfc1337)" 1 kernel/rfc1337_in_the_containers_netns
+# The kernel's closes over in the containers' namespace, not only close().
+FX_WRAP=(nsenter -t "$spid" -n)
+wait_for "[ \$(tw_on_port $port) -ge $N ] && closes_done $port" 20 ||
+	fail kernel_closed "kernel: $(tw_on_port "$port") TIME_WAIT in $srv"
+FX_WRAP=()
 tw=$(nsenter -t "$spid" -n ss -Htan state time-wait | wc -l)
 sleep 1.2	# two exporter intervals: its series are made each interval
 curl -sf "http://127.0.0.1:$eport/metrics" >"$TMP/metrics.txt"

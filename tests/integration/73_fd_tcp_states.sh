@@ -32,6 +32,8 @@ FX_WRAP=(ip netns exec "$NS")
 fx_start twsrv server -p 9091 || { fail setup/tw_server "no server"; exit 0; }
 fx_start twcli client -p 9091 || { fail setup/tw_client "no client"; exit 0; }
 assert_eq "$(fx_cmd twcli "churn $TW" 120)" "churned $TW" setup/churned
+# The last closes can still be on their way when churn returns.
+wait_for "[ \$(inns ss -Htan state time-wait | wc -l) -ge $TW ]" 20
 tw=$(inns ss -Htan state time-wait | wc -l)
 assert_eq "$((tw >= TW))" 1 "setup/time_wait_in_ns ($tw)"
 

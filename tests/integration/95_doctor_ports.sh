@@ -21,8 +21,9 @@ EV() { echo "(.evidence[] | select(.name == \"$1\") | .value)"; }
 ports_case() {
 	local name=$1 J=$TMP/$1.json out live
 	shift
-	# A namespace a case: every port free at its start.
-	fx_netns "ports$name"
+	# A namespace a case: every port free at its start; tcp_rfc1337=1 in
+	# it (fx_twns says why): kernel_time_wait_holds_every_port wants 100 live.
+	fx_twns "ports$name"
 	inns sysctl -qw net.ipv4.tcp_tw_reuse=0
 	inns sysctl -qw net.ipv4.ip_local_port_range="40000 40099"
 	FX_WRAP=(ip netns exec "$NS")
