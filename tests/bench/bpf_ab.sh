@@ -163,13 +163,6 @@ time.sleep(3600)' </dev/null >/dev/null 2>&1 &
 	fi
 }
 
-stats() {
-	sort -n | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "-"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.3f / %.3f / %.3f", v[1], m, v[NR] }'
-}
-
 for mode in $MODES; do
 	: >"$WORK/$mode.res"
 	names=(none before after)

@@ -245,3 +245,12 @@ median_of() {
 want() {
 	[[ " $ONLY " == *" $1 "* ]]
 }
+
+# stats: "min / median / max" of the numbers on stdin, one a line ("-"
+# for none); sort -g, for figures written as 1e+06 too.
+stats() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "-"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f / %.3f / %.3f", v[1], m, v[NR] }'
+}

@@ -166,13 +166,6 @@ one() {
 	echo "$name ${thr:-0} ${cpu:--} $figs"
 }
 
-stats() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "-"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.3f / %.3f / %.3f", v[1], m, v[NR] }'
-}
-
 cover() {
 	local flags
 
