@@ -41,6 +41,7 @@
 #include "attach_books.h"
 #include "attach_live.h"
 #include "attach_metrics.h"
+#include "attach_report.h"
 #include "interval_ndjson.h"
 #include "pidns.h"
 
@@ -69,28 +70,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	agg_event(ctx, data);
 	return 0;
-}
-
-/* Reports go to a temporary beside FILE and are renamed into place when
- * complete (safefile.c): a failed or interrupted run never leaves half a
- * report, and a link planted in a shared directory is never followed.
- * Opened before attaching, so a bad path fails before any work. */
-static int report_commit(struct safefile *sf, const struct agg *a, const struct run_info *run,
-			 const struct sockstat *st)
-{
-	int err = 0;
-
-	if (st)
-		format_prom_attach(sf->f, a, run, st);
-	else
-		err = format_report_html(sf->f, a, run);
-	if (err) {
-		fprintf(stderr, "connscope: writing the report %s failed: %s\n", sf->path,
-			strerror(-err));
-		safefile_abort(sf);
-		return err;
-	}
-	return safefile_commit(sf);
 }
 
 /* What the run loop's hooks work on: attach_run's state. */
@@ -776,12 +755,12 @@ int attach_run(const struct attach_opts *in)
 		goto cleanup;
 	}
 	if (html.f) {
-		err = report_commit(&html, &agg, &run, NULL);
+		err = attach_report_commit(&html, &agg, &run, NULL);
 		if (err)
 			goto cleanup;
 	}
 	if (prom.f) {
-		err = report_commit(&prom, &agg, &run, &snap.st);
+		err = attach_report_commit(&prom, &agg, &run, &snap.st);
 		if (err)
 			goto cleanup;
 	}
