@@ -46,15 +46,7 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bo
 		if (!io)
 			return 0;
 	}
-	if (dir == CS_DIR_SEND)
-		__sync_fetch_and_add(&io->bytes_sent, ret);
-	else
-		__sync_fetch_and_add(&io->bytes_recv, ret);
-	if (io->last_dir != dir) {
-		io->last_dir = dir;
-		__sync_fetch_and_add(&io->turns, 1);
-	}
-	io->last_us = sk_tcp_us(sk, trusted);	/* as count_io_sk */
+	io_add(io, sk, ret, dir, trusted);
 	return 0;
 }
 

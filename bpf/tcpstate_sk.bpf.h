@@ -442,10 +442,27 @@ static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 	return st;
 }
 
+/* A send or receive of ret bytes on a traced socket: its bytes, a turn
+ * where the direction changed, and its last byte's time (the books end
+ * its concurrency there, not at a FIN that may come later). Both modes:
+ * the socket's storage, or the per-transition mode's conn_io entry. */
+static __always_inline void io_add(struct cs_conn_io *io, const struct sock *sk, int ret,
+				   __u8 dir, bool trusted)
+{
+	if (dir == CS_DIR_SEND)
+		__sync_fetch_and_add(&io->bytes_sent, ret);
+	else
+		__sync_fetch_and_add(&io->bytes_recv, ret);
+	if (io->last_dir != dir) {
+		io->last_dir = dir;
+		__sync_fetch_and_add(&io->turns, 1);
+	}
+	io->last_us = sk_tcp_us(sk, trusted);
+}
+
 /* Every send and receive on every socket of the machine passes here. */
 static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 {
-	struct cs_conn_io *io;
 	struct cs_sk *st;
 
 	if (ret <= 0)
@@ -471,18 +488,7 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 	}
 	if ((st->sum & CS_SUM_PROVISIONAL) && !owner_settle(sk, st, 0))
 		return 0;
-	io = &st->io;
-	if (dir == CS_DIR_SEND)
-		__sync_fetch_and_add(&io->bytes_sent, ret);
-	else
-		__sync_fetch_and_add(&io->bytes_recv, ret);
-	if (io->last_dir != dir) {
-		io->last_dir = dir;
-		__sync_fetch_and_add(&io->turns, 1);
-	}
-	/* Where it stopped carrying requests: the books end its
-	 * concurrency at its last byte, not at a FIN that may come later. */
-	io->last_us = sk_tcp_us(sk, true);
+	io_add(&st->io, sk, ret, dir, true);
 	return 0;
 }
 
