@@ -160,6 +160,14 @@ pick_accel() {
 	kvm) accel=kvm; return ;;
 	esac
 	[[ -r /dev/kvm && -w /dev/kvm ]] || return
+	# KVM needs the CPU's virtualisation extensions, which the kernel
+	# lists as vmx or svm. Without them a /dev/kvm can still be there
+	# (this VM kind has one, on which a guest hangs): the probe would only
+	# spend its KVM_PROBE_TIMEOUT (8 s of each make test) to find that out.
+	if ! grep -q -w -E 'vmx|svm' /proc/cpuinfo; then
+		echo "kernels: /dev/kvm but no vmx or svm in /proc/cpuinfo: using tcg" >&2
+		return
+	fi
 	boot "$1" connscope.probe=1 "$tmp/probe.res" "$tmp/probe.con" kvm "$KVM_PROBE_TIMEOUT" "$2"
 	grep -a -q '^guest: booted' "$tmp/probe.res" 2>/dev/null && accel=kvm
 	echo "kernels: KVM $( [[ $accel == kvm ]] && echo answers || echo "did not reach /init in ${KVM_PROBE_TIMEOUT}s" ): using $accel" >&2
