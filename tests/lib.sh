@@ -85,10 +85,10 @@ _lib_us() {
 	echo $((10#${int:-0} * 1000000 + 10#${frac:0:6}))
 }
 
-# wait_for CMD TIMEOUT_S: poll the shell condition CMD every 20 ms until it
-# is true (returns 0) or TIMEOUT_S seconds have passed (returns 1). This is
-# how tests wait for events: a fixed sleep is either too short on a loaded
-# machine or wasted time on an idle one.
+# wait_for CMD TIMEOUT_S: poll the shell condition CMD every 20 ms
+# (WAIT_FOR_POLL_S) until it is true (returns 0) or TIMEOUT_S seconds have
+# passed (returns 1). This is how tests wait for events: a fixed sleep is
+# either too short on a loaded machine or wasted time on an idle one.
 wait_for() {
 	local cmd=$1 end
 
@@ -96,7 +96,7 @@ wait_for() {
 	while :; do
 		eval "$cmd" && return 0
 		(($(_lib_now_us) >= end)) && return 1
-		sleep 0.02
+		sleep "${WAIT_FOR_POLL_S:-0.02}"
 	done
 }
 

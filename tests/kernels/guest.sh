@@ -10,6 +10,10 @@ set -u
 source "$REPO_ROOT/tests/lib.sh"
 source "$REPO_ROOT/tests/fixture.sh"
 LIB_SCRIPT="95_kernels/$(uname -r)"
+# The guest has one emulated CPU, and a poll forks the condition's commands
+# and sleep: 50 polls of cs_attach's condition took 3.6-5 s, not 1 s, under
+# TCG, CPU the agent being waited for did not get. Every 0.2 s instead.
+WAIT_FOR_POLL_S=0.2
 TMP=$(lib_tmpdir)
 N=20
 
