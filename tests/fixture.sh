@@ -217,10 +217,12 @@ quic_fetch() {
 # tw_unbalanced JSON: the processes of an attach report whose TIME_WAIT
 # books do not balance (entered = expired + ended early + end unseen +
 # still in the books), as "pid:gap" words; empty when every one does.
+# TW_UNBALANCED_JQ: its jq filter (the kernel guests run it beside others).
+TW_UNBALANCED_JQ='[.processes[] | {pid, gap: (.totals.time_wait_entered - .totals.time_wait_expired
+	- .totals.time_wait_ended_early - .totals.time_wait_end_unseen - .time_wait_in_books)}
+	| select(.gap != 0) | "\(.pid):\(.gap)"] | join(" ")'
 tw_unbalanced() {
-	jq -r '[.processes[] | {pid, gap: (.totals.time_wait_entered - .totals.time_wait_expired
-		- .totals.time_wait_ended_early - .totals.time_wait_end_unseen - .time_wait_in_books)}
-		| select(.gap != 0) | "\(.pid):\(.gap)"] | join(" ")' "$1" 2>&1
+	jq -r "$TW_UNBALANCED_JQ" "$1" 2>&1
 }
 
 # ---- nginx: Debian's, private to a test ----

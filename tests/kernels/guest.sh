@@ -17,6 +17,29 @@ WAIT_FOR_POLL_S=0.2
 TMP=$(lib_tmpdir)
 N=20
 
+# jqs FILE NAME FILTER [NAME FILTER...]: several jq filters on FILE in one
+# jq run, each value in V[NAME] as jqn would print it (its outputs a line
+# each; "unparsable" where the filter fails or FILE is no JSON). jq
+# compiles its builtins at each start: 27 ms of CPU on the host, ~1.4 s on
+# a guest's one emulated CPU, and a guest asked ~45 values one run each.
+declare -A V
+jqs() {
+	local file=$1 prog='' i
+	local -a names=() vals=()
+	shift
+	while (($# >= 2)); do
+		names+=("$1")
+		prog+="${prog:+, }(try ([$2] | map(if type == \"string\" then . else tojson end) | join(\"\\n\"))"
+		prog+=" catch \"unparsable\") + \"\\u0000\""
+		shift 2
+	done
+	V=()
+	jq -j "$prog" "$file" >"$TMP/jqs.out" 2>/dev/null && mapfile -d '' -t vals <"$TMP/jqs.out"
+	for i in "${!names[@]}"; do
+		V[${names[i]}]=${vals[i]-unparsable}
+	done
+}
+
 # The agent in a child pid namespace (this script again, under unshare):
 # a churn there traced by -p with --children, so every unit loads with
 # its pid translation (bpf/agent.bpf.h) and the fork hooks, on this kernel.
@@ -64,29 +87,38 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv,$FX_PID_nsrv
 	cs_stop
 	assert_eq "$?" 0 attach/exit_status
 	J=$TMP/a.json c=".processes[] | select(.pid == $FX_PID_cli)" s=".processes[] | select(.pid == $FX_PID_srv)"
-	assert_eq "$(jqn "$c | .totals.connections_opened" "$J")" "$N" attach/client_opened
-	assert_eq "$(jqn "$c | .totals.connections_closed" "$J")" "$N" attach/client_closed
-	assert_eq "$(jqn "$c | .totals.time_wait_entered" "$J")" "$N" attach/client_time_wait_entered
-	assert_eq "$(jqn "$c | .time_wait" "$J")" "$(tw_on_port "$port")" attach/client_time_wait_live_eq_kernel
-	assert_eq "$(jqn "$c | .time_wait" "$J")" "$N" attach/client_time_wait_live
-	assert_eq "$(jqn "$s | .totals.connections_accepted" "$J")" "$N" attach/server_accepted
-	assert_eq "$(jqn "$s | .totals.connections_closed" "$J")" "$N" attach/server_closed
-	assert_eq "$(jqn "$s | .tcp.listen" "$J")" 1 attach/server_listen
 	n=".processes[] | select(.pid == $FX_PID_nsrv) | .totals"
-	assert_eq "$(jqn "$n | .connections_accepted" "$J")" 0 never/accepted
-	assert_eq "$(jqn "$n | .connections_never_accepted" "$J")" "$N" never/never_accepted
-	assert_eq "$(jqn .agent.events_lost "$J")" 0 attach/no_events_lost
-	assert_eq "$(jqn .agent.books_mismatch_last "$J")" 0 attach/books_agree_with_kernel
-	# 6.1 has the typed tracepoint and the tw timers: the best hooks load.
-	assert_eq "$(jqn .run.hook "$J")" tp_btf/inet_sock_set_state attach/hook_tp_btf
 	# Socket storage and the birth pass (iter/tcp) from 6.3 (the send and
 	# receive tracepoints); a record a transition before.
 	case $(uname -r) in
 	[1-5].* | 6.[0-2].*) want_records="per state transition" ;;
 	*) want_records="per socket" ;;
 	esac
-	assert_eq "$(jqn --arg w "$want_records" '.run.records | startswith($w)' "$J")" true \
-		attach/records_mode
+	jqs "$J" c_opened "$c | .totals.connections_opened" c_closed "$c | .totals.connections_closed" \
+		c_tw_entered "$c | .totals.time_wait_entered" c_tw "$c | .time_wait" \
+		s_accepted "$s | .totals.connections_accepted" s_closed "$s | .totals.connections_closed" \
+		s_listen "$s | .tcp.listen" n_accepted "$n | .connections_accepted" \
+		n_never "$n | .connections_never_accepted" lost .agent.events_lost \
+		books .agent.books_mismatch_last hook .run.hook \
+		records ".run.records | startswith(\"$want_records\")" tw_method .run.time_wait_method \
+		tw_unbalanced "$TW_UNBALANCED_JQ" \
+		unavail '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' \
+		unavail_vague '[.run.unavailable[] | select((.needs | length) < 8)] | length'
+	assert_eq "${V[c_opened]}" "$N" attach/client_opened
+	assert_eq "${V[c_closed]}" "$N" attach/client_closed
+	assert_eq "${V[c_tw_entered]}" "$N" attach/client_time_wait_entered
+	assert_eq "${V[c_tw]}" "$(tw_on_port "$port")" attach/client_time_wait_live_eq_kernel
+	assert_eq "${V[c_tw]}" "$N" attach/client_time_wait_live
+	assert_eq "${V[s_accepted]}" "$N" attach/server_accepted
+	assert_eq "${V[s_closed]}" "$N" attach/server_closed
+	assert_eq "${V[s_listen]}" 1 attach/server_listen
+	assert_eq "${V[n_accepted]}" 0 never/accepted
+	assert_eq "${V[n_never]}" "$N" never/never_accepted
+	assert_eq "${V[lost]}" 0 attach/no_events_lost
+	assert_eq "${V[books]}" 0 attach/books_agree_with_kernel
+	# 6.1 has the typed tracepoint and the tw timers: the best hooks load.
+	assert_eq "${V[hook]}" tp_btf/inet_sock_set_state attach/hook_tp_btf
+	assert_eq "${V[records]}" true attach/records_mode
 	# The TIME_WAIT functions (fentry) where the kernel allows it, never
 	# the host-wide timer tracepoints unless asked (--tw-timers); 6.1 has
 	# inet_twsk_hashdance, later kernels inet_twsk_hashdance_schedule.
@@ -94,12 +126,10 @@ if cs_attach "$TMP/a.json" "$TMP/a.err" -p "$FX_PID_cli,$FX_PID_srv,$FX_PID_nsrv
 	6.1.*) want_tw="fentry (inet_twsk_hashdance,tw_timer_handler,inet_twsk_kill)" ;;
 	*) want_tw="fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)" ;;
 	esac
-	assert_eq "$(jqn '.run.time_wait_method' "$J")" "$want_tw" attach/tw_by_fentry
-	assert_eq "$(tw_unbalanced "$J")" "" attach/tw_books_balance
-	got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$J")
-	assert_eq "$got" "$want_unavail" attach/unavailable_named
-	assert_eq "$(jqn '[.run.unavailable[] | select((.needs | length) < 8)] | length' "$J")" 0 \
-		attach/unavailable_say_what_they_need
+	assert_eq "${V[tw_method]}" "$want_tw" attach/tw_by_fentry
+	assert_eq "${V[tw_unbalanced]}" "" attach/tw_books_balance
+	assert_eq "${V[unavail]}" "$want_unavail" attach/unavailable_named
+	assert_eq "${V[unavail_vague]}" 0 attach/unavailable_say_what_they_need
 	# Every unit loaded: fd tracking and QUIC on the wire too.
 	assert_eq "$(grep 'is off for this run' "$TMP/a.err")" "" attach/fd_and_quic_units_on
 	# The text report names the same figures near its top.
@@ -126,17 +156,17 @@ assert_eq "$(fx_cmd cli2 "open 5")" "opened 5" summary/open5
 "$CONNSCOPE" summary -j >"$TMP/s.json" 2>"$TMP/s.err"
 rc=$?; assert_eq "$rc $(tr "\n" " " <"$TMP/s.err")" "0 " summary/exit_status
 sockstat() { awk -v k="$1" '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' /proc/net/sockstat; }
-assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$(sockstat tw)" summary/timewait_eq_sockstat
-assert_eq "$(jqn .summary.tcp.timewait "$TMP/s.json")" "$N" summary/timewait_is_attach_churn
-assert_eq "$(jqn '.summary.transport[] | select(.name == "TCP") | .ip' "$TMP/s.json")" \
-	"$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
-assert_eq "$(jqn .summary.tcp.orphaned "$TMP/s.json")" "$(sockstat orphan)" summary/orphaned_eq_sockstat
-assert_eq "$(jqn '.summary.transport[] | select(.name == "UDP") | .ip' "$TMP/s.json")" \
-	"$(awk '/^UDP:/ {print $3}' /proc/net/sockstat)" summary/udp4_inuse_eq_sockstat
-assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" "$TMP/s.json")" 5 \
-	summary/client_established
-assert_eq "$(jqn ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen" "$TMP/s.json")" 1 \
-	summary/server_listen
+jqs "$TMP/s.json" tw .summary.tcp.timewait tcp '.summary.transport[] | select(.name == "TCP") | .ip' \
+	orphaned .summary.tcp.orphaned udp '.summary.transport[] | select(.name == "UDP") | .ip' \
+	c_estab ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" \
+	s_listen ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen"
+assert_eq "${V[tw]}" "$(sockstat tw)" summary/timewait_eq_sockstat
+assert_eq "${V[tw]}" "$N" summary/timewait_is_attach_churn
+assert_eq "${V[tcp]}" "$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
+assert_eq "${V[orphaned]}" "$(sockstat orphan)" summary/orphaned_eq_sockstat
+assert_eq "${V[udp]}" "$(awk '/^UDP:/ {print $3}' /proc/net/sockstat)" summary/udp4_inuse_eq_sockstat
+assert_eq "${V[c_estab]}" 5 summary/client_established
+assert_eq "${V[s_listen]}" 1 summary/server_listen
 fx_stop cli2; fx_stop srv2
 
 # TIME_WAIT taken over: a server that closes first and a client that
@@ -152,11 +182,11 @@ if cs_attach "$TMP/t.json" "$TMP/t.err" -p "$FX_PID_tks,$FX_PID_tkc" -i 0.5 -j; 
 	cs_stop
 	assert_eq "$?" 0 takeover/exit_status
 	S=".processes[] | select(.pid == $FX_PID_tks)"
-	assert_eq "$(jqn "$S | [.totals.time_wait_entered, .totals.time_wait_ended_early, .totals.time_wait_expired, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" "$TMP/t.json")" \
-		"$(printf '10\t9\t0\t0\t1')" takeover/server_ended_early
-	assert_eq "$(tw_unbalanced "$TMP/t.json")" "" takeover/tw_books_balance
-	assert_eq "$(jqn '.run.time_wait_method | startswith("fentry")' "$TMP/t.json")" true \
-		takeover/tw_by_fentry
+	jqs "$TMP/t.json" books "$S | [.totals.time_wait_entered, .totals.time_wait_ended_early, .totals.time_wait_expired, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" \
+		tw_unbalanced "$TW_UNBALANCED_JQ" fentry '.run.time_wait_method | startswith("fentry")'
+	assert_eq "${V[books]}" "$(printf '10\t9\t0\t0\t1')" takeover/server_ended_early
+	assert_eq "${V[tw_unbalanced]}" "" takeover/tw_books_balance
+	assert_eq "${V[fentry]}" true takeover/tw_by_fentry
 else
 	fail takeover/loaded "$(tr '\n' ' ' <"$TMP/t.err" | tail -c 600)"
 fi
@@ -180,9 +210,10 @@ if cs_attach "$TMP/e.json" "$TMP/e.err" -p "$ocli_PID" -i 0.3 -j; then
 	cs_stop
 	assert_eq "$?" 0 expiry/exit_status
 	E=".processes[] | select(.pid == $ocli_PID)"
-	assert_eq "$(jqn "$E | [.totals.time_wait_entered, .totals.time_wait_expired, .totals.time_wait_ended_early, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" "$TMP/e.json")" \
-		"$(printf '%s\t%s\t0\t0\t0' "$K" "$K")" expiry/expired_not_early
-	assert_eq "$(tw_unbalanced "$TMP/e.json")" "" expiry/tw_books_balance
+	jqs "$TMP/e.json" books "$E | [.totals.time_wait_entered, .totals.time_wait_expired, .totals.time_wait_ended_early, .totals.time_wait_end_unseen, .time_wait_in_books] | @tsv" \
+		tw_unbalanced "$TW_UNBALANCED_JQ"
+	assert_eq "${V[books]}" "$(printf '%s\t%s\t0\t0\t0' "$K" "$K")" expiry/expired_not_early
+	assert_eq "${V[tw_unbalanced]}" "" expiry/tw_books_balance
 else
 	fail expiry/loaded "$(tr '\n' ' ' <"$TMP/e.err" | tail -c 600)"
 fi
@@ -205,14 +236,15 @@ if fix_expect lk "ready *" 10; then
 		kill -INT "$FL_PID"; wait "$FL_PID"
 		assert_eq "$?" 0 fdleak/exit_status
 		P=".processes[0]"
-		assert_eq "$(jqn "$P | .leak_sites[0] | [.func, .line, .old] | @tsv" "$TMP/f.json")" \
-			"$(printf 'leak_sockets\t%s\t%s' "$lline" "$K")" fdleak/leak_site_exact
-		assert_eq "$(jqn "$P | .fds.total" "$TMP/f.json")" "$nproc" fdleak/total_eq_proc
-		assert_eq "$(jqn "$P | .fds.by_type.tcp" "$TMP/f.json")" "$K" fdleak/tcp_fds
-		assert_eq "$(jqn .agent.events_lost "$TMP/f.json")" 0 fdleak/no_events_lost
-		assert_eq "$(jqn .agent.programs_missing_names "$TMP/f.json")" "" fdleak/every_fd_program_attached
-		got=$(jqn '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end' "$TMP/f.json")
-		assert_eq "$got" "$want_unavail" fdleak/unavailable_named
+		jqs "$TMP/f.json" site "$P | .leak_sites[0] | [.func, .line, .old] | @tsv" total "$P | .fds.total" \
+			tcp "$P | .fds.by_type.tcp" lost .agent.events_lost missing .agent.programs_missing_names \
+			unavail '[.run.unavailable[].figure] | if length == 0 then "none" else join(",") end'
+		assert_eq "${V[site]}" "$(printf 'leak_sockets\t%s\t%s' "$lline" "$K")" fdleak/leak_site_exact
+		assert_eq "${V[total]}" "$nproc" fdleak/total_eq_proc
+		assert_eq "${V[tcp]}" "$K" fdleak/tcp_fds
+		assert_eq "${V[lost]}" 0 fdleak/no_events_lost
+		assert_eq "${V[missing]}" "" fdleak/every_fd_program_attached
+		assert_eq "${V[unavail]}" "$want_unavail" fdleak/unavailable_named
 	else
 		kill "$FL_PID" 2>/dev/null
 		fail fdleak/loaded "$(tr '\n' ' ' <"$TMP/f.err" | tail -c 600)"
@@ -230,17 +262,19 @@ read -r ncpid nspid <"$TMP/pidns/pids" 2>/dev/null
 if [[ -s $TMP/pidns/rc ]]; then
 	J=$TMP/pidns/p.json
 	assert_eq "$(cat "$TMP/pidns/rc") $(cat "$TMP/pidns/churned")" "0 churned $N" pidns/ran
-	assert_eq "$(jqn .run.pid_namespace.child "$J")" true pidns/child_namespace
-	assert_eq "$(jqn ".processes[] | select(.pid == $ncpid) | .totals.connections_opened" "$J")" "$N" \
-		pidns/client_opened
-	assert_eq "$(jqn ".processes[] | select(.pid == $nspid) | .totals.connections_accepted" "$J")" "$N" \
-		pidns/server_accepted
-	assert_eq "$(jqn ".processes[] | select(.pid == $ncpid) | .totals.time_wait_entered" "$J")" "$N" \
-		pidns/client_time_wait_entered
+	jqs "$J" child .run.pid_namespace.child \
+		c_opened ".processes[] | select(.pid == $ncpid) | .totals.connections_opened" \
+		s_accepted ".processes[] | select(.pid == $nspid) | .totals.connections_accepted" \
+		c_tw_entered ".processes[] | select(.pid == $ncpid) | .totals.time_wait_entered" \
+		children .run.follow_children
+	assert_eq "${V[child]}" true pidns/child_namespace
+	assert_eq "${V[c_opened]}" "$N" pidns/client_opened
+	assert_eq "${V[s_accepted]}" "$N" pidns/server_accepted
+	assert_eq "${V[c_tw_entered]}" "$N" pidns/client_time_wait_entered
 	assert_eq "$(grep 'is off for this run' "$TMP/pidns/p.err")" "" pidns/every_unit_on
 	# --children loads the fork program too (tp_btf sched_process_fork):
 	# this run asks for it (an agent start of its own took each guest 5-7 s).
-	assert_eq "$(jqn .run.follow_children "$J")" true pidns/children_loads
+	assert_eq "${V[children]}" true pidns/children_loads
 	assert_eq "$(grep -c 'children is off' "$TMP/pidns/p.err")" 0 pidns/children_not_off
 else
 	fail pidns/ran "$(tr '\n' ' ' <"$TMP/pidns/p.err" 2>/dev/null | tail -c 600)"
