@@ -26,8 +26,8 @@ http_status() {
 # metrics/time_wait_by_endpoint wants its N TIME_WAIT live, which resets
 # could end early in ours. The exporter stays in ours (the scrapers and
 # Prometheus reach it there) and reads the client's namespace through it.
-# The scraper's own TIME_WAIT (keepalive/the_scraper_closed_first) is in
-# ours: the exporter it scrapes is.
+# The keep-alive scraper's TIME_WAIT is kept in that namespace too: it
+# scrapes an exporter of its own there (keepalive/ below).
 fx_twns exporter
 port=$(fx_port)
 fx_start srv server -p "$port" && fx_start cli client -p "$port"
@@ -77,19 +77,33 @@ started=$(awk '/^process_start_time_seconds / {printf "%d", $2}' "$TMP/scrape.pr
 	fail self/open_fds "$(grep '^process_open_fds' "$TMP/scrape.prom")"
 # Keep-alive: three HTTP/1.1 scrapes over one connection from a known
 # local port, all answered, none with "Connection: close"; the scraper
-# closes, so the TIME_WAIT is on its port, none on the exporter's.
-lport=$(free_port)
-curl -sv --max-time 10 --local-port "$lport" -o /dev/null -o /dev/null -o /dev/null \
-	"http://127.0.0.1:$eport/metrics" "http://127.0.0.1:$eport/metrics" \
-	"http://127.0.0.1:$eport/metrics" 2>"$TMP/ka.txt"
+# closes, so the TIME_WAIT is on its port, none on the exporter's. That
+# one TIME_WAIT must live until it is counted, which a reset could end
+# early in ours (tcp_rfc1337=0, Linux's default, that no test may change):
+# scraper and an exporter of its own in the test's namespace (fx_twns).
+kport=$(fx_port)
+spawn_bg "${FX_WRAP[@]}" "$CONNSCOPE" exporter -p "$FX_PID_cli" --listen "127.0.0.1:$kport" \
+	>"$TMP/kexp.out" 2>"$TMP/kexp.err"
+KEXP=$BG_PID
+wait_for "grep -q 'exporter serving http://127.0.0.1:$kport/metrics' '$TMP/kexp.err' || ! kill -0 $KEXP" 30 &&
+	grep -q 'exporter serving' "$TMP/kexp.err" || fail keepalive/exporter_start "$(head -c 300 "$TMP/kexp.err")"
+lport=$(fx_port)
+"${FX_WRAP[@]}" curl -sv --max-time 10 --local-port "$lport" -o /dev/null -o /dev/null -o /dev/null \
+	"http://127.0.0.1:$kport/metrics" "http://127.0.0.1:$kport/metrics" \
+	"http://127.0.0.1:$kport/metrics" 2>"$TMP/ka.txt"
 assert_eq "$?" 0 keepalive/curl
 assert_eq "$(grep -c '^< HTTP/1.1 200' "$TMP/ka.txt")" 3 keepalive/three_answers
 assert_eq "$(grep -ci '^< connection: close' "$TMP/ka.txt")" 0 keepalive/no_connection_close
 assert_eq "$(grep -c 'Re-using existing connection' "$TMP/ka.txt")" 2 keepalive/one_connection
-assert_eq "$(ss -Htan state time-wait "( sport = :$eport and dport = :$lport )" | wc -l)" 0 \
+# The kernel's closes over first (the exporter's LAST_ACK), so that the
+# counts below are final.
+wait_for "closes_done $kport" 20 || fail keepalive/kernel_closed "closes on $kport not over"
+assert_eq "$("${FX_WRAP[@]}" ss -Htan state time-wait "( sport = :$kport and dport = :$lport )" | wc -l)" 0 \
 	keepalive/no_time_wait_on_the_exporter_port
-assert_eq "$(ss -Htan state time-wait "( sport = :$lport and dport = :$eport )" | wc -l)" 1 \
+assert_eq "$("${FX_WRAP[@]}" ss -Htan state time-wait "( sport = :$lport and dport = :$kport )" | wc -l)" 1 \
 	keepalive/the_scraper_closed_first
+kill -TERM "$KEXP"; wait "$KEXP"
+assert_eq "$?" 0 keepalive/exporter_clean_exit
 # A scraper at Prometheus' usual 15 s interval keeps its connection: the
 # exporter still holds it idle after 16 s and answers on it (at 10 s
 # idle it closed it, so every scrape made a new one and left a TIME_WAIT
