@@ -22,6 +22,11 @@ bool listen_any_for(const struct agg *a, const struct cs_tuple *t);
 void conn_del(struct agg *a, const struct conn *c, uint64_t sk);
 struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new);
 void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to);
+void load_note(struct agg *a, uint64_t ts);
+void orphan_end(struct proc_books *p, uint64_t orphan_ns, uint64_t ts);
+void handshake_takeover(struct agg *a, const struct conn *c, uint64_t ts);
+void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
+		  const struct cs_event *e, bool est_takeover);
 struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_event *e,
 			 struct conn *known, bool known_new);
 

@@ -134,6 +134,148 @@ void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to)
 	c->pid = to->pid;
 }
 
+/* A connection's transition at ts (a handshake begun or done, a close
+ * begun or done) widens the load's window, from the run's start on. */
+void load_note(struct agg *a, uint64_t ts)
+{
+	if (ts < a->t0_ns)
+		return;
+	if (!a->load_first_ns || ts < a->load_first_ns)
+		a->load_first_ns = ts;
+	if (ts > a->load_last_ns)
+		a->load_last_ns = ts;
+}
+
+/* An orphan's end, orphaned since orphan_ns (0 unknown), at ts. */
+void orphan_end(struct proc_books *p, uint64_t orphan_ns, uint64_t ts)
+{
+	uint64_t stayed = orphan_ns && ts > orphan_ns ? ts - orphan_ns : 0;
+
+	p->orphan_ms_hist[log2_ms_bucket(stayed)]++;
+	p->orphan_ended++;
+}
+
+/* A connection established at ts (SYN_SENT -> ESTABLISHED, its local port
+ * known from here on): a TIME_WAIT socket with its tuple was just taken
+ * over (tcp_tw_reuse). */
+void handshake_takeover(struct agg *a, const struct conn *c, uint64_t ts)
+{
+	struct tw_entry *tw = hmap_get(&a->tw, &c->tuple);
+
+	if (tw) {
+		a->tw_reused++;
+		agg_tw_gone_at(a, &c->tuple, tw, c->syn_seen ? c->since_ns : ts, true);
+	}
+}
+
+/* What a connection's CLOSE from e->oldstate counts (not a listener's, not
+ * CLOSE -> CLOSE): its end, how it failed, the TIME_WAIT it entered.
+ * est_takeover (apply_whole): its handshake's handshake_takeover was left
+ * to this TIME_WAIT's lookup of the same tuple, nothing between the two
+ * touching the TIME_WAIT table. */
+void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
+		  const struct cs_event *e, bool est_takeover)
+{
+	int old = e->oldstate;
+	struct tw_entry *tw;
+
+	p->total.closed++;
+	if (old == CS_TCP_SYN_SENT)
+		p->total.connect_failed++;
+	/* Its handshake completed (a child is made at the last ACK;
+	 * only a Fast Open child ends in SYN_RECV) and it ended in the
+	 * accept queue: a slow acceptor's or a full backlog's sign. */
+	if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV)
+		p->total.never_accepted++;
+	/* Still its listener's, yet out of the queue: accept() has
+	 * it and will hand it over dead (apply_accept). */
+	if (e->owner.flags == CS_OWNER_LISTENER &&
+	    !(e->flags & (CS_F_NOT_ACCEPTED | CS_F_SUMMARY))) {
+		uint64_t *when = hmap_upsert(&a->accepting, &e->sk, NULL);
+
+		if (when)
+			*when = e->ts_ns;
+	}
+	if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
+		p->total.resets++;
+	failbooks_close(p, c, old, e);
+	/* tcp_time_wait() ends the full sock with tcp_done() from
+	 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
+	/* Closed cleanly where the kernel's TIME_WAIT table was
+	 * full: no TIME_WAIT was made (the kernel logs "TCP: time
+	 * wait bucket table overflow"). */
+	if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0 &&
+	    (e->flags & CS_F_TW_OVERFLOW)) {
+		p->total.tw_not_made++;
+	} else if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
+		struct endpoint_stats *es;
+
+		/* An older TIME_WAIT at this tuple ended before this
+		 * connection began; its takeover was not seen (the
+		 * new connection's start was, where it came from a
+		 * traced side). Its cancelled timer tells it ended
+		 * early; without one, how is unknown. Before, it was
+		 * forgotten without a count (20 reconnects from one
+		 * port: 19 TIME_WAIT ends counted nowhere). */
+		bool maybe = e->flags & CS_F_TW_MAYBE, fresh;
+
+		/* One lookup where no older one is there (the rule):
+		 * the older one's end may move the entries, so the
+		 * new one is looked up again after it. */
+		tw = hmap_upsert(&a->tw, &e->tuple, &fresh);
+		if (tw && !fresh) {
+			if (est_takeover) {
+				/* Taken over at the handshake, as
+				 * handshake_takeover counts it. */
+				a->tw_reused++;
+				agg_tw_gone_at(a, &e->tuple, tw,
+					       c->syn_seen ? c->since_ns : e->est_ns, true);
+			} else {
+				agg_tw_gone_at(a, &e->tuple, tw,
+					       c->syn_seen && c->since_ns < e->ts_ns ?
+					       c->since_ns : e->ts_ns, false);
+			}
+			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
+		}
+		/* In doubt (census mode, the table full at its close):
+		 * counted once a dump shows it, or not made. */
+		if (!maybe)
+			p->total.tw_entered++;
+		if (tw) {
+			tw->pid = p->pid;
+			tw->entered_ns = e->ts_ns;
+			tw->deadline_ns = e->ts_ns + AGG_TW_LEN_NS;
+			tw->gone_ns = 0;
+			tw->missed = 0;
+			tw->cancelled = 0;
+			tw->seen = 0;
+			tw->maybe = maybe;
+			tw->tw = e->tw;
+			/* A connection held at the start is not
+			 * known passive: its port says it. */
+			endpoint_of(&tw->ep, &e->tuple,
+				    c->passive || reuse_listens_on(p, e->tuple.sport),
+				    c->listen_any);
+			es = hmap_upsert_hint(&p->endpoints, &tw->ep, NULL, &p->ep_hint);
+			if (es && !maybe)
+				es->tw_entered++;
+			if (e->tw) {
+				struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
+				struct tw_entry *older;
+
+				/* An older TIME_WAIT at this address is gone
+				 * (its memory is this one's): it no longer
+				 * has a timer of its own to end it. */
+				if (k && k->family && (older = hmap_get(&a->tw, k)) &&
+				    older->tw == e->tw && older != tw)
+					older->tw = 0;
+				if (k)
+					*k = e->tuple;
+			}
+		}
+	}
+}
+
 /* e applied to its socket's books: known, the books of e->sk when the
  * caller has them (a summary's unfolded transitions, one lookup for all
  * of them: #23 item 6; known_new: made for this record, as conn_for
@@ -143,21 +285,16 @@ struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_ev
 			 struct conn *known, bool known_new)
 {
 	struct conn *c;
-	struct tw_entry *tw;
 	bool is_new = known_new, orphaned_now = false;
 	int old = e->oldstate, new = e->newstate;
 	uint64_t cw_ns, *cw_at;
 
 	a->ev_ns = e->ts_ns;
-	if (e->ts_ns >= a->t0_ns && old != new &&
+	if (old != new &&
 	    (new == CS_TCP_SYN_SENT || new == CS_TCP_SYN_RECV || new == CS_TCP_ESTABLISHED ||
 	     new == CS_TCP_FIN_WAIT1 || new == CS_TCP_CLOSE_WAIT ||
-	     (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN))) {
-		if (!a->load_first_ns || e->ts_ns < a->load_first_ns)
-			a->load_first_ns = e->ts_ns;
-		if (e->ts_ns > a->load_last_ns)
-			a->load_last_ns = e->ts_ns;
-	}
+	     (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN)))
+		load_note(a, e->ts_ns);
 
 	c = known ? known : conn_for(a, e, &is_new);
 	if (!c)
@@ -208,10 +345,7 @@ struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_ev
 		/* The local port is known from here on; a TIME_WAIT socket
 		 * with this tuple was just taken over (tcp_tw_reuse). */
 		c->tuple = e->tuple;
-		if ((tw = hmap_get(&a->tw, &e->tuple))) {
-			a->tw_reused++;
-			agg_tw_gone_at(a, &e->tuple, tw, c->syn_seen ? c->since_ns : e->ts_ns, true);
-		}
+		handshake_takeover(a, c, e->ts_ns);
 	}
 	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
 		p->total.closed_active++;
@@ -240,7 +374,7 @@ struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_ev
 		}
 	}
 	if (new == CS_TCP_CLOSE && c->orphan) {
-		uint64_t orphan_ns = 0, stayed;
+		uint64_t orphan_ns = 0;
 
 		if (orphaned_now)
 			orphan_ns = e->ts_ns;
@@ -249,99 +383,10 @@ struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_ev
 		else	/* its note goes: the connection leaves the books below */
 			hmap_take(&a->orphans, &e->sk, &orphan_ns);
 		c->orphan = 0;
-		stayed = orphan_ns && e->ts_ns > orphan_ns ? e->ts_ns - orphan_ns : 0;
-		p->orphan_ms_hist[log2_ms_bucket(stayed)]++;
-		p->orphan_ended++;
+		orphan_end(p, orphan_ns, e->ts_ns);
 	}
-	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN && old != CS_TCP_CLOSE) {
-		p->total.closed++;
-		if (old == CS_TCP_SYN_SENT)
-			p->total.connect_failed++;
-		/* Its handshake completed (a child is made at the last ACK;
-		 * only a Fast Open child ends in SYN_RECV) and it ended in the
-		 * accept queue: a slow acceptor's or a full backlog's sign. */
-		if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV)
-			p->total.never_accepted++;
-		/* Still its listener's, yet out of the queue: accept() has
-		 * it and will hand it over dead (apply_accept). */
-		if (e->owner.flags == CS_OWNER_LISTENER &&
-		    !(e->flags & (CS_F_NOT_ACCEPTED | CS_F_SUMMARY))) {
-			uint64_t *when = hmap_upsert(&a->accepting, &e->sk, NULL);
-
-			if (when)
-				*when = e->ts_ns;
-		}
-		if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
-			p->total.resets++;
-		failbooks_close(p, c, old, e);
-		/* tcp_time_wait() ends the full sock with tcp_done() from
-		 * FIN_WAIT2 or CLOSING; a reset reaches CLOSE with sk_err set. */
-		/* Closed cleanly where the kernel's TIME_WAIT table was
-		 * full: no TIME_WAIT was made (the kernel logs "TCP: time
-		 * wait bucket table overflow"). */
-		if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0 &&
-		    (e->flags & CS_F_TW_OVERFLOW)) {
-			p->total.tw_not_made++;
-		} else if ((old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && e->sk_err == 0) {
-			struct endpoint_stats *es;
-
-			/* An older TIME_WAIT at this tuple ended before this
-			 * connection began; its takeover was not seen (the
-			 * new connection's start was, where it came from a
-			 * traced side). Its cancelled timer tells it ended
-			 * early; without one, how is unknown. Before, it was
-			 * forgotten without a count (20 reconnects from one
-			 * port: 19 TIME_WAIT ends counted nowhere). */
-			bool maybe = e->flags & CS_F_TW_MAYBE, fresh;
-
-			/* One lookup where no older one is there (the rule):
-			 * the older one's end may move the entries, so the
-			 * new one is looked up again after it. */
-			tw = hmap_upsert(&a->tw, &e->tuple, &fresh);
-			if (tw && !fresh) {
-				agg_tw_gone_at(a, &e->tuple, tw,
-					       c->syn_seen && c->since_ns < e->ts_ns ? c->since_ns :
-					       e->ts_ns, false);
-				tw = hmap_upsert(&a->tw, &e->tuple, NULL);
-			}
-			/* In doubt (census mode, the table full at its close):
-			 * counted once a dump shows it, or not made. */
-			if (!maybe)
-				p->total.tw_entered++;
-			if (tw) {
-				tw->pid = p->pid;
-				tw->entered_ns = e->ts_ns;
-				tw->deadline_ns = e->ts_ns + AGG_TW_LEN_NS;
-				tw->gone_ns = 0;
-				tw->missed = 0;
-				tw->cancelled = 0;
-				tw->seen = 0;
-				tw->maybe = maybe;
-				tw->tw = e->tw;
-				/* A connection held at the start is not
-				 * known passive: its port says it. */
-				endpoint_of(&tw->ep, &e->tuple,
-					    c->passive || reuse_listens_on(p, e->tuple.sport),
-					    c->listen_any);
-				es = hmap_upsert_hint(&p->endpoints, &tw->ep, NULL, &p->ep_hint);
-				if (es && !maybe)
-					es->tw_entered++;
-				if (e->tw) {
-					struct cs_tuple *k = hmap_upsert(&a->tw_by_ptr, &e->tw, NULL);
-					struct tw_entry *older;
-
-					/* An older TIME_WAIT at this address is gone
-					 * (its memory is this one's): it no longer
-					 * has a timer of its own to end it. */
-					if (k && k->family && (older = hmap_get(&a->tw, k)) &&
-					    older->tw == e->tw && older != tw)
-						older->tw = 0;
-					if (k)
-						*k = e->tuple;
-				}
-			}
-		}
-	}
+	if (new == CS_TCP_CLOSE && old != CS_TCP_LISTEN && old != CS_TCP_CLOSE)
+		close_counts(a, p, c, e, false);
 	/* Concurrency counts connections carrying requests: from the
 	 * handshake (or accept) to the last byte sent or read, or to the
 	 * first FIN either way if that came first (reuse_conn_done). A client

@@ -76,11 +76,95 @@ static void summary_accepted(struct agg *a, struct proc_books *p, struct conn *c
 	reuse_conn_accepted(a, p, c);
 }
 
+/* A connection whose whole life is this one end record (a churn's every
+ * one: no birth record came, no books hold it), applied in one step: the
+ * books end as apply_summary's unfolding below leaves them, transition by
+ * transition, without the transitions' own work. Its owner is the
+ * record's throughout (no owner to move), its live state rises and falls
+ * back to none (nothing left to move), its books live on this stack
+ * (none to find or delete), and which transitions it went through is the
+ * record's sum, read once. The counts, histograms, queued concurrency
+ * changes, TIME_WAIT and heatmaps come from the same functions with the
+ * same arguments, in the same order; tests/unit/test_whole_record.c
+ * holds the two ways to the same books over every kind of end. */
+static void apply_whole(struct agg *a, struct proc_books *p, const struct cs_event *e)
+{
+	bool passive = e->sum & CS_SUM_PASSIVE, est = e->sum & CS_SUM_EST;
+	bool fin = e->sum & (CS_SUM_ACTIVE_CLOSE | CS_SUM_PASSIVE_CLOSE);
+	int old = e->oldstate;
+	/* It enters TIME_WAIT (close_counts): an established client's look
+	 * for a TIME_WAIT taken over at its tuple is that one's lookup. */
+	bool tw_made = (old == CS_TCP_FIN_WAIT2 || old == CS_TCP_CLOSING) && !e->sk_err &&
+		       !(e->flags & CS_F_TW_OVERFLOW);
+	uint64_t syn = e->syn_ns ? e->syn_ns : e->ts_ns;
+	struct conn c;
+
+	memset(&c, 0, sizeof(c));
+	c.tuple = e->tuple;
+	c.pid = e->owner.tgid;
+	c.since_ns = syn;
+	c.cookie = e->cookie;
+	/* LISTEN -> SYN_RECV or CLOSE -> SYN_SENT */
+	a->ev_ns = syn;
+	load_note(a, syn);
+	if (a->accepting.count)
+		hmap_del(&a->accepting, &e->sk);
+	if (passive) {
+		c.passive = 1;
+		c.listen_any = listen_any_for(a, &e->tuple);
+		reuse_conn_queued(a, p, &c);
+		agg_tw_gone(a, &e->tuple, syn, true);
+	} else {
+		p->total.opened++;
+		c.syn_seen = 1;
+		reuse_conn_begin(a, p, &c);
+	}
+	if (passive && (e->flags & CS_F_ACCEPTED)) {
+		p->total.accepted++;
+		c.accepted = 1;
+		summary_accepted(a, p, &c, e, syn);
+	}
+	/* -> ESTABLISHED */
+	if (est) {
+		a->ev_ns = e->est_ns;
+		load_note(a, e->est_ns);
+		if (!passive) {
+			reuse_handshake(p, &c, e->est_ns);
+			if (!tw_made)
+				handshake_takeover(a, &c, e->est_ns);
+		}
+	}
+	if (c.reuse_open)
+		reuse_conn_done(a, p, &c, reuse_us32_before(e->ts_ns, e->io.last_us),
+				fin && e->fin_ns ? e->fin_ns : e->ts_ns);
+	/* ESTABLISHED -> FIN_WAIT1 or CLOSE_WAIT */
+	if (est && fin) {
+		a->ev_ns = e->fin_ns;
+		load_note(a, e->fin_ns);
+		if (e->sum & CS_SUM_ACTIVE_CLOSE)
+			p->total.closed_active++;
+		else
+			p->total.closed_passive++;
+	}
+	/* -> CLOSE, orphaned before (its time in the record) or by it */
+	a->ev_ns = e->ts_ns;
+	load_note(a, e->ts_ns);
+	if ((e->sum & CS_SUM_ORPHAN) && e->orphan_ns && e->orphan_ns < e->ts_ns) {
+		p->total.orphaned++;
+		orphan_end(p, e->orphan_ns, e->ts_ns);
+	} else if (e->flags & CS_F_ORPHAN) {
+		p->total.orphaned++;
+		orphan_end(p, e->ts_ns, e->ts_ns);
+	}
+	close_counts(a, p, &c, e, !passive && est && tw_made);
+	reuse_conn_end(a, p, &c, e->ts_ns, &e->io);
+}
+
 void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
 	struct conn *c = hmap_get(&a->conns, &e->sk), whole;
 	bool passive = e->sum & CS_SUM_PASSIVE;
-	struct cs_event x = *e;
+	struct cs_event x;
 
 	if (c && c->cookie && e->cookie && c->cookie != e->cookie) {
 		conn_drop_stale(a, c, e->sk);
@@ -88,7 +172,17 @@ void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e
 	}
 	if (birth_came_late(a, e, c))
 		return;
+	/* Its whole life in this record, the census not noting (cut_note
+	 * wants each transition). A listener's end, or CLOSE -> CLOSE, is
+	 * unfolded. */
+	if (!c && e->newstate == CS_TCP_CLOSE && e->oldstate != CS_TCP_LISTEN &&
+	    e->oldstate != CS_TCP_CLOSE && !a->cut.open && !a->unfold_whole &&
+	    !((e->owner.flags & CS_OWNER_SEED) && hmap_get(&a->seeds, &e->tuple))) {
+		apply_whole(a, p, e);
+		return;
+	}
 
+	x = *e;
 	x.flags &= ~(CS_F_ORPHAN | CS_F_SUMMARY);
 	memset(&x.io, 0, sizeof(x.io));
 	x.tw = 0;

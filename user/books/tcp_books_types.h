@@ -206,6 +206,10 @@ struct agg {
 	/* apply_summary's books of a connection whose whole life is one
 	 * record: on its stack, never in conns (no insert and delete). */
 	const struct conn *unbooked;
+	/* Tests: every end record unfolded transition by transition, where
+	 * apply_whole applies a whole life in one step (test_whole_record
+	 * holds the two to the same books). */
+	bool unfold_whole;
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
