@@ -116,10 +116,11 @@ _lib_run_exit() {
 		unset '_lib_exit_cmds[i]'
 		eval "$cmd" >&2
 	done
-	[[ -n $_lib_tmp ]] && rm -rf "$_lib_tmp"
+	[[ -n $_lib_tmp && -z $_lib_forked ]] && rm -rf "$_lib_tmp"
 	_lib_tmp=
 	exit "$rc"
 }
+_lib_forked=
 
 trap _lib_run_exit EXIT
 # Signals leave through exit, so the EXIT trap does the cleanup once.
@@ -130,6 +131,24 @@ trap 'exit 143' TERM
 # on_exit CMD: run the shell command CMD at exit (last registered, first run).
 on_exit() {
 	_lib_exit_cmds+=("$1")
+}
+
+# lib_fork CMD ARGS...: CMD (a shell function) in a background subshell
+# that undoes what it registers with on_exit when it ends, however it
+# ends (the script's own registrations stay the script's, and the scratch
+# directory is shared); its pid in BG_PID, for wait. For independent cases
+# (namespaces, fixtures and agents of their own) that are mostly an agent
+# loading its BPF programs, one core each: two at once on 2 cores.
+lib_fork() {
+	(
+		_lib_exit_cmds=() _lib_forked=1
+		trap _lib_run_exit EXIT
+		trap 'exit 129' HUP
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		"$@"
+	) &
+	BG_PID=$!
 }
 
 # A private scratch directory, removed at exit. Made right here, in the

@@ -22,7 +22,7 @@ NS_SEQ=0
 # its orphans killed first: they pin it); the agent and the fixtures run
 # in it.
 mode_ns() {
-	NS=connscope-id$((++NS_SEQ))-$$
+	NS=connscope-id${1%%/*}$((++NS_SEQ))-$$
 	new_netns "$NS" || { fail "$1/netns" "ip netns add $NS"; return 1; }
 	on_exit "ip netns exec $NS ss -K state fin-wait-1 state fin-wait-2 >/dev/null 2>&1"
 	FX_WRAP=(ip netns exec "$NS")
@@ -273,17 +273,25 @@ tw_reuse_case() {
 
 # ID_CASES: a subset of the cases, to run while working on one.
 cases=" ${ID_CASES:-orphans reset starved workers tw_reuse} "
-for m in sk pt; do
-	flags=()
-	[ "$m" = pt ] && flags=(--per-transition)
-	[[ $cases == *" orphans "* ]] && orphans_case "$m" "${flags[@]}"
-	[[ $cases == *" reset "* ]] && reset_case "$m" "${flags[@]}"
-	[[ $cases == *" starved "* ]] && starved_case "$m" "${flags[@]}"
-	[[ $cases == *" workers "* ]] && workers_case "$m" yes "${flags[@]}" &&
-		workers_case "$m" no "${flags[@]}"
-	[[ $cases == *" tw_reuse "* ]] && tw_reuse_case "$m" "${flags[@]}"
+# mode_cases MODE FLAGS...: the cases, one after the other, in one mode.
+mode_cases() {
+	local m=$1
+	shift
+	[[ $cases == *" orphans "* ]] && orphans_case "$m" "$@"
+	[[ $cases == *" reset "* ]] && reset_case "$m" "$@"
+	[[ $cases == *" starved "* ]] && starved_case "$m" "$@"
+	[[ $cases == *" workers "* ]] && workers_case "$m" yes "$@" &&
+		workers_case "$m" no "$@"
+	[[ $cases == *" tw_reuse "* ]] && tw_reuse_case "$m" "$@"
 	FX_WRAP=() CS_WRAP=()
-done
+}
+# Both modes at once, each case in a namespace of its own with its own
+# fixtures and agent: the time is mostly agents loading, one core each
+# (as 64_attach_midload's two agents a round).
+lib_fork mode_cases pt --per-transition
+PT_CASES=$BG_PID
+mode_cases sk
+wait "$PT_CASES"
 # The timer tracepoints, on request: each tw socket matched and followed
 # in the kernel (tw_owners), re-arms and reuse of its memory included.
 [[ $cases == *" tw_reuse "* ]] && tw_reuse_case tm --tw-timers
