@@ -173,6 +173,16 @@ quic_tools() {
 	done
 }
 
+# quic_setup [www]: the QUIC tests' start: their peers installed
+# (quic_tools), TMP the scratch directory, and with www a certificate and
+# page in it for gtlsserver (quic_www). What fails ends the script.
+quic_setup() {
+	quic_tools
+	TMP=$(lib_tmpdir)
+	[[ ${1:-} == www ]] || return 0
+	quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
+}
+
 # A UDP port nothing is bound to (ss: the kernel's own list).
 udp_free_port() {
 	local p i

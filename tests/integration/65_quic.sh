@@ -16,10 +16,8 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
+quic_setup www
 
-quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
 PA=$(udp_free_port) PB=$(udp_free_port) PC=$(udp_free_port)
 quic_server "$TMP" "$PA" || { fail setup/server "gtlsserver did not bind $PA"; exit 1; }
 SA=$QS_PID

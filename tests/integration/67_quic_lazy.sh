@@ -11,8 +11,7 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
+quic_setup www
 
 # cgroup_links PID TYPE: the agent's cgroup links of that attach type.
 cgroup_links() {
@@ -44,7 +43,6 @@ assert_eq "$(grep -c '^connscope_quic_packet_programs_attached 0$' "$TMP/t.prom"
 fx_stop cli; fx_stop srv
 
 # ---- a target with no UDP socket that starts QUIC clients later ----
-quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
 QP=$(udp_free_port)
 quic_server "$TMP" "$QP" || { fail setup/quic_server "gtlsserver did not bind $QP"; exit 1; }
 fix_start drv "$TESTS_DIR/quic_driver.sh"

@@ -13,8 +13,7 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
+quic_setup
 CLIENTS=20
 TCP_CONNS=5
 

@@ -15,12 +15,10 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
+quic_setup www
 COPIES=3
 AFTER=2
 
-quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
 SYSLIB=$(ldd "$(command -v gtlsclient)" | awk '$1 ~ /^libngtcp2\.so/ { print $3; exit }')
 [[ -f $SYSLIB ]] || { fail setup/libngtcp2 "gtlsclient maps no libngtcp2.so"; exit 1; }
 for ((c = 0; c < COPIES; c++)); do

@@ -14,8 +14,7 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
+quic_setup
 CLIENTS=6
 PORT=8443
 CPORT=45000

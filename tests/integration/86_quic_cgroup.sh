@@ -17,9 +17,7 @@ source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
 require_root
 
-quic_tools
-TMP=$(lib_tmpdir)
-quic_www "$TMP" || { fail setup/cert "openssl could not make a certificate"; exit 1; }
+quic_setup www
 cg_make quict
 CGT=$CG
 cg_make quico

@@ -130,6 +130,15 @@ static int count_of(const char *s, const char *word)
 	return n;
 }
 
+/* The doctor's text of a and run into buf (free it). */
+static void doctor_text(struct agg *a, struct run_info *run)
+{
+	FILE *f = open_out();
+
+	format_doctor_text(f, a, run);
+	fclose(f);
+}
+
 /* The doctor under the same run, and a full ring buffer: its findings
  * rest on the same counts, so it says every loss (it said only the ring
  * buffer's), once, with the fix, in 80 columns. */
@@ -140,22 +149,17 @@ TEST(doctor_says_every_loss)
 		.end_reason = "duration",
 	};
 	struct agg a;
-	FILE *f;
 
 	agg_init(&a, 0);
 	run.losses.n[LOSS_ATTACH_FAILED] = 1;
-	f = open_out();
-	format_doctor_text(f, &a, &run);
-	fclose(f);
+	doctor_text(&a, &run);
 	ASSERT_FITS(buf, "doctor_fits_80");
 	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
 				    "are low (see -j: agent.losses)"), "doctor_attach_loss_said");
 	ASSERT_TRUE(!strstr(buf, "ringbuf-size"), "doctor_no_ring_fix_without_ring_loss");
 	free(buf);
 	run.losses.n[LOSS_TCP_EVENTS] = run.stats[CS_STAT_RB_LOST] = 3;
-	f = open_out();
-	format_doctor_text(f, &a, &run);
-	fclose(f);
+	doctor_text(&a, &run);
 	ASSERT_FITS(buf, "doctor_ring_fits_80");
 	ASSERT_TRUE(has_joined(buf, "LOST: 3 TCP events (ring buffer full), 1 programs or sources "
 				    "not attached"), "doctor_both_losses_said");

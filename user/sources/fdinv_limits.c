@@ -2,13 +2,11 @@
 /* fd limits of a process (/proc/PID/limits) and of the system
  * (/proc/sys/fs/file-nr, file-max); see fdinv.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fdinv.h"
 #include "fdinv_internal.h"
@@ -35,19 +33,11 @@ static int parse_limit(const char *p, uint64_t *out)
 /* The first n numbers of procfs_root/rel; how many were read, or -errno. */
 static int read_numbers(const char *rel, uint64_t *v, int n)
 {
-	char path[PATH_MAX], buf[256], *p, *end;
-	ssize_t len;
-	int fd, i;
+	char buf[256], *p, *end;
+	int len = procfs_read_file(rel, buf, sizeof(buf)), i;
 
-	snprintf(path, sizeof(path), "%s/%s", procfs_root, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (len < 0)
-		return -errno;
-	buf[len] = '\0';
+		return len;
 	for (i = 0, p = buf; i < n; i++, p = end) {
 		v[i] = strtoull(p, &end, 10);
 		if (end == p)

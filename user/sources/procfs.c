@@ -462,20 +462,33 @@ uint64_t procfs_start_ns(const struct proc_ident *id)
 	return id->start_ticks * (1000000000ULL / procfs_clk_tck());
 }
 
-int procfs_read_pid_file(pid_t pid, const char *name, char *buf, size_t size)
+int procfs_read_file(const char *rel, char *buf, size_t size)
 {
 	char path[PATH_MAX];
 	size_t len;
+	int err = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root, pid, name);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "%s/%s", procfs_root, rel);
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	len = fread(buf, 1, size - 1, f);
+	/* A read that fails (ESRCH: the process was reaped after the open)
+	 * is no empty file. */
+	if (ferror(f))
+		err = errno ? -errno : -EIO;
 	fclose(f);
 	buf[len] = 0;
-	return len;
+	return err ? err : (int)len;
+}
+
+int procfs_read_pid_file(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%d/%s", pid, name);
+	return procfs_read_file(rel, buf, size);
 }
 
 int procfs_maps_find(pid_t pid, const char *const *needles, size_t n, char *path, size_t len)

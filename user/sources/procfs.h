@@ -56,8 +56,11 @@ bool procfs_pid_gone(pid_t pid);
 int procfs_pid_watch(pid_t pid);
 bool procfs_pid_gone_watched(pid_t pid, int fd);
 
-/* /proc/PID/NAME whole (up to size - 1 bytes) into buf, NUL-terminated:
- * its length, or -errno when it cannot be opened. */
+/* procfs_root/REL (e.g. "sys/fs/file-nr") whole, up to size - 1 bytes,
+ * into buf, NUL-terminated: its length, or -errno when it cannot be
+ * opened or read. */
+int procfs_read_file(const char *rel, char *buf, size_t size);
+/* The same for /proc/PID/NAME. */
 int procfs_read_pid_file(pid_t pid, const char *name, char *buf, size_t size);
 
 /* The first file mapped into pid (its /proc/PID/maps, in order) whose path

@@ -245,20 +245,11 @@ void quic_cgroups_drop_prog(struct quic_cgroups *c, int slot)
 
 int quic_cgroups_of_pid(const struct quic_cgroups *c, pid_t pid, char *path, size_t len)
 {
-	char file[64], text[8192], rel[4096];
-	ssize_t n;
-	int fd, err;
+	char text[8192], rel[4096];
+	int err = procfs_read_pid_file(pid, "cgroup", text, sizeof(text));
 
-	snprintf(file, sizeof(file), "%s/%d/cgroup", procfs_root, pid);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
+	if (err < 0)
 		return err;
-	text[n] = 0;
 	err = cgroup_v2_rel(text, rel, sizeof(rel));
 	if (err == -ENOENT)
 		return -EXDEV;	/* no v2 line: nothing to resolve */
