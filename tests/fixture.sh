@@ -50,6 +50,13 @@ lost_paragraph() {
 		p && /losses\)$/ {print s; exit}' "$1"
 }
 
+# err_notes FILE: the agent's stderr with each note whole on one line (a
+# note wrapped at 80 columns goes on in lines that begin with spaces).
+err_notes() {
+	awk '/^ / {sub(/^ +/, ""); s = s " " $0; next} s != "" {print s} {s = $0}
+		END {if (s != "") print s}' "$1"
+}
+
 # cs_attach OUT ERR ARGS...: connscope attach in the background; returns
 # once it printed "tracing" (attached and seeded), or failed. Sets CS_PID.
 CS_WRAP=()

@@ -367,16 +367,16 @@ wait "$FX_PID_nsrv" 2>/dev/null
 # The agent reconciles without the namespace (no process left to enter it
 # by) while its 23 TIME_WAIT live on in it: three reconciles, absent from
 # every dump, and not ended.
-wait_for "grep -q 'net:\[$ino\] is no longer read' '$TMP/ns.err'" 10
-assert_eq "$(grep -c "net:\[$ino\] is no longer read after [0-9.]* s: no traced process is left in it; its 23 TIME_WAIT" "$TMP/ns.err")" 1 \
+wait_for "err_notes '$TMP/ns.err' | grep -q 'net:\[$ino\] is no longer read'" 10
+assert_eq "$(err_notes "$TMP/ns.err" | grep -c "net:\[$ino\] is no longer read after [0-9.]* s: no traced process is left in it; its 23 TIME_WAIT")" 1 \
 	netns/unread_said_once
 n0=$(rows)
 wait_for "[ \$(rows) -ge $((n0 + 3)) ]" 20 || fail netns/reconciles_go_on "$(rows) rows, $n0 before"
 assert_eq "$(grep -c 'the last of its' "$TMP/ns.err")" 0 netns/time_wait_not_ended_while_unread
 ip netns delete "$NS"
 # Deleting it kills them (their timers cancelled): the agent sees each end.
-wait_for "grep -q 'net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended' '$TMP/ns.err'" 20
-assert_eq "$(grep -c "net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended" "$TMP/ns.err")" 1 \
+wait_for "err_notes '$TMP/ns.err' | grep -q 'net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended'" 20
+assert_eq "$(err_notes "$TMP/ns.err" | grep -c "net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended")" 1 \
 	netns/last_time_wait_end_said_once
 # And its BPF map of traced TIME_WAIT sockets is empty again: each one
 # killed left it (before: all 23 stayed, for a tw socket that never
@@ -393,6 +393,9 @@ assert_eq "$(fx_cmd hcli "churn 2")" "churned 2" netns/host_churned
 wait_for "closes_done $hport" 10 || fail netns/host_closed "kernel: still closing on $hport"
 cs_stop
 assert_eq "$?" 0 netns/exit_status
+# What it said on stderr reads on an 80-column terminal (each target's
+# exit was one line of 83 columns here, each namespace note about 200).
+assert_eq "$(awk 'length > 80' "$TMP/ns.err")" "" netns/stderr_fits_80_columns
 for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
 	assert_eq "$(grep -c "process $pid (tcpfix) exited after" "$TMP/ns.err")" 1 "netns/exit_of_$pid/said"
 done
@@ -436,7 +439,7 @@ assert_eq "$(fx_cmd xcli "churn 4")" "churned 4" xnetns/churned
 wait_for "[ \"\$(metric $eport $opened $FX_PID_xcli)\" = 4 ]" 20
 kill -KILL "$FX_PID_xcli" "$FX_PID_xsrv"
 wait "$FX_PID_xcli" "$FX_PID_xsrv" 2>/dev/null
-wait_for "grep -q 'net:\[$ino\] is no longer read' '$TMP/xexp.err'" 10 ||
+wait_for "err_notes '$TMP/xexp.err' | grep -q 'net:\[$ino\] is no longer read'" 10 ||
 	fail xnetns/unread_said "$(cat "$TMP/xexp.err")"
 # Three reconciles without it (a snapshot each) while its TIME_WAIT lives
 # on: absent from the dumps, not ended.
@@ -445,7 +448,7 @@ wait_for "[ \"\$(snapshots $eport)\" -ge $((${n0:-0} + 3)) ]" 20
 assert_eq "$(metric "$eport" connscope_process_time_wait_ended_early_total "$FX_PID_xcli")" 0 \
 	xnetns/time_wait_not_ended_while_unread
 ip netns delete "$NS"
-wait_for "grep -q 'net:\[$ino\]: the last of its 4 TIME_WAIT sockets ended' '$TMP/xexp.err'" 20 ||
+wait_for "err_notes '$TMP/xexp.err' | grep -q 'net:\[$ino\]: the last of its 4 TIME_WAIT sockets ended'" 20 ||
 	fail xnetns/last_time_wait_end_said "$(cat "$TMP/xexp.err")"
 assert_eq "$(fx_cmd hcli "churn 3")" "churned 3" xnetns/host_churned
 if wait_for "[ \"\$(metric $eport $opened $FX_PID_hcli)\" = 3 ]" 20 && ! ended "$EXP"; then
@@ -460,6 +463,7 @@ assert_eq "$(metric "$eport" connscope_process_tcp_sockets "$FX_PID_xcli" | awk 
 kill -TERM "$EXP"
 wait "$EXP"
 assert_eq "$?" 0 xnetns/exit_status
+assert_eq "$(awk 'length > 80' "$TMP/xexp.err")" "" xnetns/stderr_fits_80_columns
 released xnetns "$held"
 fx_stop hcli
 fx_stop hsrv

@@ -23,6 +23,7 @@
 #include "report_tw.h"
 #include "html_text.h"
 #include "run_info.h"
+#include "run_notes.h"
 
 /* quic_tracer.c's reason when no cgroup2 hierarchy is mounted (the
  * sysfs `ip netns exec` mounts has none). */
@@ -297,6 +298,48 @@ TEST(limits_warnings_fit_80_and_html_whole)
 			   "resets them") != NULL, "html_words_joined");
 	free(html);
 	free(buf);
+}
+
+/* What a run says on stderr as it goes: a target's exit (83 columns for
+ * "process 22012 (tcpfix) ...") and a network namespace no longer read
+ * (netns_watch.c: one line of up to 259 columns). With the largest figures
+ * each can hold, both ways a namespace's TIME_WAIT are followed, one
+ * socket and many. */
+TEST(run_notes_fit_80)
+{
+	const size_t held[] = { 1, (size_t)-1 };
+	char want[512];
+	FILE *f;
+
+	for (int i = 0; i < 2; i++) {
+		f = open_out();
+		format_exited_note(f, 4194304, "leakfix_nofp_ab", 1e9);
+		format_netns_unread(f, UINT32_MAX, 1e9, held[i], true);
+		format_netns_unread(f, UINT32_MAX, 1e9, held[i], false);
+		format_netns_tw_ended(f, UINT32_MAX, held[i], 1e9);
+		fclose(f);
+		ASSERT_FITS(buf, "run_notes_fit_80");
+		ASSERT_EQ(count_of(buf, "\nconnscope: "), 3, "four_notes_each_its_own");
+		ASSERT_TRUE(has_joined(buf, "connscope: process 4194304 (leakfix_nofp_ab) exited "
+				       "after 1000000000.0 s; its report covers it until then"),
+			    "exited_whole");
+		snprintf(want, sizeof(want), "connscope: network namespace net:[4294967295] is no "
+			 "longer read after 1000000000.0 s: no traced process is left in it; its "
+			 "%zu TIME_WAIT socket%s in the books", held[i], i ? "s" : "");
+		ASSERT_TRUE(has_joined(buf, want), "unread_whole");
+		ASSERT_TRUE(has_joined(buf, i ? "count as end unseen once their 60 s are past (no "
+					"dump can read them), its other sockets are not counted "
+					"any more" : "counts as end unseen once its 60 s is past (no "
+					"dump can read it)"), "census_whole");
+		ASSERT_TRUE(has_joined(buf, i ? "end by their timers, its other sockets are not "
+					"counted any more" : "ends by its timer,"), "timers_whole");
+		snprintf(want, sizeof(want), "connscope: network namespace net:[4294967295]: the "
+			 "last of its %zu TIME_WAIT socket%s ended after 1000000000.0 s (expired, or "
+			 "killed with the namespace: see time_wait_expired / "
+			 "time_wait_ended_early)", held[i], i ? "s" : "");
+		ASSERT_TRUE(has_joined(buf, want), "ended_whole");
+		free(buf);
+	}
 }
 
 UNIT_MAIN()

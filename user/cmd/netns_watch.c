@@ -10,9 +10,10 @@
  * to their timer events (expiry, or a cancel: ended early), and one whose
  * timer is not followed (held before the run, no timer hooks) is judged
  * by the dumps as before: the books do that (agg_set_dumped). Here both
- * moments are said once on stderr. */
+ * moments are said once on stderr (run_notes.c words them). */
 #include <stdio.h>
 #include "netns_watch.h"
+#include "run_notes.h"
 #include "timeutil.h"
 
 static struct netns_seen *find(struct netns_watch *w, uint32_t netns)
@@ -57,23 +58,8 @@ void netns_watch_before(struct netns_watch *w, const struct tcp_snapshot *snap, 
 		/* Without a TIME_WAIT hook nothing tells their ends but a dump,
 		 * and none reads the namespace now: past their deadline they
 		 * ended, how is not known. */
-		if (a->tw_census)
-			fprintf(stderr, "connscope: network namespace net:[%u] is no longer read "
-					"after %.1f s: no traced process is left in it; its %zu "
-					"TIME_WAIT socket%s in the books count%s as end unseen once "
-					"%s 60 s %s past (no dump can read %s), its other sockets "
-					"are not counted any more\n", s->netns,
-				(now_ns() - a->t0_ns) / 1e9, s->held, s->held == 1 ? "" : "s",
-				s->held == 1 ? "s" : "", s->held == 1 ? "its" : "their",
-				s->held == 1 ? "is" : "are", s->held == 1 ? "it" : "them");
-		else
-			fprintf(stderr, "connscope: network namespace net:[%u] is no longer read "
-					"after %.1f s: no traced process is left in it; its %zu "
-					"TIME_WAIT socket%s in the books end%s by %s timer%s, its "
-					"other sockets are not counted any more\n", s->netns,
-				(now_ns() - a->t0_ns) / 1e9, s->held, s->held == 1 ? "" : "s",
-				s->held == 1 ? "s" : "", s->held == 1 ? "its" : "their",
-				s->held == 1 ? "" : "s");
+		format_netns_unread(stderr, s->netns, (now_ns() - a->t0_ns) / 1e9, s->held,
+				    a->tw_census);
 	}
 }
 
@@ -85,9 +71,6 @@ void netns_watch_after(struct netns_watch *w, const struct agg *a)
 		if (!s->lost || s->done || tw_in(a, s->netns))
 			continue;
 		s->done = true;
-		fprintf(stderr, "connscope: network namespace net:[%u]: the last of its %zu "
-				"TIME_WAIT socket%s ended after %.1f s (expired, or killed with "
-				"the namespace: see time_wait_expired / time_wait_ended_early)\n",
-			s->netns, s->held, s->held == 1 ? "" : "s", (now_ns() - a->t0_ns) / 1e9);
+		format_netns_tw_ended(stderr, s->netns, s->held, (now_ns() - a->t0_ns) / 1e9);
 	}
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "runloop.h"
+#include "run_notes.h"
 #include "timeutil.h"
 
 /* Waits until a ring manager has data or timeout_ms passes, then drains
@@ -79,6 +80,5 @@ int run_loop(struct run_loop *l, volatile sig_atomic_t *exiting)
 
 void run_say_exited(const struct run_loop *l, int pid, const char *comm)
 {
-	fprintf(stderr, "connscope: process %d (%s) exited after %.1f s; its report covers it "
-			"until then\n", pid, comm, (now_ns() - l->t0_ns) / 1e9);
+	format_exited_note(stderr, pid, comm, (now_ns() - l->t0_ns) / 1e9);
 }
