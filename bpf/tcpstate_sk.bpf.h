@@ -81,26 +81,30 @@ static __always_inline struct cs_sk *sk_state_of(const struct sock *sk)
 	return bpf_sk_storage_get(&sk_state, (struct sock *)sk, 0, 0);
 }
 
+/* The key of a storage of owner tgid whose told bits (cs_sk.told, as its
+ * caller read them) are told: CS_TOLD_BOOKS puts it under CS_SKB_TOLD. */
 static __always_inline void skb_key(const struct sock *sk, const struct cs_sk *st, __u32 tgid,
-				    struct cs_skb_key *k)
+				    __u32 told, struct cs_skb_key *k)
 {
 	/* Plain loads: every caller's sk is a typed pointer (a tp_btf
 	 * argument, the iterator's tcp_sock). Two probe reads each before,
 	 * four times a connection. */
 	k->netns = sk->__sk_common.skc_net.net->ns.inum;
 	k->tgid = tgid;
-	k->passive = !!(st->sum & CS_SUM_PASSIVE);
+	k->flags = (st->sum & CS_SUM_PASSIVE ? CS_SKB_PASSIVE : 0) |
+		   (told & CS_TOLD_BOOKS ? CS_SKB_TOLD : 0);
 }
 
-/* A made (end false) or ended storage, under owner tgid. Atomic: a
- * softirq's state change can interrupt a task's on the same CPU. */
+/* A made (end false) or ended storage, under owner tgid and told bits
+ * told. Atomic: a softirq's state change can interrupt a task's on the
+ * same CPU. */
 static __always_inline void skb_count(const struct sock *sk, const struct cs_sk *st, __u32 tgid,
-				      bool end)
+				      __u32 told, bool end)
 {
 	struct cs_skb_val zero = {}, *v;
 	struct cs_skb_key k;
 
-	skb_key(sk, st, tgid, &k);
+	skb_key(sk, st, tgid, told, &k);
 	v = bpf_map_lookup_elem(&sk_books, &k);
 	if (!v) {
 		bpf_map_update_elem(&sk_books, &k, &zero, BPF_NOEXIST);
@@ -120,15 +124,19 @@ static __always_inline void skb_made(const struct sock *sk, struct cs_sk *st)
 	if (st->booked || !sk_is_tcp(sk, true))
 		return;
 	st->booked = 1;
-	skb_count(sk, st, st->owner.tgid, false);
+	/* Untold but for a seed's (CS_TOLD_BOOKS from its adoption). */
+	skb_count(sk, st, st->owner.tgid, st->told, false);
 }
 
 /* Before the storage goes (bpf_sk_storage_delete): counted ended first, so
- * a pass that finds it gone finds it ended. */
-static __always_inline void skb_ended(const struct sock *sk, const struct cs_sk *st)
+ * a pass that finds it gone finds it ended. told: cs_sk.told from the
+ * caller's atomic OR of CS_TOLD_END or CS_TOLD_GONE on (its books' key: a
+ * birth pass moves them once, and only if its exchange comes before that
+ * OR, birth_tell). */
+static __always_inline void skb_ended(const struct sock *sk, const struct cs_sk *st, __u32 told)
 {
 	if (st->booked)
-		skb_count(sk, st, st->owner.tgid, true);
+		skb_count(sk, st, st->owner.tgid, told, true);
 }
 
 static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st,
@@ -157,8 +165,9 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
  * storage is gone; st must not be used). A record says so only if the
  * books have the socket's birth (told has CS_TOLD_BIRTH); else its birth
  * or end record carries the owner set here. The owner is written inside
- * CS_TOLD_SETTLING, so a birth pass running beside it on another CPU
- * never sends a half-written owner (birth_pass). */
+ * CS_TOLD_SETTLING, and CS_TOLD_SETTLED stays after it, so a birth pass
+ * running beside it on another CPU never sends a half-written or an
+ * earlier owner, nor moves the books under it (birth_tell). */
 static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st, __u64 now)
 {
 	__u32 told;
@@ -179,11 +188,14 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 
 		__sync_fetch_and_or(&st->told, CS_TOLD_SETTLING);
 		owner_from_current(&st->owner, CS_OWNER_ACCEPT);
-		/* Its books move to the process that holds it. */
+		/* Its books move to the process that holds it, under the key
+		 * they are in: a plain read of CS_TOLD_BOOKS, which no pass
+		 * sets from the OR above on (birth_tell's exchange fails). */
 		if (st->booked && st->owner.tgid != was) {
-			skb_count(sk, st, was, true);
-			skb_count(sk, st, st->owner.tgid, false);
+			skb_count(sk, st, was, st->told, true);
+			skb_count(sk, st, st->owner.tgid, st->told, false);
 		}
+		__sync_fetch_and_or(&st->told, CS_TOLD_SETTLED);
 		told = __sync_fetch_and_and(&st->told, ~CS_TOLD_SETTLING);
 		st->sum &= ~CS_SUM_PROVISIONAL;
 		if (told & CS_TOLD_BIRTH)
@@ -194,7 +206,7 @@ static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st
 		/* No owner: the record's is zeroed (no copy of one on the
 		 * stack, which the send/receive program has no room for). */
 		emit_sk(sk, st, NULL, CS_EV_OWNER, 0, 0, CS_F_NEW_OWNER, 0, now);
-	skb_ended(sk, st);
+	skb_ended(sk, st, st->told);	/* its key: fixed by the OR, as above */
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return false;
 }
@@ -266,9 +278,10 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 			return NULL;
 		init.owner = *found;
 		bpf_map_delete_elem(&seeds, &t);
-		/* User space has it in its books since the start. */
+		/* User space has it in its books since the start: not
+		 * one it opened or accepted, should its end be lost. */
 		init.sum = CS_SUM_BORN | CS_SUM_EST;
-		init.told = CS_TOLD_BIRTH;
+		init.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
 	}
 	init.sk = (__u64)sk;
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &init,
@@ -334,6 +347,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	__u8 flags = quic ? CS_F_QUIC : 0;
 	__u64 now = 0, tw = 0;
 	struct cs_sk *st;
+	__u32 told;
 
 	stat_inc(CS_STAT_STATE_CALLS);
 	st = sk_state_of(sk);
@@ -410,7 +424,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	}
 	/* Whether the books heard of its birth (a seed, or the birth pass),
 	 * or learn it from this record (CS_F_ACCEPTED too). */
-	if (__sync_fetch_and_or(&st->told, CS_TOLD_END) & CS_TOLD_BIRTH)
+	told = __sync_fetch_and_or(&st->told, CS_TOLD_END);
+	if (told & CS_TOLD_BIRTH)
 		st->sum |= CS_SUM_BORN;
 	/* Accepted means accept() returned it: a child that ended in the
 	 * accept queue is counted apart. Before, every passive child was
@@ -420,7 +435,7 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	else if (!(st->sum & CS_SUM_BORN) && (st->sum & CS_SUM_PASSIVE) && !accept_tp)
 		flags |= CS_F_ACCEPTED;
 	emit_sk(sk, st, &st->owner, CS_EV_STATE, oldstate, newstate, flags, tw, now);
-	skb_ended(sk, st);
+	skb_ended(sk, st, told);
 	bpf_sk_storage_delete(&sk_state, (struct sock *)sk);
 	return 0;
 }
@@ -643,12 +658,12 @@ static __always_inline int count_rx_sk(const struct sock *sk)
  * the reader asks for at most 512 bytes a read, and bpf_seq_read stops at
  * that count, long before the seq buffer could overflow (the one case
  * where a socket is shown again). */
-static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk *st)
+static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk *st, __u32 told)
 {
 	struct cs_skb_key k;
 	__u64 one = 1, *n;
 
-	skb_key(sk, st, st->owner.tgid, &k);
+	skb_key(sk, st, st->owner.tgid, told, &k);
 	n = bpf_map_lookup_elem(&sk_alive, &k);
 	if (n)
 		(*n)++;
@@ -658,58 +673,54 @@ static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk 
 
 #include "tcpwalk.bpf.h"
 
-SEC("?iter/tcp")
-int birth_pass(struct bpf_iter__tcp *ctx)
+/* Tells the birth of st's socket, established and untold (the pass's
+ * record). true: told, and its books moved to the told key (CS_SKB_TOLD):
+ * the books count it from this record, so an end of it that no program
+ * runs is not counted opened or accepted again. Its CLOSE may run beside
+ * this on another CPU: the OR of CS_TOLD_BOOKS and the CLOSE's of
+ * CS_TOLD_END decide in one order whether the books move (no end yet) or
+ * stay where its end counted them (skb_ended's key comes from its OR). */
+static __always_inline bool birth_tell(struct bpf_iter__tcp *ctx, struct sock *sk,
+				       struct cs_sk *st)
 {
-	struct sock_common *skc = ctx->sk_common;
+	bool passive = st->sum & CS_SUM_PASSIVE;
+	__u32 told, claim, e_tgid;
 	struct cs_event *e;
-	struct tcp_sock *tp;
-	struct sock *sk;
-	struct cs_sk *st;
-	bool passive;
 
-	if (!skc)
-		return 0;
-	if (walk_census)
-		walk_emit(ctx, skc);	/* the census's record (tcpwalk.bpf.h) */
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp)
-		return 0;	/* TIME_WAIT, request socks */
-	sk = (struct sock *)tp;
-	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
-	if (!st)
-		return 0;
-	if (st->booked)
-		skb_alive(sk, st);
-	if (st->told || (st->sum & (CS_SUM_EST | CS_SUM_BORN)) != CS_SUM_EST)
-		return 0;
-	passive = st->sum & CS_SUM_PASSIVE;
 	/* Still in the accept queue: not the application's connection yet.
 	 * A later pass tells it once accept() returned it; if it ends in the
 	 * queue, its end record says so (CS_F_NOT_ACCEPTED). */
 	if (passive && sk_unaccepted(sk, true))
-		return 0;
+		return false;
 	e = ev_reserve(sk, NULL, CS_EV_STATE, passive ? TCP_SYN_RECV : TCP_SYN_SENT,
 		       TCP_ESTABLISHED, CS_F_SUMMARY | (passive && !accept_tp ? CS_F_ACCEPTED : 0),
 		       0, true);
 	if (!e)
-		return 0;	/* counted lost; its end record will tell it */
-	if (__sync_fetch_and_or(&st->told, CS_TOLD_BIRTH)) {
+		return false;	/* counted lost; its end record will tell it */
+	claim = __sync_fetch_and_or(&st->told, CS_TOLD_BIRTH);
+	if (claim & ~CS_TOLD_SETTLED) {
 		bpf_ringbuf_discard(e, 0);
-		return 0;
+		return false;
 	}
+	claim |= CS_TOLD_BIRTH;
 	e->owner = st->owner;
-	if (__sync_fetch_and_or(&st->told, 0) & CS_TOLD_SETTLING) {
-		/* The owner may be half-written: give the claim back, so the
-		 * next pass tells this birth with the settled owner. Before,
-		 * CS_TOLD_BIRTH stayed, no later pass told it, and the live
-		 * connection was missing from the books until its end. A
+	e_tgid = e->owner.tgid;
+	/* Nothing else set since the claim: the books move to the told key
+	 * (CS_TOLD_BOOKS, below), and an end or a settle from here on finds
+	 * them there. */
+	told = __sync_val_compare_and_swap(&st->told, claim, claim | CS_TOLD_BOOKS);
+	if (told & (CS_TOLD_SETTLING | (CS_TOLD_SETTLED & ~claim))) {
+		/* The owner may be half-written, or an earlier one's (a settle
+		 * began, or ran whole, since the claim): give the claim back,
+		 * so the next pass tells this birth with the settled owner.
+		 * Before, CS_TOLD_BIRTH stayed, no later pass told it, and the
+		 * live connection was missing from the books until its end. A
 		 * settle that saw the claim meanwhile sends an owner record
 		 * the books drop (they do not know the socket yet); a CLOSE
 		 * that saw it says BORN, which the books take whole. */
 		__sync_fetch_and_and(&st->told, ~CS_TOLD_BIRTH);
 		bpf_ringbuf_discard(e, 0);
-		return 0;
+		return false;
 	}
 	/* Out of the queue (above) but not yet used in a task: accepted
 	 * by the pass's time at the latest. */
@@ -729,6 +740,46 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	 * record already is one, a socket. */
 	if (!walk_census)
 		bpf_seq_write(ctx->meta->seq, &passive, 1);
+	/* Its end came first (or an untraced process took it): its books
+	 * stay where that end counted them. */
+	if (told != claim)
+		return false;
+	/* Under the owner copied above: a settle from the exchange on moves
+	 * the told key's books from that one. */
+	if (st->booked) {
+		skb_count(sk, st, e_tgid, 0, true);
+		skb_count(sk, st, e_tgid, CS_TOLD_BOOKS, false);
+	}
+	return true;
+}
+
+SEC("?iter/tcp")
+int birth_pass(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct tcp_sock *tp;
+	struct sock *sk;
+	struct cs_sk *st;
+	__u32 told;
+
+	if (!skc)
+		return 0;
+	if (walk_census)
+		walk_emit(ctx, skc);	/* the census's record (tcpwalk.bpf.h) */
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;	/* TIME_WAIT, request socks */
+	sk = (struct sock *)tp;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st)
+		return 0;
+	told = st->told;
+	if (!(told & ~CS_TOLD_SETTLED) && (st->sum & (CS_SUM_EST | CS_SUM_BORN)) == CS_SUM_EST &&
+	    birth_tell(ctx, sk, st))
+		told = CS_TOLD_BOOKS;
+	/* Alive under the key its books are in now. */
+	if (st->booked)
+		skb_alive(sk, st, told);
 	return 0;
 }
 

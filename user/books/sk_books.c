@@ -98,7 +98,7 @@ uint64_t skb_pass(struct sk_books *b, const struct skb_line *before, size_t nb,
 			b->counted += n;
 			added += n;
 			if (fn)
-				fn(ctx, before[i].k.tgid, before[i].k.passive, n);
+				fn(ctx, before[i].k.tgid, before[i].k.flags, n);
 		}
 		t->last = d;
 		t->last_pass = b->passes;

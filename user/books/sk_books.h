@@ -40,8 +40,10 @@ struct sk_books {
 				 * end may be missing from them, nothing more counted */
 };
 
-/* Called for each key whose count rose, with the rise. */
-typedef void (*skb_count_fn)(void *ctx, uint32_t tgid, bool passive, uint64_t n);
+/* Called for each key whose count rose, with the rise; flags: the key's
+ * CS_SKB_* (CS_SKB_TOLD: connections the books already counted from
+ * their birth records). */
+typedef void (*skb_count_fn)(void *ctx, uint32_t tgid, uint32_t flags, uint64_t n);
 
 void skb_init(struct sk_books *b);
 void skb_free(struct sk_books *b);

@@ -39,9 +39,10 @@ struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
 /* When the connection at sk was first seen orphaned (0: it is not). */
 uint64_t agg_orphan_since(const struct agg *a, uint64_t sk);
 /* n connections of tgid whose end the kernel ran no program for (an
- * skb_count_fn, ctx the agg): in its opened (or accepted when passive)
- * and its ends_unrun. */
-void agg_ends_unrun(void *ctx, uint32_t tgid, bool passive, uint64_t n);
+ * skb_count_fn, ctx the agg; flags CS_SKB_*): in its ends_unrun, and in
+ * its opened (or accepted when passive) unless told (CS_SKB_TOLD: counted
+ * there from their birth records already; a->ends_unrun_born). */
+void agg_ends_unrun(void *ctx, uint32_t tgid, uint32_t flags, uint64_t n);
 /* Processes whose executable is unknown (gone before it was read) and
  * whose parent of the same name is known: theirs is the parent's. */
 void agg_inherit_exe(struct agg *a);

@@ -35,9 +35,9 @@ struct proc_counters {
 				 * table was full (tcp_max_tw_buckets) */
 	uint64_t closed_active;	/* this side closed first (ESTABLISHED->FIN_WAIT1) */
 	uint64_t closed_passive;/* the peer closed first (ESTABLISHED->CLOSE_WAIT) */
-	uint64_t ends_unrun;	/* connections (in opened or accepted) whose end the
-				 * kernel ran no state program for: no record came
-				 * (sk_books.h) */
+	uint64_t ends_unrun;	/* connections (in opened or accepted, once) whose
+				 * end the kernel ran no state program for: no record
+				 * came (sk_books.h) */
 };
 
 /* The kernel's view of one process at a reconcile: sockets by state. */
@@ -218,6 +218,8 @@ struct agg {
 	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
 					 * birth record not yet come (birth_came_late) */
 	uint64_t births_late;	/* birth records that came after their socket's end */
+	uint64_t ends_unrun_born;	/* of the ends no program ran (ends_unrun), those
+					 * of connections told by a birth record */
 	struct hmap accepting;	/* u64 sk -> u64 ts: a listener's child that closed
 				 * while accept() held it, its accept record not yet
 				 * come (per-transition mode; apply_accept) */

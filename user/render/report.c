@@ -652,6 +652,9 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	/* Socket-storage mode: births the birth pass told after the socket's
 	 * own end record (dropped), and passes that missed a namespace. */
 	json_kv_uint(&j, "births_late", a->births_late);
+	/* Of agent.losses.tcp_ends_not_run, the connections a birth record
+	 * had counted (opened or accepted from it, not again at the loss). */
+	json_kv_uint(&j, "ends_not_run_born", a->ends_unrun_born);
 	json_kv_uint(&j, "birth_pass_failed", a->birth_pass_failed);
 	json_kv_uint(&j, "time_wait_timer_unmatched", run->stats[CS_STAT_TW_UNMATCHED]);
 	json_kv_uint(&j, "time_wait_timer_strays", a->tw_timer_strays);
