@@ -298,6 +298,75 @@ TEST(every_kind_of_end_one_step_and_unfolded_alike)
 		run_both(seed, 5000, seed & 1, 1);
 }
 
+static void feed_both(struct agg *x, struct agg *y, const struct cs_event *e, uint64_t at)
+{
+	agg_event(x, e);
+	agg_event(y, e);
+	same_books(x, y, at);
+}
+
+/* A whole record's endpoint is found once (reuse_ep), and found again
+ * where its process's endpoints move under it: a server's child taking
+ * over the tuple of a TIME_WAIT in doubt that an earlier process of its
+ * pid left, whose endpoint (its listener not yet known bound to the
+ * wildcard) the takeover's confirm adds to the child's books, past
+ * their room. */
+TEST(endpoint_found_again_where_the_books_move)
+{
+	struct cs_tuple t = tup(8080, 40001);
+	struct cs_event e;
+	struct agg x, y;
+	uint64_t ts = T0 + MS;
+
+	agg_init(&x, T0);
+	agg_init(&y, T0);
+	y.unfold_whole = true;
+	/* The earlier process: a child closed first, its TIME_WAIT in doubt. */
+	e = ev(CS_EV_STATE, 0x1000, SERVER, CS_OWNER_ACCEPT, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+	e.owner.start_ns = 100;
+	e.flags = CS_F_SUMMARY | CS_F_TW_MAYBE | CS_F_ACCEPTED;
+	e.sum = CS_SUM_EST | CS_SUM_PASSIVE | CS_SUM_ACTIVE_CLOSE;
+	e.syn_ns = ts;
+	e.est_ns = ts + 1000;
+	e.fin_ns = ts + 2000;
+	e.ts_ns = ts += 3000;
+	feed_both(&x, &y, &e, 0);
+	/* A wildcard listener on 8080, another process's. */
+	e = ev(CS_EV_STATE, 0x2000, 300, CS_OWNER_LISTEN, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN);
+	memset(e.tuple.saddr, 0, sizeof(e.tuple.saddr));
+	e.ts_ns = ts += 1000;
+	feed_both(&x, &y, &e, 1);
+	/* The pid's next process: three endpoints of its own. */
+	for (int k = 0; k < 3; k++) {
+		e = ev(CS_EV_STATE, 0x3000 + k * 0x800, SERVER, CS_OWNER_CONNECT,
+		       tup(41000 + k, 9001 + k), CS_TCP_LAST_ACK, CS_TCP_CLOSE);
+		e.owner.start_ns = 200;
+		e.flags = CS_F_SUMMARY;
+		e.sum = CS_SUM_EST | CS_SUM_PASSIVE_CLOSE;
+		e.syn_ns = ts;
+		e.est_ns = ts + 1000;
+		e.fin_ns = ts + 2000;
+		e.ts_ns = ts += 3000;
+		feed_both(&x, &y, &e, 2 + k);
+	}
+	/* Its child at the TIME_WAIT's tuple: its endpoint the fourth, the
+	 * confirmed TIME_WAIT's the fifth. */
+	e = ev(CS_EV_STATE, 0x5000, SERVER, CS_OWNER_ACCEPT, t, CS_TCP_LAST_ACK, CS_TCP_CLOSE);
+	e.owner.start_ns = 200;
+	e.flags = CS_F_SUMMARY | CS_F_ACCEPTED;
+	e.sum = CS_SUM_EST | CS_SUM_PASSIVE | CS_SUM_PASSIVE_CLOSE;
+	e.syn_ns = ts;
+	e.est_ns = ts + 1000;
+	e.fin_ns = ts + 2000;
+	e.io.turns = 2;
+	e.ts_ns = ts += 3000;
+	feed_both(&x, &y, &e, 5);
+	ASSERT_EQ(agg_find_proc(&x, SERVER)->endpoints.count, 5, "endpoints");
+	ASSERT_EQ(agg_find_proc(&x, SERVER)->total.tw_entered, 1, "confirmed");
+	agg_free(&x);
+	agg_free(&y);
+}
+
 TEST(whole_path_taken)
 {
 	/* The tests above mean something only if one set of books took the

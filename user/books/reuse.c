@@ -183,19 +183,32 @@ double reuse_mean_concurrency(const struct proc_books *p, const struct endpoint_
 	return (double)area / (end - p->t0_ns);
 }
 
-static struct endpoint_stats *ep_of(struct proc_books *p, const struct conn *c)
+struct endpoint_stats *reuse_ep(struct agg *a, struct proc_books *p, const struct conn *c)
 {
+	struct endpoint_stats *es;
 	struct endpoint_key k;
 
+	/* The connection apply_whole is applying: its endpoint found once
+	 * a record, where each of the four or five asked (#23 item 6).
+	 * Valid while p's endpoints hold as many entries: none is ever
+	 * deleted, and only an insert moves them. */
+	if (c == a->ep_conn && p == a->ep_proc && p->endpoints.count == a->ep_count)
+		return a->ep_es;
 	reuse_endpoint(p, c, &k);
 	/* A process's connections come in runs of one endpoint: each
 	 * asked for it three times (begin, done, end). */
-	return hmap_upsert_hint(&p->endpoints, &k, NULL, &p->ep_hint);
+	es = hmap_upsert_hint(&p->endpoints, &k, NULL, &p->ep_hint);
+	if (c == a->ep_conn && es) {
+		a->ep_proc = p;
+		a->ep_count = p->endpoints.count;
+		a->ep_es = es;
+	}
+	return es;
 }
 
 void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
 {
-	struct endpoint_stats *es = ep_of(p, c);
+	struct endpoint_stats *es = reuse_ep(a, p, c);
 
 	if (!es)
 		return;
@@ -210,7 +223,7 @@ void reuse_conn_begin(struct agg *a, struct proc_books *p, struct conn *c)
 
 void reuse_conn_queued(struct agg *a, struct proc_books *p, struct conn *c)
 {
-	struct endpoint_stats *es = ep_of(p, c);
+	struct endpoint_stats *es = reuse_ep(a, p, c);
 
 	if (!es)
 		return;
@@ -225,7 +238,7 @@ void reuse_conn_accepted(struct agg *a, struct proc_books *p, struct conn *c)
 	if (!c->queued)
 		return;
 	c->queued = 0;
-	es = ep_of(p, c);
+	es = reuse_ep(a, p, c);
 	if (!es)
 		return;
 	live_change(a, es, 1);
@@ -239,7 +252,7 @@ void reuse_conn_seed(struct agg *a, struct proc_books *p, struct conn *c)
 
 	if (c->state == CS_TCP_LISTEN || !c->tuple.dport)
 		return;
-	es = ep_of(p, c);
+	es = reuse_ep(a, p, c);
 	if (!es)
 		return;
 	es->held++;
@@ -255,7 +268,7 @@ void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c)
 	c->queued = 0;	/* closed in the queue: never concurrent */
 	if (!c->reuse_open)
 		return;
-	es = ep_of(p, c);
+	es = reuse_ep(a, p, c);
 	if (es)
 		live_change(a, es, -1);
 	c->reuse_open = 0;
@@ -281,7 +294,7 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 
 	if (c->queued) {
 		/* Still in the queue: its count moves, no concurrency yet. */
-		es = ep_of(from, c);
+		es = reuse_ep(a, from, c);
 		if (es)
 			es->accepted -= es->accepted > 0;
 		reuse_conn_queued(a, to, c);
@@ -289,7 +302,7 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 	}
 	if (!c->reuse_open)
 		return;
-	es = ep_of(from, c);
+	es = reuse_ep(a, from, c);
 	if (es) {
 		es->accepted -= es->accepted > 0;
 		live_change(a, es, -1);
@@ -339,7 +352,7 @@ static int log2_row(struct heatmap *h, int b, const char *unit)
 void reuse_conn_end(struct agg *a, struct proc_books *p, struct conn *c, uint64_t ts,
 		    const struct cs_conn_io *io)
 {
-	struct endpoint_stats *es = ep_of(p, c);
+	struct endpoint_stats *es = reuse_ep(a, p, c);
 	uint64_t req = io->turns ? (io->turns + 1) / 2 : 0;
 	uint64_t life_ms = ts > c->since_ns ? (ts - c->since_ns) / 1000000 : 0;
 	int lb = reuse_log2(life_ms), rb = reuse_log2(req);

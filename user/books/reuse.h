@@ -73,6 +73,9 @@ bool reuse_listens_on(const struct proc_books *p, uint16_t port);
 
 /* The endpoint a connection counts under. */
 void reuse_endpoint(const struct proc_books *p, const struct conn *c, struct endpoint_key *k);
+/* c's endpoint's figures at p, made if new (NULL: out of memory); for
+ * agg.ep_conn, found once while p's endpoints stay as they are. */
+struct endpoint_stats *reuse_ep(struct agg *a, struct proc_books *p, const struct conn *c);
 
 struct churn_finding {
 	pid_t pid;

@@ -256,7 +256,9 @@ void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
 			endpoint_of(&tw->ep, &e->tuple,
 				    c->passive || reuse_listens_on(p, e->tuple.sport),
 				    c->listen_any);
-			es = hmap_upsert_hint(&p->endpoints, &tw->ep, NULL, &p->ep_hint);
+			/* apply_whole's: c's own endpoint (its tuple is e's). */
+			es = c == a->ep_conn ? reuse_ep(a, p, c) :
+			     hmap_upsert_hint(&p->endpoints, &tw->ep, NULL, &p->ep_hint);
 			if (es && !maybe)
 				es->tw_entered++;
 			if (e->tw) {

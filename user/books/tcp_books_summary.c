@@ -112,6 +112,10 @@ static void apply_whole(struct agg *a, struct proc_books *p, const struct cs_eve
 	if (passive) {
 		c.passive = 1;
 		c.listen_any = listen_any_for(a, &e->tuple);
+	}
+	/* Its endpoint is found once (reuse_ep), its key complete. */
+	a->ep_conn = &c;
+	if (passive) {
 		reuse_conn_queued(a, p, &c);
 		agg_tw_gone(a, &e->tuple, syn, true);
 	} else {
@@ -158,6 +162,10 @@ static void apply_whole(struct agg *a, struct proc_books *p, const struct cs_eve
 	}
 	close_counts(a, p, &c, e, !passive && est && tw_made);
 	reuse_conn_end(a, p, &c, e->ts_ns, &e->io);
+	a->ep_conn = NULL;
+	a->ep_proc = NULL;
+	a->ep_count = 0;
+	a->ep_es = NULL;
 }
 
 void apply_summary(struct agg *a, struct proc_books *p, const struct cs_event *e)

@@ -210,6 +210,13 @@ struct agg {
 	 * apply_whole applies a whole life in one step (test_whole_record
 	 * holds the two to the same books). */
 	bool unfold_whole;
+	/* apply_whole's connection, and its endpoint's figures as reuse_ep
+	 * found them for ep_proc holding ep_count endpoints (NULL, 0 between
+	 * records). */
+	const struct conn *ep_conn;
+	const struct proc_books *ep_proc;
+	size_t ep_count;
+	struct endpoint_stats *ep_es;
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
