@@ -108,9 +108,28 @@ static void same_proc(const struct proc_books *x, const struct proc_books *y, ui
 	}
 }
 
+/* agg.tw_ports counts the TIME_WAIT table's entries by local port: a
+ * look it answers "none" must find none in the table. */
+static void tw_ports_exact(const struct agg *a, uint64_t at)
+{
+	static uint32_t count[65536];
+	const struct cs_tuple *t;
+
+	if (!a->tw_ports)
+		return;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&t, NULL);)
+		count[t->sport]++;
+	if (memcmp(count, a->tw_ports, sizeof(count)))
+		fail_at("tw_ports", at);
+}
+
 static void same_books(const struct agg *x, const struct agg *y, uint64_t at)
 {
 	struct agg ax = *x, ay = *y;
+
+	tw_ports_exact(x, at);
+	tw_ports_exact(y, at);
 
 	same_table(&x->cur, &y->cur, "cur", at);
 	same_table(&x->conns, &y->conns, "conns", at);
@@ -158,6 +177,7 @@ static void same_books(const struct agg *x, const struct agg *y, uint64_t at)
 	AGG_ASIDE(end_orphan_ns);
 	AGG_ASIDE(unfold_whole);
 	AGG_ASIDE(unbooked);
+	AGG_ASIDE(tw_ports);
 #undef AGG_ASIDE
 	if (memcmp(&ax, &ay, sizeof(ax)))
 		fail_at("struct agg", at);

@@ -45,6 +45,8 @@ void agg_free(struct agg *a)
 	hmap_free(&a->seeds);
 	hmap_free(&a->tw);
 	hmap_free(&a->tw_by_ptr);
+	free(a->tw_ports);
+	a->tw_ports = NULL;
 	hmap_free(&a->births_pending);
 	hmap_free(&a->accepting);
 	hmap_free(&a->listen_addrs);

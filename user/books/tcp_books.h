@@ -120,6 +120,12 @@ void agg_set_dumped(struct agg *a, const uint32_t *netns, size_t n);
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
 void agg_tw_forget(struct agg *a, const struct cs_tuple *t);
+/* The TIME_WAIT entry at t, or NULL; none looked for where the table
+ * holds none at t's local port (agg.tw_ports). */
+struct tw_entry *agg_tw_find(const struct agg *a, const struct cs_tuple *t);
+/* t's entry made (fresh) or found in the TIME_WAIT table, its port
+ * counted; NULL only when memory runs out. */
+struct tw_entry *agg_tw_upsert(struct agg *a, const struct cs_tuple *t, bool *fresh);
 /* A TIME_WAIT known to have ended: counted to its holder (ended early, or
  * end unseen when early is false), then forgotten. */
 void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early);

@@ -160,7 +160,7 @@ void orphan_end(struct proc_books *p, uint64_t orphan_ns, uint64_t ts)
  * over (tcp_tw_reuse). */
 void handshake_takeover(struct agg *a, const struct conn *c, uint64_t ts)
 {
-	struct tw_entry *tw = hmap_get(&a->tw, &c->tuple);
+	struct tw_entry *tw = agg_tw_find(a, &c->tuple);
 
 	if (tw) {
 		a->tw_reused++;
@@ -222,7 +222,7 @@ void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
 		/* One lookup where no older one is there (the rule):
 		 * the older one's end may move the entries, so the
 		 * new one is looked up again after it. */
-		tw = hmap_upsert(&a->tw, &e->tuple, &fresh);
+		tw = agg_tw_upsert(a, &e->tuple, &fresh);
 		if (tw && !fresh) {
 			if (est_takeover) {
 				/* Taken over at the handshake, as
@@ -235,7 +235,7 @@ void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
 					       c->syn_seen && c->since_ns < e->ts_ns ?
 					       c->since_ns : e->ts_ns, false);
 			}
-			tw = hmap_upsert(&a->tw, &e->tuple, NULL);
+			tw = agg_tw_upsert(a, &e->tuple, &fresh);
 		}
 		/* In doubt (census mode, the table full at its close):
 		 * counted once a dump shows it, or not made. */

@@ -4,8 +4,32 @@
  * full), charged to its holder. Entering it is the close's, in
  * tcp_books.c; the census that decides ends from the dumps is
  * tcp_reconcile.c's. */
+#include <stdlib.h>
 #include <string.h>
 #include "tcp_books.h"
+
+#define TW_PORTS 65536
+
+struct tw_entry *agg_tw_find(const struct agg *a, const struct cs_tuple *t)
+{
+	if (a->tw_ports && !a->tw_ports[t->sport])
+		return NULL;
+	return hmap_get(&a->tw, t);
+}
+
+struct tw_entry *agg_tw_upsert(struct agg *a, const struct cs_tuple *t, bool *fresh)
+{
+	struct tw_entry *tw;
+
+	/* Made with the table's first entry, so it counts every one; none
+	 * (out of memory): every look asks the table. */
+	if (!a->tw_ports && !a->tw.count)
+		a->tw_ports = calloc(TW_PORTS, sizeof(*a->tw_ports));
+	tw = hmap_upsert(&a->tw, t, fresh);
+	if (tw && *fresh && a->tw_ports)
+		a->tw_ports[t->sport]++;
+	return tw;
+}
 
 /* agg_tw_forget of t's entry tw, found already (#23 item 6: a takeover
  * looked the tuple up five times on its way here). t is copied first: it
@@ -22,13 +46,14 @@ static void tw_forget(struct agg *a, const struct cs_tuple *t, const struct tw_e
 		if (mapped && !memcmp(mapped, &key, sizeof(key)))
 			hmap_del(&a->tw_by_ptr, &tw->tw);
 	}
-	hmap_del(&a->tw, &key);
+	if (hmap_del(&a->tw, &key) && a->tw_ports)
+		a->tw_ports[key.sport]--;
 }
 
 /* A TIME_WAIT tuple leaves the books; how it ended is counted by the caller. */
 void agg_tw_forget(struct agg *a, const struct cs_tuple *t)
 {
-	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct tw_entry *tw = agg_tw_find(a, t);
 
 	if (tw)
 		tw_forget(a, t, tw);
@@ -55,7 +80,7 @@ static void tw_ended(struct agg *a, const struct cs_tuple *t, const struct tw_en
  * entered = expired + ended early + end unseen + live per process. */
 void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
 {
-	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct tw_entry *tw = agg_tw_find(a, t);
 
 	if (tw)
 		tw_ended(a, t, tw, agg_find_proc(a, tw->pid), early);
@@ -77,7 +102,7 @@ void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
 
 void agg_tw_gone(struct agg *a, const struct cs_tuple *t, uint64_t when_ns, bool early)
 {
-	struct tw_entry *tw = hmap_get(&a->tw, t);
+	struct tw_entry *tw = agg_tw_find(a, t);
 
 	if (tw)
 		agg_tw_gone_at(a, t, tw, when_ns, early);

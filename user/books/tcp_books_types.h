@@ -220,6 +220,12 @@ struct agg {
 	struct hmap seeds;	/* struct cs_tuple -> struct conn (pre-existing, sk unknown) */
 	struct hmap tw;		/* struct cs_tuple -> struct tw_entry */
 	struct hmap tw_by_ptr;	/* u64 tw address -> struct cs_tuple */
+	/* The TIME_WAIT table's entries by local port (65,536 counts, made
+	 * with its first entry; NULL: none made, every look asks the table).
+	 * A look for one at a tuple whose port has none is answered here:
+	 * a server's child made looks for a TIME_WAIT it took over at its
+	 * tuple, and a churn's server holds none at its listening port. */
+	uint32_t *tw_ports;
 	struct hmap listen_addrs;	/* struct listen_addr_key -> u8: the listeners seen
 					 * (events, seeds), for their children's endpoints */
 	struct hmap births_pending;	/* u64 cookie -> u64 ts: ended, said BORN, its
