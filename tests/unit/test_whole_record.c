@@ -178,6 +178,7 @@ static void same_books(const struct agg *x, const struct agg *y, uint64_t at)
 	AGG_ASIDE(unfold_whole);
 	AGG_ASIDE(unbooked);
 	AGG_ASIDE(tw_ports);
+	AGG_ASIDE(holder_memo);
 #undef AGG_ASIDE
 	if (memcmp(&ax, &ay, sizeof(ax)))
 		fail_at("struct agg", at);

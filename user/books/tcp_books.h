@@ -36,6 +36,9 @@ struct proc_key {
  * memory). */
 struct proc_books *agg_proc(struct agg *a, pid_t pid);
 struct proc_books *agg_find_proc(const struct agg *a, pid_t pid);
+/* agg_find_proc, its last answer kept (a TIME_WAIT's holder: a churn's
+ * every TIME_WAIT is one process's). */
+struct proc_books *agg_holder(struct agg *a, pid_t pid);
 /* When the connection at sk was first seen orphaned (0: it is not). */
 uint64_t agg_orphan_since(const struct agg *a, uint64_t sk);
 /* n connections of tgid whose end the kernel ran no program for (an

@@ -57,6 +57,21 @@ struct proc_books *agg_find_proc(const struct agg *a, pid_t pid)
 	return hmap_get(&a->procs, &k);
 }
 
+/* The latest books of a pid change only with a->procs (proc_new,
+ * agg_drop_proc: procs_gen), and so do their addresses. */
+struct proc_books *agg_holder(struct agg *a, pid_t pid)
+{
+	struct holder_memo *m = &a->holder_memo;
+	struct proc_books *p;
+
+	if (m->p && m->pid == pid && m->gen == a->procs_gen)
+		return m->p;
+	p = agg_find_proc(a, pid);
+	if (p)
+		*m = (struct holder_memo){ pid, a->procs_gen, p };
+	return p;
+}
+
 /* New books for a process of pid; it becomes pid's latest when latest. */
 static struct proc_books *proc_new(struct agg *a, pid_t pid, uint64_t start_ns, bool latest)
 {

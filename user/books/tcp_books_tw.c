@@ -83,12 +83,12 @@ void agg_tw_ended(struct agg *a, const struct cs_tuple *t, bool early)
 	struct tw_entry *tw = agg_tw_find(a, t);
 
 	if (tw)
-		tw_ended(a, t, tw, agg_find_proc(a, tw->pid), early);
+		tw_ended(a, t, tw, agg_holder(a, tw->pid), early);
 }
 
 void agg_tw_confirm(struct agg *a, struct tw_entry *tw)
 {
-	struct proc_books *holder = agg_find_proc(a, tw->pid);
+	struct proc_books *holder = agg_holder(a, tw->pid);
 	struct endpoint_stats *es;
 
 	tw->maybe = 0;
@@ -113,7 +113,7 @@ void agg_tw_gone_at(struct agg *a, const struct cs_tuple *t, struct tw_entry *tw
 {
 	/* Neither the confirm below nor anything before the forget moves
 	 * the TIME_WAIT table or the processes' books. */
-	struct proc_books *holder = agg_find_proc(a, tw->pid);
+	struct proc_books *holder = agg_holder(a, tw->pid);
 
 	if (tw->maybe) {
 		/* A takeover shows the kernel made it; anything else (no

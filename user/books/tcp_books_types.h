@@ -306,6 +306,13 @@ struct agg {
 		struct proc_books *p;
 	} proc_cache[16];
 	uint64_t procs_gen;	/* changes of a->procs */
+	/* agg_holder's last answer: a TIME_WAIT's holder, asked for at each
+	 * TIME_WAIT's end (valid while procs_gen is gen). */
+	struct holder_memo {
+		pid_t pid;
+		uint64_t gen;
+		struct proc_books *p;
+	} holder_memo;
 	uint64_t procs_dropped;	/* books deleted (agg_drop_proc): gone processes */
 	uint64_t ends_dropped;	/* their connections opened + accepted, so totals over
 				 * every process stay counters (cost_connections) */
