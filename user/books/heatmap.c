@@ -128,7 +128,8 @@ static uint64_t col_of(const struct heatmap *h, uint64_t t_ns)
 }
 
 /* The cell of row at t_ns, with the columns up to it in use. */
-static int cell_at(struct heatmap *h, int row, uint64_t t_ns, uint64_t **cell)
+static inline __attribute__((always_inline)) int cell_at(struct heatmap *h, int row, uint64_t t_ns,
+						   uint64_t **cell)
 {
 	uint64_t col = col_of(h, t_ns);
 	int err;
