@@ -286,7 +286,9 @@ H3=$TMP/int.html
 O3=$TMP/int.out
 "$CONNSCOPE" attach -p "$cpid" -i 0.5 --report "$H3" >"$O3" 2>"$TMP/int.err" &
 ipid=$!
-wait_for "[ \$(grep -Ec '^[0-9]{2}:[0-9]{2}\.[0-9] +$cpid ' '$O3') -ge 2 ]" 20 ||
+# The agent's start is given 90 s as cs_attach gives it (a loaded machine):
+# its two rows follow within a second of it.
+wait_for "[ \$(grep -Ec '^[0-9]{2}:[0-9]{2}\.[0-9] +$cpid ' '$O3') -ge 2 ]" 90 ||
 	fail int/rows "$(cat "$TMP/int.err")"
 sleep 0.2
 # Tenths within the hour, and the moment of the signal in ms.
