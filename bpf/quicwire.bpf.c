@@ -106,8 +106,10 @@ struct {
 	__type(value, struct qw_path);
 } qw_short SEC(".maps");
 
+/* A datagram's payload, and what the parser makes of it. */
 struct qw_buf {
 	__u8 b[QW_BUF_SIZE];
+	struct quic_dgram d;
 };
 
 struct {
@@ -358,6 +360,23 @@ static __always_inline bool known_version(__u32 v)
 	       (v & 0xffffff00u) == 0xff000000u || quic_version_is_grease(v);
 }
 
+/* The parser, as a global function: the verifier checks it once, on its
+ * own, from arguments it knows nothing of, instead of inline in on_long()
+ * once for each state on_long() reaches it in (a learned DCID length, none,
+ * each lookup that found it...): it is most of the program. Scalars only
+ * as arguments, as kernels before 5.12 require of a global function; the
+ * datagram and the result are in this CPU's qw_scratch. */
+__noinline int qw_parse(__u32 n, __u32 hint)
+{
+	struct qw_buf *buf;
+	__u32 zero = 0;
+
+	buf = bpf_map_lookup_elem(&qw_scratch, &zero);
+	if (!buf)
+		return 0;
+	return quic_parse_datagram_hint(buf->b, n, hint, &buf->d);
+}
+
 static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 			       const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
 {
@@ -386,7 +405,8 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 		stat_inc(QW_STAT_RB_LOST);
 		return;
 	}
-	quic_parse_datagram_hint(buf->b, n, hint, &e->dgram);
+	qw_parse(n, hint);
+	__builtin_memcpy(&e->dgram, &buf->d, sizeof(e->dgram));
 	if (!e->dgram.count) {
 		stat_inc(QW_STAT_MALFORMED);
 		bpf_ringbuf_discard(e, 0);
