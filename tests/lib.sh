@@ -136,7 +136,8 @@ on_exit() {
 # lib_fork CMD ARGS...: CMD (a shell function) in a background subshell
 # that undoes what it registers with on_exit when it ends, however it
 # ends (the script's own registrations stay the script's, and the scratch
-# directory is shared); its pid in BG_PID, for wait. For independent cases
+# directory is shared); its pid in BG_PID, for wait, whose status the
+# caller must judge: a crash in it ends only the subshell. For independent cases
 # (namespaces, fixtures and agents of their own) that are mostly an agent
 # loading its BPF programs, one core each: two at once on 2 cores.
 lib_fork() {
@@ -149,6 +150,9 @@ lib_fork() {
 		"$@"
 	) &
 	BG_PID=$!
+	# The script ending first (a failure, a signal) stops it before the
+	# shared scratch directory goes.
+	on_exit "kill $BG_PID 2>/dev/null; wait $BG_PID 2>/dev/null"
 }
 
 # A private scratch directory, removed at exit. Made right here, in the

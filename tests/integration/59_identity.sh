@@ -291,7 +291,7 @@ mode_cases() {
 lib_fork mode_cases pt --per-transition
 PT_CASES=$BG_PID
 mode_cases sk
-wait "$PT_CASES"
+wait "$PT_CASES" || fail pt/cases "the per-transition cases ended with status $? (a crash: their remaining results are missing)"
 # The timer tracepoints, on request: each tw socket matched and followed
 # in the kernel (tw_owners), re-arms and reuse of its memory included.
 [[ $cases == *" tw_reuse "* ]] && tw_reuse_case tm --tw-timers
