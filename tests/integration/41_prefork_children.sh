@@ -134,7 +134,7 @@ assert_eq "$(jqn "[.processes[] | select(.target == false and .joined_s == 0)] |
 	"$KIDS" children/at_start_in_report
 assert_eq "$(jqn '.run.processes == (.processes | length)' "$J")" true children/json_complete
 assert_eq "$(jqn '.run.untraced_acceptors | length' "$J")" 0 children/no_untraced_acceptor
-assert_eq "$(grep -c 'not traced' "$ERR")" 0 children/nothing_said_untraced
+assert_eq "$(err_notes "$ERR" | grep -c 'not traced')" 0 children/nothing_said_untraced
 
 # ---- the parent alone: its children accept, and that is said ----
 KIDS=$(pgrep -c -P "$APID")

@@ -372,7 +372,8 @@ assert_eq "$(err_notes "$TMP/ns.err" | grep -c "net:\[$ino\] is no longer read a
 	netns/unread_said_once
 n0=$(rows)
 wait_for "[ \$(rows) -ge $((n0 + 3)) ]" 20 || fail netns/reconciles_go_on "$(rows) rows, $n0 before"
-assert_eq "$(grep -c 'the last of its' "$TMP/ns.err")" 0 netns/time_wait_not_ended_while_unread
+assert_eq "$(err_notes "$TMP/ns.err" | grep -c "net:\[$ino\]: the last of its")" 0 \
+	netns/time_wait_not_ended_while_unread
 ip netns delete "$NS"
 # Deleting it kills them (their timers cancelled): the agent sees each end.
 wait_for "err_notes '$TMP/ns.err' | grep -q 'net:\[$ino\]: the last of its 23 TIME_WAIT sockets ended'" 20
@@ -385,7 +386,7 @@ assert_eq "$(agent_map_entries "$CS_PID" tw_owners)" 0 netns/tw_map_emptied
 # Both killed targets left the kernel's filter (from user space: a fixed
 # pid list has no exit hook), the host target stays in it.
 for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
-	wait_for "grep -q 'process $pid (tcpfix) exited after' '$TMP/ns.err'" 10
+	wait_for "err_notes '$TMP/ns.err' | grep -q 'process $pid (tcpfix) exited after'" 10
 done
 assert_eq "$(agent_map_entries "$CS_PID" targets)" 1 netns/gone_targets_left_the_filter
 # Still at work for the host target.
@@ -397,7 +398,8 @@ assert_eq "$?" 0 netns/exit_status
 # exit was one line of 83 columns here, each namespace note about 200).
 assert_eq "$(awk 'length > 80' "$TMP/ns.err")" "" netns/stderr_fits_80_columns
 for pid in "$FX_PID_ncli" "$FX_PID_nsrv"; do
-	assert_eq "$(grep -c "process $pid (tcpfix) exited after" "$TMP/ns.err")" 1 "netns/exit_of_$pid/said"
+	assert_eq "$(err_notes "$TMP/ns.err" | grep -c "process $pid (tcpfix) exited after")" 1 \
+		"netns/exit_of_$pid/said"
 done
 # section PID: the text report's lines for PID.
 section() { awk -v h="PID $1 " 'index($0, "PID ") == 1 {on = index($0, h) == 1} on' "$O"; }
