@@ -62,6 +62,35 @@ for arg in $(cat /proc/cmdline); do
 	case $arg in connscope.unavailable=*) want_unavail=${arg#*=} ;; esac
 done
 
+# summary -j: the kernel's own numbers, read from /proc/net/sockstat here,
+# and the TIME_WAIT of a churn made right before it, waited for. First of
+# the guest's tests: no other TIME_WAIT is on the machine yet, and each
+# lives 60 s from its making. Before, the summary came after the attach
+# tests and counted their churn's TIME_WAIT: a guest that took more than
+# 60 s between the two (one emulated CPU on a loaded host) saw them
+# expire first (summary/timewait_is_attach_churn failed).
+port2=$("$FIXTURES/tcpfix" freeport)
+fx_start srv2 server -p "$port2" && fx_start cli2 client -p "$port2"
+assert_eq "$(fx_cmd cli2 "open 5")" "opened 5" summary/open5
+assert_eq "$(fx_cmd cli2 "churn $N")" "churned $N" summary/churned
+wait_for "[ \"\$(fx_cmd srv2 stats)\" = 'stats accepted $((N + 5)) closed $N open 5' ]" 30
+wait_for "[ \$(tw_on_port $port2) -ge $N ]" 30 || fail summary/time_wait_made "$(tw_on_port "$port2")"
+"$CONNSCOPE" summary -j >"$TMP/s.json" 2>"$TMP/s.err"
+rc=$?; assert_eq "$rc $(tr "\n" " " <"$TMP/s.err")" "0 " summary/exit_status
+sockstat() { awk -v k="$1" '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' /proc/net/sockstat; }
+jqs "$TMP/s.json" tw .summary.tcp.timewait tcp '.summary.transport[] | select(.name == "TCP") | .ip' \
+	orphaned .summary.tcp.orphaned udp '.summary.transport[] | select(.name == "UDP") | .ip' \
+	c_estab ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" \
+	s_listen ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen"
+assert_eq "${V[tw]}" "$(sockstat tw)" summary/timewait_eq_sockstat
+assert_eq "${V[tw]}" "$N" summary/timewait_is_churn
+assert_eq "${V[tcp]}" "$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
+assert_eq "${V[orphaned]}" "$(sockstat orphan)" summary/orphaned_eq_sockstat
+assert_eq "${V[udp]}" "$(awk '/^UDP:/ {print $3}' /proc/net/sockstat)" summary/udp4_inuse_eq_sockstat
+assert_eq "${V[c_estab]}" 5 summary/client_established
+assert_eq "${V[s_listen]}" 1 summary/server_listen
+fx_stop cli2; fx_stop srv2
+
 # attach: a client churns N connections to a server, the client closes
 # first, so it holds N TIME_WAIT; both sides traced. Beside them, on a
 # port of its own, accepted means accept() returned it: a server stopped
@@ -145,29 +174,6 @@ else
 	fail attach/loaded "$(tr '\n' ' ' <"$TMP/a.err" | tail -c 600)"
 fi
 fx_stop cli; fx_stop srv; fx_stop ncli; fx_stop nsrv
-
-# summary -j: the kernel's own numbers, read from /proc/net/sockstat here.
-# Another port: on loopback a new connection to the churn's port may take
-# over one of its TIME_WAIT sockets (tcp_tw_reuse 2), and the count below
-# checks all N are still there.
-port2=$("$FIXTURES/tcpfix" freeport)
-fx_start srv2 server -p "$port2" && fx_start cli2 client -p "$port2"
-assert_eq "$(fx_cmd cli2 "open 5")" "opened 5" summary/open5
-"$CONNSCOPE" summary -j >"$TMP/s.json" 2>"$TMP/s.err"
-rc=$?; assert_eq "$rc $(tr "\n" " " <"$TMP/s.err")" "0 " summary/exit_status
-sockstat() { awk -v k="$1" '/^TCP:/ {for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' /proc/net/sockstat; }
-jqs "$TMP/s.json" tw .summary.tcp.timewait tcp '.summary.transport[] | select(.name == "TCP") | .ip' \
-	orphaned .summary.tcp.orphaned udp '.summary.transport[] | select(.name == "UDP") | .ip' \
-	c_estab ".processes[] | select(.pid == $FX_PID_cli2) | .tcp.established" \
-	s_listen ".processes[] | select(.pid == $FX_PID_srv2) | .tcp.listen"
-assert_eq "${V[tw]}" "$(sockstat tw)" summary/timewait_eq_sockstat
-assert_eq "${V[tw]}" "$N" summary/timewait_is_attach_churn
-assert_eq "${V[tcp]}" "$(sockstat inuse)" summary/tcp4_inuse_eq_sockstat
-assert_eq "${V[orphaned]}" "$(sockstat orphan)" summary/orphaned_eq_sockstat
-assert_eq "${V[udp]}" "$(awk '/^UDP:/ {print $3}' /proc/net/sockstat)" summary/udp4_inuse_eq_sockstat
-assert_eq "${V[c_estab]}" 5 summary/client_established
-assert_eq "${V[s_listen]}" 1 summary/server_listen
-fx_stop cli2; fx_stop srv2
 
 # TIME_WAIT taken over: a server that closes first and a client that
 # reconnects from one port. The kernel ends each TIME_WAIT but the last
