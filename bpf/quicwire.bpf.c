@@ -106,18 +106,32 @@ struct {
 	__type(value, struct qw_path);
 } qw_short SEC(".maps");
 
-/* A datagram's payload, and what the parser makes of it. */
+/* A datagram's payload, what the parser makes of it, and how many runs
+ * on this CPU hold it now. */
 struct qw_buf {
 	__u8 b[QW_BUF_SIZE];
 	struct quic_dgram d;
+	__u32 busy;
 };
 
+/* This CPU's scratch, a slot for each direction (QW_SLOT). cgroup_skb
+ * programs run with migration disabled, not preemption, and with no guard
+ * against running again on the same CPU (bpf_prog_run_array_cg, unlike a
+ * tracepoint's): a task's egress run can be interrupted by the softirq
+ * that runs ingress there, and with one slot that ingress run overwrote
+ * the payload or result of the egress run beneath it. A run that finds
+ * its own slot held all the same (an egress in a softirq on top of a
+ * task's, or on a fully preemptible kernel a task preempted in its run)
+ * parses nothing and is counted (QW_STAT_SCRATCH_BUSY, with the lost
+ * events). Ingress runs in softirq only, which does not nest. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct qw_buf);
 } qw_scratch SEC(".maps");
+
+#define QW_SLOT(dir) ((__u32)((dir) == QW_DIR_INGRESS))
 
 AGENT_STATS_MAP(qw_stats, QW_STAT_MAX);
 
@@ -365,32 +379,28 @@ static __always_inline bool known_version(__u32 v)
  * once for each state on_long() reaches it in (a learned DCID length, none,
  * each lookup that found it...): it is most of the program. Scalars only
  * as arguments, as kernels before 5.12 require of a global function; the
- * datagram and the result are in this CPU's qw_scratch. */
-__noinline int qw_parse(__u32 n, __u32 hint)
+ * datagram and the result are in this CPU's qw_scratch, in slot slot. */
+__noinline int qw_parse(__u32 n, __u32 hint, __u32 slot)
 {
 	struct qw_buf *buf;
-	__u32 zero = 0;
+	__u32 key = slot;
 
-	buf = bpf_map_lookup_elem(&qw_scratch, &zero);
+	buf = bpf_map_lookup_elem(&qw_scratch, &key);
 	if (!buf)
 		return 0;
 	return quic_parse_datagram_hint(buf->b, n, hint, &buf->d);
 }
 
-static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
-			       const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
+/* A long-header datagram in scratch slot buf (held by this run): parsed,
+ * and sent if it is QUIC. */
+static __always_inline void long_send(struct __sk_buff *skb, const struct qw_flow *f,
+				      const struct quic_sk_owner *o, __u64 cookie, __u8 dir,
+				      struct qw_buf *buf, __u32 slot)
 {
-	__u32 tgid = o->tgid;
+	__u32 tgid = o->tgid, n = f->udp_len;
 	struct quic_wire_event *e;
-	struct qw_buf *buf;
-	__u32 zero = 0, n = f->udp_len;
 	__u8 hint;
 
-	buf = bpf_map_lookup_elem(&qw_scratch, &zero);
-	if (!buf)
-		return;
-	if (n < 7)
-		return;
 	if (n > QW_BUF_SIZE)
 		n = QW_BUF_SIZE;
 	/* The same n, in a form the verifier bounds to [1, QW_BUF_SIZE] in
@@ -405,7 +415,7 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 		stat_inc(QW_STAT_RB_LOST);
 		return;
 	}
-	qw_parse(n, hint);
+	qw_parse(n, hint, slot);
 	__builtin_memcpy(&e->dgram, &buf->d, sizeof(e->dgram));
 	if (!e->dgram.count) {
 		stat_inc(QW_STAT_MALFORMED);
@@ -425,6 +435,29 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 	e->dgram.len = f->udp_len;
 	bpf_ringbuf_submit(e, rb_wakeup_flags(&quic_events));
 	stat_inc(QW_STAT_EVENTS);
+}
+
+/* The direction's scratch slot held for the parse: an atomic add, then a
+ * look. A run that sees another's add beside its own backs off (two may
+ * both), and one that holds the slot keeps its add until it is done, so
+ * no two runs ever use a slot at once, nested or preempted. */
+static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
+			       const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
+{
+	__u32 slot = QW_SLOT(dir);
+	struct qw_buf *buf;
+
+	if (f->udp_len < 7)
+		return;
+	buf = bpf_map_lookup_elem(&qw_scratch, &slot);
+	if (!buf)
+		return;
+	__sync_fetch_and_add(&buf->busy, 1);
+	if (*(volatile __u32 *)&buf->busy == 1)
+		long_send(skb, f, o, cookie, dir, buf, slot);
+	else
+		stat_inc(QW_STAT_SCRATCH_BUSY);
+	__sync_fetch_and_add(&buf->busy, -1);
 }
 
 static __always_inline int on_skb(struct __sk_buff *skb, __u8 dir)

@@ -50,6 +50,8 @@
 #define QW_STAT_RB_LOST		7	/* ring buffer reservations that failed */
 #define QW_STAT_UNOWNED		8	/* UDP datagrams on sockets of no traced process (filter on) */
 #define QW_STAT_NOT_UDP_HDR	9	/* IP header we do not walk (v6 extension headers, fragments) */
+#define QW_STAT_SCRATCH_BUSY	10	/* long-header datagrams not parsed: the run this one
+					 * interrupted on its CPU held the parser's scratch */
 #define QW_STAT_MAX		12
 
 /* Socket-local storage of a traced UDP socket. */

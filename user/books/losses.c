@@ -19,7 +19,8 @@ static const struct {
 	[LOSS_FD_EVENTS] = { "fd_events", "fd events (ring buffer full)" },
 	[LOSS_FD_STACKS] = { "fd_stacks", "fd stack snapshots (ring buffer full)" },
 	[LOSS_FD_LISTINGS] = { "fd_listings", "/proc/PID/fd listings failed" },
-	[LOSS_QUIC_WIRE_EVENTS] = { "quic_wire_events", "QUIC wire events (ring buffer full)" },
+	[LOSS_QUIC_WIRE_EVENTS] = { "quic_wire_events",
+				    "QUIC wire events (ring buffer full, or parser busy)" },
 	[LOSS_QUIC_NGTCP2_EVENTS] = { "quic_ngtcp2_events",
 				      "ngtcp2 events (ring buffer full)" },
 	[LOSS_QUIC_NGTCP2_CALLS] = { "quic_ngtcp2_calls",
@@ -82,7 +83,7 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 	l->n[LOSS_ATTACH_FAILED] = fd_progs_failed > 0 ? fd_progs_failed : 0;
 	if (!q)
 		return;
-	l->n[LOSS_QUIC_WIRE_EVENTS] = q->wire_stats[QW_STAT_RB_LOST];
+	l->n[LOSS_QUIC_WIRE_EVENTS] = quic_wire_lost(q);
 	l->n[LOSS_QUIC_NGTCP2_EVENTS] = q->lib_stats[QN_STAT_RB_LOST];
 	l->n[LOSS_QUIC_NGTCP2_CALLS] = q->lib_stats[QN_STAT_CALLS_FULL];
 	l->n[LOSS_QUIC_UDP_SEEDS] = q->seed_failed;

@@ -170,6 +170,14 @@ struct quic_run {
 	uint64_t lib_stats[QN_STAT_MAX];
 };
 
+/* The wire's events lost: its ring buffer full, or a long-header datagram
+ * left unparsed because the run it interrupted held the parser's scratch
+ * (quicwire.bpf.c, qw_scratch). */
+static inline uint64_t quic_wire_lost(const struct quic_run *q)
+{
+	return q->wire_stats[QW_STAT_RB_LOST] + q->wire_stats[QW_STAT_SCRATCH_BUSY];
+}
+
 const char *quic_source_name(int idx);
 /* "wire,ngtcp2"; "none" for 0. Returns buf. */
 const char *quic_sources_label(uint32_t sources, char *buf, size_t len);

@@ -468,9 +468,10 @@ void format_prom_state(FILE *out, const struct prom_state *s, const struct agg *
 		fprintf(out, "connscope_quic_datagrams_total %llu\n",
 			(unsigned long long)q->wire_stats[QW_STAT_DGRAMS]);
 		family(out, "connscope_quic_events_lost_total", "counter",
-		       "QUIC events lost: ring buffer reservations that failed");
+		       "QUIC events lost: ring buffer reservations that failed (and on the wire, "
+		       "datagrams left unparsed while an interrupted run held the parser)");
 		fprintf(out, "connscope_quic_events_lost_total{source=\"wire\"} %llu\n",
-			(unsigned long long)q->wire_stats[QW_STAT_RB_LOST]);
+			(unsigned long long)quic_wire_lost(q));
 		fprintf(out, "connscope_quic_events_lost_total{source=\"ngtcp2\"} %llu\n",
 			(unsigned long long)q->lib_stats[QN_STAT_RB_LOST]);
 	}

@@ -141,7 +141,7 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 			   u(q->wire_stats[QW_STAT_DGRAMS]), u(q->wire_stats[QW_STAT_LONG]),
 			   u(q->wire_stats[QW_STAT_SHORT]), u(q->wire_stats[QW_STAT_NOT_QUIC]),
 			   u(q->wire_stats[QW_STAT_MALFORMED]), u(q->wire_stats[QW_STAT_SHORT_NOLEN]),
-			   u(q->wire_stats[QW_STAT_RB_LOST]));
+			   u(quic_wire_lost(q)));
 	/* Why not (only) the targets' own cgroups. */
 	if (q->wire_on && q->cgroup_note && *q->cgroup_note)
 		text_wrapf(out, "  ", "    ", "%s", q->cgroup_note);
@@ -168,7 +168,7 @@ void format_quic_agent_text(FILE *out, const struct quic_run *q)
 		fprintf(out, "QUIC ngtcp2: off (no traced process maps libngtcp2)\n");
 	fprintf(out, "QUIC in kernel: %s\n", q->kernel_quic ? "present (IPPROTO_QUIC followed)" :
 		"absent (no IPPROTO_QUIC sockets, no /proc/net/quic)");
-	if (q->wire_stats[QW_STAT_RB_LOST] || q->lib_stats[QN_STAT_RB_LOST])
+	if (quic_wire_lost(q) || q->lib_stats[QN_STAT_RB_LOST])
 		fprintf(out, "WARNING: QUIC events were lost: QUIC counts are low\n");
 }
 
@@ -286,7 +286,8 @@ void json_quic_agent(struct json *j, const struct quic_run *q)
 	json_kv_uint(j, "short_no_cid_length", q->wire_stats[QW_STAT_SHORT_NOLEN]);
 	json_kv_uint(j, "ip_not_walked", q->wire_stats[QW_STAT_NOT_UDP_HDR]);
 	json_kv_uint(j, "wire_events", q->wire_stats[QW_STAT_EVENTS]);
-	json_kv_uint(j, "wire_events_lost", q->wire_stats[QW_STAT_RB_LOST]);
+	json_kv_uint(j, "wire_events_lost", quic_wire_lost(q));
+	json_kv_uint(j, "wire_parser_busy", q->wire_stats[QW_STAT_SCRATCH_BUSY]);
 	json_kv_uint(j, "ngtcp2_events", q->lib_stats[QN_STAT_EVENTS]);
 	json_kv_uint(j, "ngtcp2_events_lost", q->lib_stats[QN_STAT_RB_LOST]);
 	json_kv_uint(j, "unowned_events", q->books ? q->books->unowned_events : 0);
