@@ -167,7 +167,11 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
  * or end record carries the owner set here. The owner is written inside
  * CS_TOLD_SETTLING, and CS_TOLD_SETTLED stays after it, so a birth pass
  * running beside it on another CPU never sends a half-written or an
- * earlier owner, nor moves the books under it (birth_tell). */
+ * earlier owner, nor moves the books under it (birth_tell). Only the send
+ * program's settle can have a pass beside it: it runs after tcp_sendmsg()
+ * released the socket's lock, where a close or a read (state program,
+ * tcp_rcv_space_adjust) settles with the lock held, which the pass holds
+ * too (birth_pass). */
 static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st, __u64 now)
 {
 	__u32 told;
@@ -643,13 +647,36 @@ static __always_inline int count_rx_sk(const struct sock *sk)
  * iterator the agent creates in each namespace it reads and runs before
  * each reconcile). A traced one established since the last pass and
  * still alive sends its birth with the handshake's times, as the state
- * program used to at ESTABLISHED. It runs beside the socket's own
- * programs on other CPUs (a CLOSE from a timer does not wait for the
- * socket lock the iterator holds), so the atomic OR on told decides which
- * of this pass and the CLOSE record tells the birth, and the record is
- * reserved before that OR: whatever the socket sends after it lost the
- * race (its CLOSE, an owner move) is reserved later, and user space
- * reads the ring in reservation order, so the birth always comes first.
+ * program used to at ESTABLISHED.
+ *
+ * What the protocol rests on: the kernel runs this program with the
+ * socket locked, and skips a socket already unhashed (closed):
+ * bpf_iter_tcp_seq_show() takes lock_sock_fast() (5.15 to 6.4: the
+ * socket's spinlock with softirqs off, or ownership if a task holds it)
+ * or lock_sock() (6.5 on, kernel commit 9378096e8a65: ownership). So no
+ * state change of the socket runs during it: a task's (connect, close,
+ * shutdown, tcp_abort, the locked part of a send or read) waits for the
+ * lock; a softirq's (segments in, RST, TCP's retransmit, delayed-ACK and
+ * keepalive timers, which end FIN_WAIT2) spins on the spinlock under
+ * lock_sock_fast(), and under lock_sock() finds the socket owned and is
+ * queued to its backlog or deferred (TCP_*_DEFERRED, the keepalive timer
+ * re-armed): it runs at release_sock(), after this program, in the
+ * agent's task (so current is the agent there). What still runs beside it
+ * on other CPUs, and is why told is set with atomics:
+ * - the send program: sock_send_length fires after tcp_sendmsg() has
+ *   released the lock, and a listener's child's first send settles its
+ *   owner (owner_settle, CS_TOLD_SETTLING / CS_TOLD_SETTLED);
+ * - from 6.5, a listener's close() ending a child still in its accept
+ *   queue: inet_csk_listen_stop() takes only the child's spinlock (it
+ *   WARNs that the child is owned, and goes on), so that child's CLOSE
+ *   can run during the pass; birth_tell() tells no such child (still
+ *   queued: sk_unaccepted; orphaned by then: its claim finds the
+ *   CLOSE's CS_TOLD_END, set before sock_orphan()).
+ * So the atomic OR on told decides which of this pass and a record of the
+ * socket's own tells the birth, and the record is reserved before that
+ * OR: whatever the socket sends after it lost the race (its CLOSE, an
+ * owner move) is reserved later, and user space reads the ring in
+ * reservation order, so the birth always comes first.
  * A birth whose owner was being written meanwhile (CS_TOLD_SETTLING) is
  * dropped and its claim given back: the next pass tells it. (iter/bpf_sk_storage_map would
  * visit the traced sockets alone, but this kernel refuses to load it,
@@ -676,10 +703,13 @@ static __always_inline void skb_alive(const struct sock *sk, const struct cs_sk 
 /* Tells the birth of st's socket, established and untold (the pass's
  * record). true: told, and its books moved to the told key (CS_SKB_TOLD):
  * the books count it from this record, so an end of it that no program
- * runs is not counted opened or accepted again. Its CLOSE may run beside
- * this on another CPU: the OR of CS_TOLD_BOOKS and the CLOSE's of
- * CS_TOLD_END decide in one order whether the books move (no end yet) or
- * stay where its end counted them (skb_ended's key comes from its OR). */
+ * runs is not counted opened or accepted again. Its CLOSE cannot run
+ * while this does (the socket's lock; a child still in its accept queue,
+ * whose CLOSE can from 6.5, is not told: birth_pass), but a settle at a
+ * send can, and an end seen before the claim is in told: the OR of
+ * CS_TOLD_BOOKS and the CLOSE's of CS_TOLD_END decide in one order
+ * whether the books move (no end yet) or stay where its end counted them
+ * (skb_ended's key comes from its OR). */
 static __always_inline bool birth_tell(struct bpf_iter__tcp *ctx, struct sock *sk,
 				       struct cs_sk *st)
 {

@@ -199,7 +199,9 @@ struct cs_sk {
 				 * connection's): its end is counted ended */
 	__u8 pad[2];
 	__u32 told;		/* CS_TOLD_*, set with atomic ORs: the socket's own
-				 * programs and the agent's birth pass race for it */
+				 * programs and the agent's birth pass race for it
+				 * (the pass holds the socket's lock: what still runs
+				 * beside it is said at birth_pass) */
 };
 
 /* The socket storages' books (socket-storage mode), per network
