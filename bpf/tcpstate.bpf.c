@@ -44,6 +44,10 @@ const volatile bool follow_children = false;
  * and count the accepts (the other mode, or where asked). */
 const volatile bool sk_mode = false;
 const volatile bool accept_tp = true;
+/* Socket-storage mode, TCP's sends counted at tcp:tcp_sendmsg_locked from
+ * write_seq (handle_sendmsg_btf), not at sock_send_length, which runs for
+ * every sendmsg of every socket of the machine (unix, UDP, netlink). */
+const volatile bool send_wseq = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -55,9 +55,18 @@ static __always_inline int count_io(const struct sock *sk, int ret, __u8 dir, bo
 SEC("?tp_btf/sock_send_length")
 int BPF_PROG(handle_send_btf, struct sock *sk, int ret, int flags)
 {
+	/* Where TCP's sends are counted at tcp_sendmsg_locked
+	 * (handle_sendmsg_btf), this program is loaded only for the
+	 * kernel's QUIC sockets. */
 	if (sk_mode)
-		return count_io_sk(sk, ret, CS_DIR_SEND);
+		return send_wseq && sk_is_tcp(sk, true) ? 0 : count_io_sk(sk, ret, CS_DIR_SEND);
 	return count_io(sk, ret, CS_DIR_SEND, true);
+}
+
+SEC("?tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(handle_sendmsg_btf, struct sock *sk)
+{
+	return count_send_sk(sk);
 }
 
 SEC("?tp_btf/sock_recv_length")

@@ -168,8 +168,9 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
  * CS_TOLD_SETTLING, and CS_TOLD_SETTLED stays after it, so a birth pass
  * running beside it on another CPU never sends a half-written or an
  * earlier owner, nor moves the books under it (birth_tell). Only the send
- * program's settle can have a pass beside it: it runs after tcp_sendmsg()
- * released the socket's lock, where a close or a read (state program,
+ * program's settle can have a pass beside it: at sock_send_length it runs
+ * after tcp_sendmsg() released the socket's lock (at tcp_sendmsg_locked
+ * it holds it), where a close or a read (state program,
  * tcp_rcv_space_adjust) settles with the lock held, which the pass holds
  * too (birth_pass). */
 static __always_inline bool owner_settle(const struct sock *sk, struct cs_sk *st, __u64 now)
@@ -324,6 +325,8 @@ static __always_inline __u64 sk_child_adopt(const struct sock *sk, struct cs_sk 
 	st->sum = CS_SUM_PASSIVE | CS_SUM_PROVISIONAL | (state == TCP_SYN_RECV ? 0 : CS_SUM_EST);
 	st->told = 0;
 	st->booked = 0;
+	st->snd_ok = 0;
+	st->snd_pend_us = 0;
 	if (st->sum & CS_SUM_EST)
 		skb_made(sk, st);
 	return now;
@@ -343,6 +346,61 @@ static __always_inline void sk_state_reset(struct cs_sk *st, const struct sock *
 	 * seen: the kernel ran nothing at its CLOSE, and its books keep it
 	 * made and not ended (counted as such). */
 	st->booked = 0;
+	/* Its sends counted from its new life's first look: the last send
+	 * run's clock is the earlier life's (a Fast Open SYN's data would
+	 * take it for its time). */
+	st->snd_ok = 0;
+	st->snd_pend_us = 0;
+}
+
+/* What the socket queued to send since the last look, counted from
+ * write_seq (send_wseq). tcp_sendmsg_locked runs before each chunk is
+ * copied, so a send's bytes are known only at the next look: the next
+ * send's run, a read, the close. Every look holds the socket's lock (or
+ * runs in its softirq, which the lock excludes): plain stores. write_seq
+ * also counts the FIN: the close's look comes before it is queued (the
+ * ->FIN_WAIT1 and ->LAST_ACK transitions run just before tcp_send_fin),
+ * and none after it. A socket seen from its connect() counts from its
+ * first sequence number after the SYN: snd_una less bytes_acked (which
+ * counted the SYN's ACK: + 1), so a Fast Open SYN's data, queued by
+ * tcp_sendmsg_fastopen before the copy loop (no run), counts too; a
+ * listener's child, a seed or a child adopted late counts from its first
+ * look, as sock_send_length counted from its adoption. The bytes were
+ * copied after the last run (a send that copied nothing, EAGAIN, moves
+ * nothing and counts nothing): their time is that run's clock. */
+static __always_inline void snd_sync(const struct sock *sk, const struct tcp_sock *tp,
+				     struct cs_sk *st)
+{
+	__u32 seq;
+	int state;
+	__s32 d;
+
+	if (!send_wseq || !tp)
+		return;
+	/* Its FIN queued (a read after shutdown(SHUT_WR) or close()): the
+	 * sends' last look was at that transition. (At a transition's own
+	 * look, skc_state is still the old state.) */
+	state = sk->__sk_common.skc_state;
+	if (state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING ||
+	    state == TCP_LAST_ACK)
+		return;
+	seq = tp->write_seq;
+	if (!st->snd_ok) {
+		st->snd_ok = 1;
+		st->snd_seq = st->syn_ns && !(st->sum & CS_SUM_PASSIVE) ?
+			      tp->snd_una - (__u32)tp->bytes_acked + 1 : seq;
+	}
+	d = seq - st->snd_seq;
+	if (d <= 0)
+		return;
+	st->snd_seq = seq;
+	st->io.bytes_sent += d;
+	if (st->io.last_dir != CS_DIR_SEND) {
+		st->io.last_dir = CS_DIR_SEND;
+		st->io.turns++;
+	}
+	/* No run before them: a Fast Open SYN's data, sent at connect. */
+	st->io.last_us = st->snd_pend_us ? st->snd_pend_us : (__u32)(st->syn_ns / 1000);
 }
 
 static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, int newstate,
@@ -384,6 +442,14 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		sk_state_reset(st, sk, CS_SUM_PASSIVE | CS_SUM_PROVISIONAL, SK_NOW(now));
 		return 0;
 	}
+	/* The sends' last look, before the close queues the FIN (write_seq
+	 * holds it from then on), or at a CLOSE that sent none (a reset, an
+	 * abort, a refused connect). */
+	if (!quic && (newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK ||
+		      (newstate == TCP_CLOSE && oldstate != TCP_FIN_WAIT1 &&
+		       oldstate != TCP_FIN_WAIT2 && oldstate != TCP_CLOSING &&
+		       oldstate != TCP_LAST_ACK && oldstate != TCP_LISTEN)))
+		snd_sync(sk, send_wseq ? bpf_skc_to_tcp_sock((void *)sk) : NULL, st);
 	if (newstate == TCP_ESTABLISHED) {
 		st->est_ns = SK_NOW(now);
 		st->sum |= CS_SUM_EST;
@@ -446,202 +512,49 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 
 /* A connection held since before we attached (a seed: seed_port), met
  * first at a send or a read, with no state change to adopt it: its
- * storage made and its adoption sent. NULL: not a seed, or no storage. */
+ * storage made and its adoption sent. NULL: not a seed, or no storage.
+ * Its storage is made zeroed and filled in place, not from an image on
+ * the stack as sk_state_new does: with the sends' write_seq in cs_sk
+ * (snd_seq), the image took the send and read programs past their
+ * 512-byte stack. The birth pass skips it until sum says established
+ * (written last), and it would skip it then too (CS_TOLD_BIRTH); every
+ * caller holds the socket's lock, as its state changes do. */
 static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 {
+	struct cs_owner *found;
+	struct cs_tuple t;
 	struct cs_sk *st;
 	int state;
 
 	if (!seed_port(sk_local_port_btf(sk)))
 		return NULL;
+	sk_read_tuple(sk, &t, true);
+	found = bpf_map_lookup_elem(&seeds, &t);
+	if (!found)
+		return NULL;
+	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	if (st) {
+		st->owner = *found;
+		st->sk = (__u64)sk;
+		/* The books have it since the start: booked on the told key
+		 * (CS_TOLD_BOOKS, as sk_state_new's seeds), so an end of it
+		 * that no program runs is said lost, not counted opened. */
+		st->told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
+		st->sum = CS_SUM_BORN | CS_SUM_EST;
+	}
+	bpf_map_delete_elem(&seeds, &t);
+	if (!st) {
+		stat_inc(CS_STAT_OWNER_FULL);
+		return NULL;
+	}
+	seed_rx_base(sk);
+	skb_made(sk, st);
 	state = sk->__sk_common.skc_state;
-	st = sk_state_new(sk, state, state);
-	if (st)
-		emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
+	emit_sk(sk, st, &st->owner, CS_EV_ADOPT, state, state, CS_F_NEW_OWNER, 0, 0);
 	return st;
 }
 
-/* A send or receive of ret bytes on a traced socket: its bytes, a turn
- * where the direction changed, and its last byte's time (the books end
- * its concurrency there, not at a FIN that may come later). Both modes:
- * the socket's storage, or the per-transition mode's conn_io entry. */
-static __always_inline void io_add(struct cs_conn_io *io, const struct sock *sk, int ret,
-				   __u8 dir, bool trusted)
-{
-	if (dir == CS_DIR_SEND)
-		__sync_fetch_and_add(&io->bytes_sent, ret);
-	else
-		__sync_fetch_and_add(&io->bytes_recv, ret);
-	if (io->last_dir != dir) {
-		io->last_dir = dir;
-		__sync_fetch_and_add(&io->turns, 1);
-	}
-	io->last_us = sk_tcp_us(sk, trusted);
-}
-
-/* Every send and receive on every socket of the machine passes here. */
-static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
-{
-	struct cs_sk *st;
-
-	if (ret <= 0)
-		return 0;
-	st = sk_state_of(sk);
-	if (!st) {
-		/* A connection held since before we attached sends without a
-		 * state change: adopt its seed here. Its protocol first: a
-		 * plain load, where the port is a probe read (UDP and unix
-		 * sockets pass here too). */
-		if (!sk_is_tcp(sk, true))
-			return 0;
-		st = seed_adopt(sk);
-		if (!st)
-			return 0;
-	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
-		/* No clock unless adopted: a send or receive reads it not at
-		 * all (it read it every run before). An adopted child has
-		 * told nothing, so the settle below sends nothing: one read
-		 * at most. (No run's now carried here: one more live value
-		 * took the program past the 512-byte stack.) */
-		sk_child_adopt(sk, st, sk->__sk_common.skc_state, 0);
-	}
-	if ((st->sum & CS_SUM_PROVISIONAL) && !owner_settle(sk, st, 0))
-		return 0;
-	io_add(&st->io, sk, ret, dir, true);
-	return 0;
-}
-
-/* A task's read, or the kernel's own: kTLS's parser reads a socket in a
- * kworker, sockmap's verdict in a softirq (on x86-64 the interrupt's own
- * stack, not the task's). Only a task's read may settle an owner. */
-#define PF_KTHREAD 0x00200000		/* include/linux/sched.h */
-/* The task's kernel stack size, THREAD_SIZE: x86-64's interrupt stacks are
- * that size (struct irq_stack, IRQ_STACK_SIZE), and its BTF says it (16
- * KiB; 32 with KASAN, where a fixed 16 took every read for not a task's,
- * and a listener's child settled only at its first send or close). */
-static __always_inline __u64 thread_size(void)
-{
-	if (bpf_core_type_exists(struct irq_stack))
-		return bpf_core_type_size(struct irq_stack);
-	return 16384;
-}
-
-static __always_inline bool rx_in_task(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 sp = (__u64)&task, base = (__u64)task->stack;
-
-	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + thread_size();
-}
-
-/* Of a seed adopted at a read, what this read took already (its storage
- * was made after the read moved copied_seq): recvmsg runs
- * tcp_rcv_space_adjust after each chunk it copies and before it frees the
- * chunk's skb, still first in the receive queue, so copied_seq less that
- * skb's first sequence number is this read's chunk (and what a read
- * before the attach left of that skb, if it stopped inside one). A peek
- * or splice()'s read (tcp_read_sock frees its skbs first) finds an skb
- * not read yet, or none: 0, and a splice that adopts a seed is not
- * counted (its later ones are: 144 bytes counted for 160 by hand).
- *
- * Not exact from the socket at that point, checked against the kernel's
- * source: tcp_read_sock writes copied_seq, unlinks and frees the skbs it
- * read and only then runs tcp_rcv_space_adjust; the length it read lives
- * in its locals and the caller's read_descriptor_t, and the data in the
- * splice's pipe, none reachable from sk. No tcp_sock field keeps the read
- * position before this read: rcvq_space.seq is copied_seq at the last
- * receive-buffer measure, taken only once rcv_rtt_est.rtt_us is nonzero
- * (the receiver's RTT, measured on a full-MSS segment with timestamps or
- * once a whole receive window came in: never on a pool of small
- * requests) and an eighth of it has passed, so it can lie any number of
- * reads back, before the attach too; rcv_wup follows rcv_nxt, not
- * copied_seq. What could make it exact is user space: the seed's read
- * position at the start-up dump (tcp_info's tcpi_bytes_received less
- * idiag_rqueue, as tp_read_pos) put beside the seed by its tuple and
- * taken for the base at adoption, counting every read after the dump.
- * Its price: INET_DIAG_INFO in every start-up dump, a map lookup and a
- * pointer more on the send and read programs' stack, and a window of its
- * own (the dump reads idiag_rqueue outside the socket's lock and
- * tcp_info inside it: data arriving between them moves the base). Not
- * done. */
-static __always_inline __u32 rx_seed_chunk(const struct sock *sk, const struct tcp_sock *tp)
-{
-	const struct sk_buff *skb = sk->sk_receive_queue.next;
-	__u32 seq, done;
-
-	if (!skb || (void *)skb == (void *)&sk->sk_receive_queue)
-		return 0;
-	/* tcp_skb_cb.seq: the first field of skb->cb in every kernel. */
-	if (bpf_probe_read_kernel(&seq, sizeof(seq),
-				  (const char *)skb + bpf_core_field_offset(struct sk_buff, cb)))
-		return 0;
-	done = tp->copied_seq - seq;
-	return (__s32)done > 0 ? done : 0;
-}
-
-/* A read of a TCP socket that moved copied_seq (tp_btf
- * tcp:tcp_rcv_space_adjust, from inside TCP's reads: a recv() that
- * returns EAGAIN or only the EOF runs nothing, nor does any UDP or unix
- * socket, but splice()'s tcp_read_sock runs it for those too, and a peek
- * runs it: the position, unmoved, counts nothing then;
- * sock_recv_length ran for all of those, 4 of a keep-alive request's 6
- * calls were reads and 2 of them EAGAIN). It carries no length: the bytes
- * are the read position's move (tp_read_pos), and io.bytes_recv is that
- * position less its base (0 but for a seed's: sk_rx_base). Every caller holds the
- * socket's lock (tcp_rcv_space_adjust changes its receive buffer), so
- * two reads never run here at once: plain stores. It fires once for each
- * chunk copied: a bulk read moves it several times, turns count
- * direction changes only. */
-static __always_inline int count_rx_sk(const struct sock *sk)
-{
-	struct tcp_sock *tp;
-	struct cs_sk *st;
-	__u64 pos, *base;
-
-	st = sk_state_of(sk);
-	if (!st) {
-		/* A connection held since before we attached, read first:
-		 * adopted here, as its first send does. Its bytes read count
-		 * from this read on (sk_state_new took the position after
-		 * it for its base; rx_seed_chunk gives this read back). */
-		st = seed_adopt(sk);
-		if (!st)
-			return 0;
-		tp = bpf_skc_to_tcp_sock((void *)sk);
-		base = seed_rx_base_of(sk, st);
-		if (tp && base) {
-			__u32 chunk = rx_seed_chunk(sk, tp);
-
-			*base = *base > chunk ? *base - chunk : 0;
-		}
-	} else if (sk->__sk_common.skc_state != TCP_LISTEN) {
-		sk_child_adopt(sk, st, sk->__sk_common.skc_state, 0);
-	}
-	if (st->sum & CS_SUM_PROVISIONAL) {
-		if (!rx_in_task())
-			return 0;	/* counted at the task's next read */
-		if (!owner_settle(sk, st, 0))
-			return 0;
-	}
-	tp = bpf_skc_to_tcp_sock((void *)sk);
-	if (!tp)
-		return 0;
-	pos = tp_read_pos(tp);
-	base = seed_rx_base_of(sk, st);
-	if (base)
-		pos = pos > *base ? pos - *base : 0;
-	if (pos <= st->io.bytes_recv)
-		return 0;	/* a peek, or nothing read (splice's EAGAIN or EOF) */
-	st->io.bytes_recv = pos;
-	if (st->io.last_dir != CS_DIR_RECV) {
-		st->io.last_dir = CS_DIR_RECV;
-		__sync_fetch_and_add(&st->io.turns, 1);
-	}
-	/* When the data came in, as at a send (sk_tcp_us): the last
-	 * segment's, tcp_rcv_space_adjust refreshes it after this. */
-	st->io.last_us = (__u32)tp->tcp_mstamp;
-	return 0;
-}
+#include "tcpstate_sk_io.bpf.h"
 
 /* The birth pass: every TCP socket of one network namespace (an iter/tcp
  * iterator the agent creates in each namespace it reads and runs before
@@ -663,9 +576,11 @@ static __always_inline int count_rx_sk(const struct sock *sk)
  * re-armed): it runs at release_sock(), after this program, in the
  * agent's task (so current is the agent there). What still runs beside it
  * on other CPUs, and is why told is set with atomics:
- * - the send program: sock_send_length fires after tcp_sendmsg() has
- *   released the lock, and a listener's child's first send settles its
- *   owner (owner_settle, CS_TOLD_SETTLING / CS_TOLD_SETTLED);
+ * - the send program at sock_send_length, which fires after
+ *   tcp_sendmsg() has released the lock, and a listener's child's first
+ *   send settles its owner (owner_settle, CS_TOLD_SETTLING /
+ *   CS_TOLD_SETTLED); at tcp_sendmsg_locked (send_wseq) it runs with the
+ *   lock held, as the pass's look at the sends (snd_sync) needs;
  * - from 6.5, a listener's close() ending a child still in its accept
  *   queue: inet_csk_listen_stop() takes only the child's spinlock (it
  *   WARNs that the child is owned, and goes on), so that child's CLOSE
@@ -803,6 +718,18 @@ int birth_pass(struct bpf_iter__tcp *ctx)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st)
 		return 0;
+	/* The sends queued since the socket's last look (snd_sync): a send
+	 * is counted only at a look, and the report reads a live
+	 * connection's traffic after the end's pass, so an idle connection's
+	 * last answer or a request still unanswered counts there. The
+	 * socket's lock is held (above), as by every caller of
+	 * tcp_sendmsg_locked and every other look. Not a listener, which
+	 * sends nothing (its storage is cloned into its children), nor a
+	 * child still in the accept queue: it sent nothing, and its
+	 * listener's close may end it during the pass (above). */
+	if (skc->skc_state != TCP_LISTEN &&
+	    (!(st->sum & CS_SUM_PASSIVE) || !sk_unaccepted(sk, true)))
+		snd_sync(sk, tp, st);
 	told = st->told;
 	if (!(told & ~CS_TOLD_SETTLED) && (st->sum & (CS_SUM_EST | CS_SUM_BORN)) == CS_SUM_EST &&
 	    birth_tell(ctx, sk, st))

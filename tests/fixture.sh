@@ -81,17 +81,28 @@ need_fixture() {
 	fi
 }
 
-# agent_map_entries PID NAME: entries of the BPF hash map NAME that process
-# PID holds (found by its fds), by dumping it with bpftool.
-agent_map_entries() {
+# agent_map_id PID NAME: the id of the BPF map NAME that process PID holds
+# (found by its fds); nothing and nonzero if it holds none.
+agent_map_id() {
 	local id
 	for id in $(awk '/^map_id:/ {print $2}' /proc/"$1"/fdinfo/* 2>/dev/null | sort -un); do
 		if [ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$2" ]; then
-			bpftool map dump id "$id" -j | jq length
-			return
+			echo "$id"
+			return 0
 		fi
 	done
-	echo "no map $2"
+	return 1
+}
+
+# agent_map_entries PID NAME: entries of the BPF hash map NAME that process
+# PID holds, by dumping it with bpftool.
+agent_map_entries() {
+	local id
+	if id=$(agent_map_id "$1" "$2"); then
+		bpftool map dump id "$id" -j | jq length
+	else
+		echo "no map $2"
+	fi
 }
 
 # Stop it as a user would (Ctrl-C) and return its exit status.

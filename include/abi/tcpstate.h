@@ -197,11 +197,16 @@ struct cs_sk {
 	__u8 sum;		/* CS_SUM_* */
 	__u8 booked;		/* counted made in sk_books (an established TCP
 				 * connection's): its end is counted ended */
-	__u8 pad[2];
+	__u8 snd_ok;		/* snd_seq holds a position (sends counted from
+				 * write_seq: tcp_sendmsg_locked mode) */
+	__u8 pad;
 	__u32 told;		/* CS_TOLD_*, set with atomic ORs: the socket's own
 				 * programs and the agent's birth pass race for it
 				 * (the pass holds the socket's lock: what still runs
 				 * beside it is said at birth_pass) */
+	__u32 snd_seq;		/* write_seq where sends were last counted */
+	__u32 snd_pend_us;	/* the clock's µs at the last tcp_sendmsg_locked run:
+				 * the time of the bytes the next look finds queued */
 };
 
 /* The socket storages' books (socket-storage mode), per network

@@ -570,6 +570,8 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
 			o->sel.cgroup_path);
 	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	if (o->tracer.verbose && tracer.io_method)
+		fprintf(stderr, "  bytes and requests: %s\n", tracer.io_method);
 	pidns_note(stderr);
 	if (o->on_tracing)
 		o->on_tracing(o->on_tracing_ctx);
@@ -577,6 +579,7 @@ int attach_run(const struct attach_opts *in)
 		fprintf(stderr, "  fds from /proc/PID/fd listings each interval (leak sites need "
 				"--fd-sites)\n");
 	run.hook = tracer.method;
+	run.io_hook = tracer.io_method;
 	run.pidns_child = pidns_agent()->child;
 	run.pidns_ino = pidns_agent()->ino;
 	run.tw_method = tracer.tw_method;
@@ -683,7 +686,9 @@ int attach_run(const struct attach_opts *in)
 		fd_session_tcp_states(&fs, &snap);
 		fd_session_analyze(&fs, true);
 	}
-	/* Requests on connections still open count too: read their traffic. */
+	/* Requests on connections still open count too: read their traffic,
+	 * after the last reconcile's birth pass, which counted the sends
+	 * each had queued since its last look (tcp_sendmsg_locked mode). */
 	{
 		const uint64_t *sk;
 		struct cs_conn_io io;

@@ -17,6 +17,7 @@ static const char *const hook_tracepoints[KF_HOOK_MAX][4] = {
 	[KF_HOOK_EXEC] = { "sched_process_exec" },
 	[KF_HOOK_RENAME] = { "task_rename" },
 	[KF_HOOK_EXIT] = { "sched_process_exit" },
+	[KF_HOOK_SENDMSG_LOCKED] = { "tcp_sendmsg_locked" },
 };
 
 /* THE table: each figure, the hooks it needs, and what to tell the user.

@@ -28,6 +28,8 @@ enum kf_hook {
 	KF_HOOK_TASK_HELPERS,	/* bpf_task_pt_regs (with bpf_get_current_task_btf) */
 	KF_HOOK_CGROUP_SOCK,	/* cgroup_skb + cgroup_sock programs, sk_storage maps */
 	KF_HOOK_SKB_CURRENT,	/* current task helpers in cgroup_skb programs */
+	KF_HOOK_SENDMSG_LOCKED,	/* tp_btf tcp:tcp_sendmsg_locked (6.18 has it, Debian's
+				 * 6.12 not): TCP's sends without sock_send_length */
 	KF_HOOK_MAX
 };
 

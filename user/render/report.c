@@ -366,6 +366,8 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 	fprintf(out, "connscope attach: %.1f s (%s), interval %g s%s\nhook: %s\n",
 		run->elapsed_s, run->end_reason, run->interval_s,
 		run->follow_children ? ", following children" : "", run->hook);
+	if (run->io_hook)
+		fprintf(out, "io: %s\n", run->io_hook);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
 	if (run->records)
@@ -496,6 +498,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_object_begin(&j);
 	json_kv_string(&j, "command", run->doctor && run->doctor->command ? run->doctor->command : "attach");
 	json_kv_string(&j, "hook", run->hook);
+	if (run->io_hook)
+		json_kv_string(&j, "io_hook", run->io_hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_string(&j, "records", run->records ? run->records : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);

@@ -36,6 +36,7 @@ struct untraced_acceptor {
 
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
+	const char *io_hook;		/* where sends and reads are counted; NULL: not said */
 	const char *tw_method;		/* how TIME_WAIT is followed */
 	const char *records;		/* what crosses the ring: per socket or per transition */
 	/* Where each interval's "sockets now" came from: namespace reads by

@@ -88,7 +88,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	const struct kf_plan *kf = kf_plan(o->btf_path);
 	bool io = kf_has(kf, KF_HOOK_SOCK_LENGTH);
 	uint64_t tw_addr;
-	bool tw_fn, tw_sched;
+	bool tw_fn, tw_sched, wseq;
 	int err;
 
 	if (!skel)
@@ -161,6 +161,16 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	bpf_program__set_autoload(skel->progs.handle_recv_btf,
 				  use_btf && io && (!t->sk_mode || o->quic_kernel));
 	bpf_program__set_autoload(skel->progs.handle_rcv_space_btf, t->sk_mode);
+	/* And TCP's sends at tcp:tcp_sendmsg_locked where the kernel has it,
+	 * from write_seq: sock_send_length runs for every sendmsg of every
+	 * socket of the machine (unix, UDP, netlink), this one for TCP's
+	 * alone. sock_send_length stays where it is missing, for the
+	 * owners-map mode and for the kernel's QUIC sockets. */
+	wseq = t->sk_mode && kf_has(kf, KF_HOOK_SENDMSG_LOCKED);
+	skel->rodata->send_wseq = wseq;
+	bpf_program__set_autoload(skel->progs.handle_sendmsg_btf, wseq);
+	bpf_program__set_autoload(skel->progs.handle_send_btf,
+				  use_btf && io && (!wseq || o->quic_kernel));
 	/* Its births are told by the agent's birth pass (tcpstate_sk.bpf.h),
 	 * attached by hand: an iterator needs its map at attach. */
 	bpf_program__set_autoload(skel->progs.birth_pass, t->sk_mode);
@@ -221,6 +231,12 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	}
 	t->skel = skel;
 	t->method = use_btf ? "tp_btf/inet_sock_set_state" : "tracepoint/sock/inet_sock_set_state";
+	/* Sends first, then reads (the report's "io:" line, JSON io_hook). */
+	t->io_method = !io ? NULL	/* said by the unavailable figure */
+		       : wseq ? "tp_btf/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust"
+		       : t->sk_mode ? "tp_btf/sock_send_length, tp_btf/tcp_rcv_space_adjust"
+		       : use_btf ? "tp_btf/sock_send_length, tp_btf/sock_recv_length"
+		       : "tracepoint/sock/sock_send_length, tracepoint/sock/sock_recv_length";
 	t->tw_events = tw_addr || tw_fn;
 	t->tw_method = tw_addr ? "tw timer (tp_btf/timer_start,timer_cancel,timer_expire_entry)"
 		       : tw_sched ? "fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)"
@@ -622,7 +638,11 @@ void tracer_close(struct tracer *t)
 }
 
 /* Socket-storage mode: the storage is read through a socket fd, so each
- * socket fd of pid is copied here (pidfd_getfd) and looked up. */
+ * socket fd of pid is copied here (pidfd_getfd) and looked up. Where sends
+ * are counted from write_seq (send_wseq), the storage holds them as of the
+ * socket's last look: the caller runs a birth pass first (it looks at
+ * every traced socket: snd_sync), as attach's end does with its last
+ * reconcile. */
 int tracer_live_io(struct tracer *t, pid_t pid, tracer_io_fn fn, void *ctx)
 {
 	char path[64];

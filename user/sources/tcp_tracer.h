@@ -49,6 +49,7 @@ struct tracer {
 	ring_buffer_sample_fn cb;	/* what the events ring is read into */
 	void *cb_ctx;
 	const char *method;	/* the set_state hook in use */
+	const char *io_method;	/* where sends and reads are counted */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool tw_events;		/* TIME_WAIT ends come as events (else: the census) */
 	bool follow_children;

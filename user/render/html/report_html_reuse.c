@@ -248,9 +248,10 @@ void html_reuse_part(FILE *out, const struct agg *a, const struct proc_books *p,
 		      "heatmaps.</p>\n", out);
 	}
 	fputs("<p class=\"sub\">Requests: request/response exchanges, (turns + 1) / 2 per "
-	      "connection, a turn being a run of sends or of receives (sends at "
-	      "sock_send_length; reads at tcp_rcv_space_adjust for TCP where socket storage is "
-	      "used, else sock_recv_length); "
+	      "connection, a turn being a run of sends or of receives (sends and reads at "
+	      "the hooks the run names: TCP's at tcp_sendmsg_locked or sock_send_length and "
+	      "tcp_rcv_space_adjust where socket storage is used, else sock_send_length and "
+	      "sock_recv_length); "
 	      "connections still open at the end count their traffic so far. Open at once: per "
 	      "endpoint at each interval, the mean over the intervals. Quantiles are the upper "
 	      "edges of log2 buckets.</p>\n</div>\n", out);
