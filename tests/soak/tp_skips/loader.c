@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Loads probe.bpf.o, prints "ready", and at SIGINT prints each program's
- * kernel-side run and recursion-miss counts and every non-zero count. */
+/* Loads probe.bpf.o (or tasks.bpf.o), prints "ready", and at SIGINT prints
+ * each program's recursion-miss count and every non-zero count ("seen":
+ * KEY COUNT; "tasks": "task PID OUT IN"). */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <signal.h>
@@ -50,11 +51,23 @@ int main(int argc, char **argv)
 		       (unsigned long long)info.recursion_misses);
 	}
 	fd = bpf_object__find_map_fd_by_name(obj, "seen");
-	for (__u32 k = 0; k < 256; k++) {
+	for (__u32 k = 0; fd >= 0 && k < 256; k++) {
 		unsigned long long v = 0;
 
 		if (!bpf_map_lookup_elem(fd, &k, &v) && v)
 			printf("%u %llu\n", k, v);
+	}
+	fd = bpf_object__find_map_fd_by_name(obj, "tasks");
+	if (fd >= 0) {
+		__u32 k, next, *prev = NULL;
+		unsigned long long v[2];
+
+		while (!bpf_map_get_next_key(fd, prev, &next)) {
+			k = next;
+			if (!bpf_map_lookup_elem(fd, &k, v))
+				printf("task %u %llu %llu\n", k, v[0], v[1]);
+			prev = &k;
+		}
 	}
 	bpf_object__close(obj);
 	return 0;
