@@ -214,9 +214,10 @@ struct cs_sk {
  * TCP connection is established and ended when the state program sends its
  * end (or gives it to an untraced process). The agent's birth pass counts
  * those alive (sk_alive). The kernel on some hits runs no BPF program at
- * all for a tracepoint (6.18 under pgbench -C: 0-3 of ~2,400 FIN_WAIT2->
- * CLOSE that tracefs records, recursion_misses 0): such a connection sends
- * nothing, and made - ended - alive is what counts it. */
+ * all for a tracepoint (this sandbox's 6.18 in a softirq on its agent's
+ * threads, docs/reliability.md; under pgbench -C: 0-3 of ~2,400
+ * FIN_WAIT2->CLOSE that tracefs records, recursion_misses 0): such a
+ * connection sends nothing, and made - ended - alive is what counts it. */
 struct cs_skb_key {
 	__u32 netns;		/* inode of the socket's network namespace */
 	__u32 tgid;		/* its owner (cs_sk.owner.tgid) */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* Connections whose end the kernel never ran the state program for
  * (socket-storage mode; issue 22, item 2). On some hits the kernel runs no
- * BPF program at all for a tracepoint that tracefs records (6.18, pgbench
- * -C: 0-3 FIN_WAIT2->CLOSE of ~2,400, recursion_misses 0): the socket's
+ * BPF program at all for a tracepoint that tracefs records (this sandbox's
+ * 6.18 runs none in a softirq that lands on its own agent's threads,
+ * docs/reliability.md; pgbench -C: 0-3 FIN_WAIT2->CLOSE of ~2,400,
+ * recursion_misses 0): the socket's
  * storage goes with the socket and its one record, sent at CLOSE, never
  * comes, so the connection would be missing from every count with nothing
  * said. The kernel side keeps books of the storages (cs_skb_key: per

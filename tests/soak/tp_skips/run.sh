@@ -7,9 +7,10 @@
 # inet_sock_set_state of pgbench's sockets while probe.bpf.c counts the
 # same transitions, and tcp_destroy_sock, from tp_btf programs. On this
 # sandbox's 6.18 the programs miss 0-3 FIN_WAIT1->FIN_WAIT2 and
-# FIN_WAIT2->CLOSE a round that tracefs records (softirq context on top of
-# another task), with recursion_misses 0, and tcp_destroy_sock misses the
-# same sockets. Prints one line a round; exit 1 if any round missed.
+# FIN_WAIT2->CLOSE a round that tracefs records (a softirq on top of the
+# sandbox agent's threads, which no BPF program runs in: tasks.sh), with
+# recursion_misses 0, and tcp_destroy_sock misses the same sockets. Prints
+# one line a round; exit 1 if any round missed.
 set -u
 export LC_ALL=C
 HERE=$(cd "$(dirname "$0")" && pwd)
