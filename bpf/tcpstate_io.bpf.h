@@ -69,6 +69,16 @@ int BPF_PROG(handle_sendmsg_btf, struct sock *sk)
 	return count_send_sk(sk);
 }
 
+/* The same where the kernel has no such tracepoint but lets fentry load
+ * (Debian's 6.12): once a call, before it copies anything, with the
+ * socket's lock held (tcp_sendmsg_locked's contract), so each call's
+ * bytes are found at the next look as the tracepoint's chunks are. */
+SEC("?fentry/tcp_sendmsg_locked")
+int BPF_PROG(handle_sendmsg_fentry, struct sock *sk)
+{
+	return count_send_sk(sk);
+}
+
 SEC("?tp_btf/sock_recv_length")
 int BPF_PROG(handle_recv_btf, struct sock *sk, int ret, int flags)
 {

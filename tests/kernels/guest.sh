@@ -198,6 +198,42 @@ else
 fi
 fx_stop tkc; fx_stop tks
 
+# Bytes and requests, exact (socket-storage mode, 6.3 on; 6.1 has no send
+# hook: connection_io is unavailable there): a pool of 2 connections, 40
+# requests ("GET\n" out, "OK\n" back), held open when attach stops. TCP's
+# sends at fentry on tcp_sendmsg_locked where the kernel has no such
+# tracepoint but fentry loads (6.12), at the tracepoint where it has one.
+case $(uname -r) in
+6.1.*) io_want= ;;
+6.12.*) io_want="fentry/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust" ;;
+*) io_want="tp_btf/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust" ;;
+esac
+if [[ -n $io_want ]]; then
+	fix_start psrv "$FIXTURES/poolfix" server && fix_expect psrv 'listening *' 10 ||
+		fail io/start server
+	read -r _ pport pspid <<<"$FIX_LINE"
+	fix_start pcli "$FIXTURES/poolfix" client -p "$pport" -w 2 -n 40 -P 2 -H &&
+		fix_expect pcli 'ready *' 10 || fail io/start client
+	pcpid=${FIX_LINE#ready }
+	if cs_attach "$TMP/io.json" "$TMP/io.err" -p "$pcpid,$pspid" -i 0.5 -j; then
+		fix_send pcli go
+		fix_expect pcli '@(done|error)*' 60
+		assert_eq "$FIX_LINE" "done requests 40 opened 2 closed 0 max_concurrent 2" io/fixture_done
+		cs_stop
+		assert_eq "$?" 0 io/exit_status
+		jqs "$TMP/io.json" hook .run.io_hook \
+			c "[.processes[] | select(.pid == $pcpid) | .reuse | .connections_opened, .requests, .bytes_sent, .bytes_received] | map(tostring) | join(\" \")" \
+			s "[.processes[] | select(.pid == $pspid) | .reuse | .connections_accepted, .requests, .bytes_sent, .bytes_received] | map(tostring) | join(\" \")"
+		assert_eq "${V[hook]}" "$io_want" io/send_hook
+		assert_eq "${V[c]}" "2 40 160 120" io/client_exact
+		assert_eq "${V[s]}" "2 40 120 160" io/server_exact
+	else
+		fail io/loaded "$(tr '\n' ' ' <"$TMP/io.err" | tail -c 600)"
+	fi
+	fix_eof pcli
+	fix_eof psrv
+fi
+
 # TIME_WAIT running out, fast: an orphaned FIN_WAIT2 whose peer never
 # closes is parked as a tw socket for tcp_fin_timeout (1 s here; the guest
 # is the test's own machine, the value is put back), then its timer runs

@@ -30,6 +30,8 @@ enum kf_hook {
 	KF_HOOK_SKB_CURRENT,	/* current task helpers in cgroup_skb programs */
 	KF_HOOK_SENDMSG_LOCKED,	/* tp_btf tcp:tcp_sendmsg_locked (6.18 has it, Debian's
 				 * 6.12 not): TCP's sends without sock_send_length */
+	KF_HOOK_SENDMSG_FENTRY,	/* fentry on tcp_sendmsg_locked: the same where the
+				 * tracepoint is missing and fentry loads (6.12) */
 	KF_HOOK_MAX
 };
 

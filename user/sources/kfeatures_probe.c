@@ -103,25 +103,34 @@ static bool skb_current_helpers(void)
 	       probe_says_yes(prog_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, comm, 6));
 }
 
-/* fentry on the TIME_WAIT functions: all in this kernel's BTF, and a
- * tracing program lets itself load there (6.18 here refuses every fentry
- * with EPERM; Debian's 6.1 and 6.12 allow it). */
-static bool tw_fentry(const struct btf *btf)
+/* A tracing program lets itself load at fentry of the function fn of
+ * this kernel's BTF (6.18 here refuses every fentry with EPERM; Debian's
+ * 6.1 and 6.12 allow it). */
+static bool fentry_loads(const struct btf *btf, const char *fn)
 {
 	const struct bpf_insn insns[] = { MOV_IMM(0, 0), EXIT() };
-	int kill = btf__find_by_name_kind(btf, "inet_twsk_kill", BTF_KIND_FUNC), fd;
+	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC), fd;
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
-		    .attach_btf_id = kill);
+		    .attach_btf_id = id);
 
-	if (kill <= 0 || btf__find_by_name_kind(btf, "tw_timer_handler", BTF_KIND_FUNC) <= 0 ||
-	    (btf__find_by_name_kind(btf, "inet_twsk_hashdance", BTF_KIND_FUNC) <= 0 &&
-	     btf__find_by_name_kind(btf, "inet_twsk_hashdance_schedule", BTF_KIND_FUNC) <= 0))
+	if (id <= 0)
 		return false;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
 	if (fd < 0)
 		return false;
 	close(fd);
 	return true;
+}
+
+/* fentry on the TIME_WAIT functions: all in this kernel's BTF, and fentry
+ * loads there. */
+static bool tw_fentry(const struct btf *btf)
+{
+	if (btf__find_by_name_kind(btf, "tw_timer_handler", BTF_KIND_FUNC) <= 0 ||
+	    (btf__find_by_name_kind(btf, "inet_twsk_hashdance", BTF_KIND_FUNC) <= 0 &&
+	     btf__find_by_name_kind(btf, "inet_twsk_hashdance_schedule", BTF_KIND_FUNC) <= 0))
+		return false;
+	return fentry_loads(btf, "inet_twsk_kill");
 }
 
 int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
@@ -139,6 +148,9 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 	/* The kernel's own BTF only: a --btf file is for a kernel without it,
 	 * where fentry cannot attach. */
 	p->have[KF_HOOK_TW_FENTRY] = !btf_path && tw_fentry(btf);
+	/* TCP's sends at fentry where the tracepoint is missing (6.12). */
+	p->have[KF_HOOK_SENDMSG_FENTRY] = !btf_path && !p->have[KF_HOOK_SENDMSG_LOCKED] &&
+					  fentry_loads(btf, "tcp_sendmsg_locked");
 	btf__free(btf);
 	if (p->have[KF_HOOK_TW_TIMERS] && !kallsyms_has("tw_timer_handler"))
 		p->have[KF_HOOK_TW_TIMERS] = false;

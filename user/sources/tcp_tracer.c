@@ -88,7 +88,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	const struct kf_plan *kf = kf_plan(o->btf_path);
 	bool io = kf_has(kf, KF_HOOK_SOCK_LENGTH);
 	uint64_t tw_addr;
-	bool tw_fn, tw_sched, wseq;
+	bool tw_fn, tw_sched, wseq, wseq_fn;
 	int err;
 
 	if (!skel)
@@ -167,8 +167,13 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	 * alone. sock_send_length stays where it is missing, for the
 	 * owners-map mode and for the kernel's QUIC sockets. */
 	wseq = t->sk_mode && kf_has(kf, KF_HOOK_SENDMSG_LOCKED);
+	/* Where the tracepoint is missing, fentry on the function itself if
+	 * the kernel allows it (Debian's 6.12): the same body, once a call. */
+	wseq_fn = t->sk_mode && !wseq && kf_has(kf, KF_HOOK_SENDMSG_FENTRY);
+	wseq = wseq || wseq_fn;
 	skel->rodata->send_wseq = wseq;
-	bpf_program__set_autoload(skel->progs.handle_sendmsg_btf, wseq);
+	bpf_program__set_autoload(skel->progs.handle_sendmsg_btf, wseq && !wseq_fn);
+	bpf_program__set_autoload(skel->progs.handle_sendmsg_fentry, wseq_fn);
 	bpf_program__set_autoload(skel->progs.handle_send_btf,
 				  use_btf && io && (!wseq || o->quic_kernel));
 	/* Its births are told by the agent's birth pass (tcpstate_sk.bpf.h),
@@ -233,6 +238,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	t->method = use_btf ? "tp_btf/inet_sock_set_state" : "tracepoint/sock/inet_sock_set_state";
 	/* Sends first, then reads (the report's "io:" line, JSON io_hook). */
 	t->io_method = !io ? NULL	/* said by the unavailable figure */
+		       : wseq_fn ? "fentry/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust"
 		       : wseq ? "tp_btf/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust"
 		       : t->sk_mode ? "tp_btf/sock_send_length, tp_btf/tcp_rcv_space_adjust"
 		       : use_btf ? "tp_btf/sock_send_length, tp_btf/sock_recv_length"
