@@ -54,6 +54,7 @@ static __always_inline void walk_tuple(struct cs_walk_sock *w, const struct sock
 	w->family = skc->skc_family;
 	w->sport = skc->skc_num;
 	w->dport = bpf_ntohs(skc->skc_dport);
+	w->bound_if = skc->skc_bound_dev_if;
 	if (w->family == AF_INET6) {
 		__builtin_memcpy(w->saddr, skc->skc_v6_rcv_saddr.in6_u.u6_addr8, 16);
 		__builtin_memcpy(w->daddr, skc->skc_v6_daddr.in6_u.u6_addr8, 16);

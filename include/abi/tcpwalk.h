@@ -23,7 +23,8 @@ struct cs_walk_sock {
 				 * agent turns it into ms: it learns HZ) */
 	__u32 rqueue, wqueue;	/* idiag_rqueue / idiag_wqueue */
 	__u32 uid, inode;	/* idiag_uid (0 for tw and request socks), inode */
-	__u32 pad;
+	__u32 bound_if;		/* skc_bound_dev_if (sock_diag's idiag_if): the
+				 * device an exact look at its tuple must name */
 	__u64 cookie;		/* the socket cookie (sock_diag's idiag_cookie) */
 };
 

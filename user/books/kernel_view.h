@@ -23,6 +23,8 @@ struct sd_sock {
 	uint64_t cookie;	/* idiag_cookie[0] | idiag_cookie[1] << 32 */
 	uint32_t netns;		/* the namespace it was dumped in (set by the caller;
 				 * 0: not said) */
+	uint32_t bound_if;	/* idiag_if: the device it is bound to (0: none),
+				 * which an exact look at its tuple must name */
 };
 
 /* /proc/net/sockstat + sockstat6 + the Tcp: CurrEstab of /proc/net/snmp:

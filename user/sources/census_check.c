@@ -70,6 +70,7 @@ static unsigned compare(const struct sd_sock *w, const struct sd_sock *d, uint32
 	SAME(wqueue);
 	SAME(uid);
 	SAME(inode);
+	SAME(bound_if);
 #undef SAME
 	if (memcmp(w->saddr, d->saddr, sizeof(w->saddr)) ||
 	    memcmp(w->daddr, d->daddr, sizeof(w->daddr))) {

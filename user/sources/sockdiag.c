@@ -150,6 +150,7 @@ static void sd_fill(struct sd_sock *s, const struct inet_diag_msg *m)
 	s->inode = m->idiag_inode;
 	s->cookie = (uint64_t)m->id.idiag_cookie[0] |
 		    (uint64_t)m->id.idiag_cookie[1] << 32;
+	s->bound_if = m->id.idiag_if;
 }
 
 /* NLMSG_NEXT steps by the aligned length, which is past the end when the

@@ -95,6 +95,7 @@ static void sd_from_walk(const struct tracer *t, struct sd_sock *s, const struct
 	s->uid = w->uid;
 	s->inode = w->inode;
 	s->cookie = w->cookie;
+	s->bound_if = w->bound_if;
 }
 
 /* Records a read at most. A pass's program runs once a socket only while
