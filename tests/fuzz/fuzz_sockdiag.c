@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* libFuzzer target for user/sockdiag.c's reply parser: one netlink
+/* libFuzzer target for user/sockdiag.c's reply parsers (the dump's and
+ * the exact look's): one netlink
  * datagram as the kernel (or anything able to send to our port) could
  * send it. The input's first 4 bytes are the dump's sequence number, the
  * rest the datagram, copied to an aligned buffer of exactly its length
  * (as recvmsg fills the receive buffer). Beyond "no bad read": every
  * socket handed to the callback came from a whole message inside the
  * datagram, and an error is a negative errno. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Each socket is a whole inet_diag_msg after a header. */
 	if (n > size / 16 + 1)
 		abort();
+	/* The exact look's replies to 8 requests from seq on: each answer
+	 * taken once, found 1, 0 or a negative errno. */
+	{
+		struct sd_find f[8];
+		size_t answered = 0;
+
+		for (int i = 0; i < 8; i++)
+			f[i].found = -EINPROGRESS;
+		err = sockdiag_parse_found(buf, size, seq, f, 8, &answered);
+		if (err && err != -EBADMSG)
+			abort();
+		if (answered > 8)
+			abort();
+		for (int i = 0; i < 8; i++)
+			if (f[i].found > 1 || f[i].found < -4095)
+				abort();
+	}
 	free(buf);
 	return 0;
 }

@@ -39,4 +39,28 @@ int sockdiag_dump_udp(sd_sock_cb cb, void *ctx);
 int sockdiag_parse_reply(const void *buf, size_t n, uint32_t seq, sd_sock_cb cb, void *ctx,
 			 bool *done);
 
+/* The exact look at sockets by 4-tuple (SOCK_DIAG_BY_FAMILY without
+ * NLM_F_DUMP): the kernel's inet_diag_find_one_icsk, one lookup in the
+ * established hash that finds TIME_WAIT sockets too (and, that failing,
+ * a listener of the local address: the caller compares what comes back),
+ * where a dump walks the host's whole table. q: family, ports, addresses
+ * and bound_if (a socket bound to a device is found only when it is
+ * named). found: 1, got holds the socket; 0, the kernel has none there;
+ * -errno: no answer (the caller cannot tell). */
+struct sd_find {
+	struct sd_sock q;
+	int found;
+	struct sd_sock got;
+};
+/* Each of f[0..n) looked up in pid's network namespace (0: the caller's),
+ * in batches of one datagram each way. 0, or -errno when none could be
+ * asked (each f[i].found says its own). */
+int sockdiag_find_tcp_of(pid_t pid, struct sd_find *f, size_t n);
+/* One datagram of the replies to requests seq0..seq0 + n - 1 into f
+ * (found, got): each f[i] still -EINPROGRESS (asked, not answered) takes
+ * its answer, counted in *answered. 0, or
+ * -EBADMSG for a malformed message (outside data: every length checked). */
+int sockdiag_parse_found(const void *buf, size_t len, uint32_t seq0, struct sd_find *f,
+			 size_t n, size_t *answered);
+
 #endif
