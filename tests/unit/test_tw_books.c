@@ -4,6 +4,7 @@
  * (entered = expired + ended early + end unseen + live), driven by the
  * event orders the kernel emits (timer_cancel / inet_sock_set_state traces
  * on loopback, kernel 6.18). */
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "unit.h"
@@ -313,6 +314,126 @@ TEST(timer_mode_unmatched_time_wait_judged_by_age)
 	ASSERT_EQ(p->total.tw_expired, 1, "a1_expired");
 	ASSERT_EQ(p->total.tw_killed, 1, "a2_ended_early");
 	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* The run's last census with a second look at hand (attach's sock_diag
+ * exact look, agg.tw_look): a TIME_WAIT the census lacked is asked about
+ * at once, where a second census used to follow. One the kernel still has
+ * is not ended (shown, its timer as the look says); one it has not ended
+ * (early or expired by its age when the census began, as a second census
+ * would have said); one without an answer, or whose device no census
+ * showed (a look naming none misses a socket bound to one), waits for a
+ * second census as before. */
+struct fake_look {
+	int calls;
+	size_t asked;
+	uint32_t bound_if;	/* the look at port 40001 named it */
+	uint16_t there;		/* the local port the kernel still has */
+	uint16_t mute;		/* the one it gives no answer for */
+};
+
+static void fake_look(void *ctx, struct agg_tw_look *q, size_t n)
+{
+	struct fake_look *f = ctx;
+
+	f->calls++;
+	for (size_t i = 0; i < n; i++) {
+		if (q[i].t.sport == 40001)
+			f->bound_if = q[i].bound_if;
+		f->asked++;
+		q[i].found = q[i].t.sport == f->mute ? -EIO : q[i].t.sport == f->there;
+		q[i].expires_ms = 50000;
+	}
+}
+
+TEST(census_second_look_by_exact_lookup)
+{
+	struct cs_tuple a1 = tup(40001, 8080), a2 = tup(40002, 8080), a3 = tup(40003, 8080);
+	struct cs_tuple a4 = tup(40004, 8080), a5 = tup(40005, 8080);
+	struct sd_sock shown[4] = { tw_sock(a1, 59000), tw_sock(a2, 59000), tw_sock(a3, 59000),
+				    tw_sock(a5, 59000) };
+	struct sd_sock later[2] = { tw_sock(a1, 49000), tw_sock(a5, 56000) };
+	struct fake_look f = { .there = 40001, .mute = 40003 };
+	const struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	client_close(&a, 2, a2, 1 * SEC, 0);
+	client_close(&a, 3, a3, 1 * SEC, 0);
+	client_close(&a, 5, a5, 1 * SEC, 0);
+	shown[0].bound_if = 7;	/* a1 bound to a device: the look names it */
+	census(&a, 2 * SEC, shown, 4);
+	client_close(&a, 4, a4, 3 * SEC, 0);	/* no census shows it */
+	p = agg_find_proc(&a, CLIENT);
+	/* The last census lacks all but a5: a1 is there (a skipped entry),
+	 * a2 gone (killed at ~4 s), a3 unanswered, a4 never shown. */
+	a.final_reconcile = true;
+	a.tw_look = fake_look;
+	a.tw_look_ctx = &f;
+	census(&a, 5 * SEC, shown + 3, 1);
+	ASSERT_EQ(f.calls, 1, "one_look_for_all");
+	ASSERT_EQ(f.asked, 3, "a1_a2_a3_looked_at");
+	ASSERT_EQ(f.bound_if, 7, "look_names_the_device");
+	ASSERT_EQ(a.tw_looked, 3, "looked");
+	ASSERT_EQ(a.tw_looked_there, 1, "a1_there");
+	ASSERT_EQ(p->total.tw_killed, 1, "a2_ended_early");
+	ASSERT_EQ(p->total.tw_expired, 0, "none_expired");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 4, "a1_a3_a4_a5_live");
+	ASSERT_EQ(a.tw_absent_once, 2, "a3_a4_wait_for_a_second_census");
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 2, "a1_and_a5_shown");
+	/* a1's timer as the look said: 50 s from the census. */
+	ASSERT_EQ(agg_tw_find(&a, &a1)->deadline_ns, 55 * SEC, "a1_deadline_from_the_look");
+	ASSERT_EQ(agg_tw_find(&a, &a1)->missed, 0, "a1_not_missed");
+	/* The second census (what attach still runs for a3 and a4): both
+	 * gone, ended early; a1 and a5 shown. Both lacked at 62 s, at or
+	 * past their deadlines (55 s, 62 s): expired, by the look alone. */
+	f.there = 0;
+	f.mute = 0;
+	census(&a, 6 * SEC, later, 2);
+	ASSERT_EQ(p->total.tw_killed, 3, "a3_a4_ended_early");
+	census(&a, 62 * SEC, NULL, 0);
+	ASSERT_EQ(p->total.tw_expired, 2, "a1_a5_expired_by_the_look");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "none_left");
+	ASSERT_EQ(a.tw_absent_once, 0, "none_waits");
+	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* More looks than the census's time pays for (a burst of expiries that
+ * is most of the books): a second census instead, as before. */
+TEST(census_second_look_not_dearer_than_a_census)
+{
+	struct cs_tuple a1 = tup(40001, 8080), a2 = tup(40002, 8080);
+	struct sd_sock shown[2] = { tw_sock(a1, 59000), tw_sock(a2, 59000) };
+	struct fake_look f = { 0 };
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	client_close(&a, 2, a2, 1 * SEC, 0);
+	census(&a, 2 * SEC, shown, 2);
+	a.final_reconcile = true;
+	a.tw_look = fake_look;
+	a.tw_look_ctx = &f;
+	/* Two looks cost 3 us; the census took 2.9. */
+	a.cut.end_ns = 3 * SEC + 2 * AGG_TW_LOOK_NS - 100;
+	census(&a, 3 * SEC, NULL, 0);
+	ASSERT_EQ(f.calls, 0, "not_looked");
+	ASSERT_EQ(a.tw_absent_once, 2, "both_wait_for_a_second_census");
+	/* The census took 3 us: looked. */
+	a.cut.end_ns = 4 * SEC + 2 * AGG_TW_LOOK_NS;
+	census(&a, 4 * SEC, shown, 2);
+	census(&a, 4 * SEC, NULL, 0);
+	ASSERT_EQ(f.calls, 1, "looked");
+	ASSERT_EQ(agg_find_proc(&a, CLIENT)->total.tw_killed, 2, "both_gone");
 	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
 	agg_free(&a);
 }

@@ -191,6 +191,18 @@ struct census_cut {
 
 #define AGG_MAX_DUMPED_NS 64
 
+/* One TIME_WAIT the census lacked, to be looked at again: t and the
+ * device it is bound to in, found and expires_ms out (found: 1 the kernel
+ * has it, with its timer's ms left; 0 it has not; < 0 no answer). */
+struct agg_tw_look {
+	struct cs_tuple t;
+	uint32_t bound_if;
+	int found;
+	uint32_t expires_ms;
+};
+/* Each of q[0..n) looked at, its answer in place. */
+typedef void (*agg_tw_look_fn)(void *ctx, struct agg_tw_look *q, size_t n);
+
 struct agg {
 	struct hmap procs;	/* struct proc_key -> struct proc_books: every process
 				 * seen, a reused pid's earlier ones included */
@@ -283,6 +295,16 @@ struct agg {
 				 * dump */
 	uint64_t tw_absent_once;	/* TIME_WAIT the last dump lacked for the first
 					 * time: the next dump says if they are gone */
+	/* The second look at a TIME_WAIT the census lacked once, where the
+	 * caller has one (attach's last reconcile: sock_diag's exact look at
+	 * its tuple, agg_tw_look_fn), in place of a second census. NULL:
+	 * the next census is the second look. */
+	agg_tw_look_fn tw_look;
+	void *tw_look_ctx;
+	uint64_t census_cpu_ns;		/* set by the caller: the last census's CPU
+					 * (0: not said; then its wall time) */
+	uint64_t tw_looked;		/* TIME_WAIT so looked at, over the run */
+	uint64_t tw_looked_there;	/* of them, those the kernel still had */
 	bool final_tick;	/* set before the last agg_tick: every queued live
 				 * change is applied, open connections stay live */
 	/* A daemon (the exporter) writes no report: no heatmaps, and only the
@@ -370,6 +392,10 @@ struct tw_entry {
 				 * timer, an orphaned FIN_WAIT2's tcp_fin_timeout) */
 	uint64_t tw;		/* inet_timewait_sock address, 0 if unknown */
 	struct endpoint_key ep;
+	uint32_t bound_if1;	/* 1 + the device it is bound to, as the last census
+				 * that showed it said (an exact look must name it);
+				 * 0: no census has shown it (in the struct's tail
+				 * padding: 64 bytes either way) */
 };
 
 #endif

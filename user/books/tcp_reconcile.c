@@ -72,6 +72,81 @@ static void port_bits(struct agg *a, uint8_t bits[8192])
 	}
 }
 
+/* A TIME_WAIT of the books the kernel has: charged to its holder (false:
+ * it has none in the books), its timer and device as the kernel says. */
+static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
+		     uint32_t expires_ms, uint32_t bound_if)
+{
+	struct proc_books *p = memo_proc(a, m, tw->pid);
+	struct endpoint_stats *es;
+
+	if (!p)
+		return false;
+	es = memo_endpoint(m, p, &tw->ep);
+	p->truth.state[CS_TCP_TIME_WAIT]++;
+	/* Marked in its entry: a table of the seen cost two probes and its
+	 * growth for every TIME_WAIT of every dump (#23 item 6). */
+	tw->seen = 1;
+	tw->bound_if1 = bound_if + 1;
+	/* Its timer as the kernel has it now: re-armed by a FIN again, or
+	 * an orphaned FIN_WAIT2's shorter tcp_fin_timeout (timer 3 in
+	 * FIN_WAIT2). */
+	if (a->snapshot_ns)
+		tw->deadline_ns = a->snapshot_ns + (uint64_t)expires_ms * 1000000ULL;
+	if (es && ++es->tw_live > es->tw_live_peak)
+		es->tw_live_peak = es->tw_live;
+	return true;
+}
+
+/* Whether n exact looks cost less than the census just taken, which a
+ * second census would cost again (its walk of the host's tables and the
+ * fd listings: its CPU as the caller says, else its wall time; the
+ * reconcile's share not counted). Without either, a few looks only. */
+static bool tw_look_worth(const struct agg *a, size_t n)
+{
+	uint64_t census_ns = a->census_cpu_ns ? a->census_cpu_ns :
+			     a->cut.end_ns > a->snapshot_ns && a->snapshot_ns ?
+			     a->cut.end_ns - a->snapshot_ns : 0;
+
+	if (!census_ns)
+		return n <= AGG_TW_LOOK_FEW;
+	return (uint64_t)n * AGG_TW_LOOK_NS <= census_ns;
+}
+
+/* The second look at the TIME_WAIT the census lacked for the first time
+ * (look[0..n), their entries tws[]), asked of the caller all at once in
+ * place of a second census (#23 item 6): one the kernel still has is
+ * shown, as if the census had shown it; one it has not is gone since the
+ * census began (dead[], its gone_ns that census's start, as a second
+ * census lacking it would have said); one without an answer waits for
+ * the next census, as before. */
+static void tw_look_again(struct agg *a, struct agg_tw_look *look, struct tw_entry **tws,
+			  size_t n, struct cs_tuple *dead, size_t *ndead)
+{
+	a->tw_look(a->tw_look_ctx, look, n);
+	for (size_t i = 0; i < n; i++) {
+		/* A memo of its own, forgotten at each confirm: a confirm
+		 * may add an endpoint, and the table move under the memo's. */
+		struct recon_memo memo = { 0 };
+		struct tw_entry *tw = tws[i];
+
+		a->tw_looked++;
+		if (look[i].found > 0) {
+			a->tw_looked_there++;
+			tw->missed = 0;
+			tw->gone_ns = 0;
+			if (!tw_shown(a, &memo, tw, look[i].expires_ms, look[i].bound_if))
+				a->unattributed.state[CS_TCP_TIME_WAIT]++;
+			if (tw->maybe)
+				agg_tw_confirm(a, tw);
+		} else if (look[i].found == 0) {
+			dead[(*ndead)++] = look[i].t;
+		} else {
+			a->tw_absent_once++;
+		}
+	}
+}
+
 void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		   const struct inode_map *owners)
 {
@@ -182,26 +257,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		tuple_from_sd(&t, s);
 		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
 			tw = hmap_get(&a->tw, &t);
-			p = tw ? memo_proc(a, &memo, tw->pid) : NULL;
-			if (p) {
-				struct endpoint_stats *es = memo_endpoint(&memo, p, &tw->ep);
-
-				p->truth.state[CS_TCP_TIME_WAIT]++;
-				/* Marked in its entry: a table of the seen cost
-				 * two probes and its growth for every TIME_WAIT
-				 * of every dump (#23 item 6). */
-				tw->seen = 1;
-				/* Its timer as the kernel has it now: re-armed by
-				 * a FIN again, or an orphaned FIN_WAIT2's shorter
-				 * tcp_fin_timeout (timer 3 in FIN_WAIT2). */
-				if (a->snapshot_ns)
-					tw->deadline_ns = a->snapshot_ns +
-							  (uint64_t)s->expires_ms * 1000000ULL;
-				if (es && ++es->tw_live > es->tw_live_peak)
-					es->tw_live_peak = es->tw_live;
-			} else {
+			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
-			}
 			continue;
 		}
 		owner_pid = hmap_get(&fileless, &t);
@@ -239,7 +296,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	{
 		struct cs_tuple *dead = calloc(a->tw.count ? a->tw.count : 1, sizeof(*dead));
 		const struct cs_tuple *key;
-		size_t ndead = 0;
+		size_t ndead = 0, nlook = 0;
+		/* The caller's second look, for those a census has shown
+		 * (their device known: a look naming none misses a bound one). */
+		struct agg_tw_look *look = a->tw_look && a->tw.count ?
+					   calloc(a->tw.count, sizeof(*look)) : NULL;
+		struct tw_entry **tws = look ? calloc(a->tw.count, sizeof(*tws)) : NULL;
 
 		a->tw_absent_once = 0;
 		struct tw_entry *tw;
@@ -295,7 +357,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			/* The run's last dump is the last word on one whose
 			 * making is in doubt. */
 			if (++tw->missed < 2 && !(tw->maybe && a->final_reconcile)) {
-				a->tw_absent_once++;
+				if (tws && tw->bound_if1) {
+					look[nlook].t = *key;
+					look[nlook].bound_if = tw->bound_if1 - 1;
+					tws[nlook++] = tw;
+				} else {
+					a->tw_absent_once++;
+				}
 				continue;
 			}
 			/* A cancelled timer with no expiry after it: ended early.
@@ -305,6 +373,16 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				tw->gone_ns = 0;
 			dead[ndead++] = *key;
 		}
+		/* Nothing has moved the table since: tws[] still point in it.
+		 * Looked at where that costs less than the census a second
+		 * census would be (a burst of expiries can be most of the
+		 * books): else they wait for one, as before. */
+		if (nlook && dead && tw_look_worth(a, nlook))
+			tw_look_again(a, look, tws, nlook, dead, &ndead);
+		else
+			a->tw_absent_once += nlook;
+		free(look);
+		free(tws);
 		for (size_t i = 0; i < ndead; i++) {
 			struct tw_entry *gone = hmap_get(&a->tw, &dead[i]);
 

@@ -656,12 +656,19 @@ int attach_run(const struct attach_opts *in)
 	if (fs_on)
 		fd_session_tick(&fs, true);
 	agg.final_reconcile = true;
+	/* A TIME_WAIT the last census lacked once is gone only if a second
+	 * look lacks it too (a census can skip entries): that second look
+	 * now, or one that ended in the last interval would stay live in the
+	 * report. sock_diag's exact look at its tuple, where a second census
+	 * walked the host's whole table again (#23 item 6); mid-run, the next
+	 * interval's census is the second look, and costs nothing more. */
+	agg.tw_look = attach_tw_look;
+	agg.tw_look_ctx = &snap;
 	if (attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;
-	/* A TIME_WAIT the last dump lacked once is gone only if a second
-	 * lacks it too (a dump can skip entries): that second look now, or
-	 * one that ended in the last interval would stay live in the report.
-	 * So is a connection the storages' books miss once (sk_books.h). */
+	/* Those the exact look could not judge (no census showed the device
+	 * one is bound to, or no answer) get a second census, as does a
+	 * connection the storages' books miss once (sk_books.h). */
 	if ((agg.tw_absent_once || agg.skb.pending) &&
 	    attach_reconcile(&agg, &snap, &tracer, &limits, &nsw, o->tracer.all))
 		goto cleanup;

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include "attach_sources.h"
 #include "procfs.h"
 #include "sk_books.h"
+#include "sockdiag.h"
 #include "census_cut.h"
 #include "netlimits.h"
 #include "netstat.h"
@@ -348,9 +350,66 @@ void attach_census_mode(struct tcp_snapshot *snap, struct tracer *t)
 	snap->walk_check = m && !strcmp(m, "check");
 }
 
+void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
+{
+	const struct tcp_snapshot *snap = ctx;
+	struct sd_find *f = calloc(n ? n : 1, sizeof(*f));
+	size_t *of = calloc(n ? n : 1, sizeof(*of));
+
+	for (size_t i = 0; i < n; i++)
+		q[i].found = -EIO;	/* in no namespace of the snapshot: no answer */
+	for (size_t k = 0; f && of && k < snap->nns; k++) {
+		const struct snap_ns *ns = &snap->ns[k];
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct sd_sock *s = &f[m].q;
+
+			if (q[i].t.netns != ns->netns)
+				continue;
+			memset(s, 0, sizeof(*s));
+			s->family = (uint8_t)q[i].t.family;
+			s->sport = q[i].t.sport;
+			s->dport = q[i].t.dport;
+			memcpy(s->saddr, q[i].t.saddr, sizeof(s->saddr));
+			memcpy(s->daddr, q[i].t.daddr, sizeof(s->daddr));
+			s->bound_if = q[i].bound_if;
+			of[m++] = i;
+		}
+		if (!m || sockdiag_find_tcp_of(ns->pid, f, m))
+			continue;	/* each stays without an answer */
+		for (size_t j = 0; j < m; j++) {
+			struct agg_tw_look *l = &q[of[j]];
+			const struct sd_sock *g = &f[j].got;
+			struct cs_tuple t;
+
+			if (f[j].found <= 0) {
+				l->found = f[j].found;
+				continue;
+			}
+			tuple_from_sd(&t, g);
+			t.netns = l->t.netns;
+			l->found = g->timer == 3 && !g->inode && !memcmp(&t, &l->t, sizeof(t));
+			l->expires_ms = g->expires_ms;
+		}
+	}
+	free(f);
+	free(of);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all)
 {
+	uint64_t cpu;
 	pid_t pids[CLI_MAX_PIDS * 4];
 	struct skb_line *before;
 	size_t n;
@@ -364,7 +423,10 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 	/* The census's moment, its start and end: what changed in the books
 	 * from its start on is judged by it (census_cut.h). */
 	agg_census_begin(a, now_ns());
+	cpu = thread_cpu_ns();
 	err = snapshot_take(snap, all ? NULL : pids, n);
+	/* Its CPU, the kernel's walk included: what a second one costs. */
+	a->census_cpu_ns = thread_cpu_ns() - cpu;
 	agg_census_end(a, now_ns());
 
 	/* Events written before the snapshot (a TIME_WAIT that expired, a

@@ -53,6 +53,12 @@ void attach_doctor_sample(struct doctor_run *d, const struct tcp_snapshot *snap,
  * (nsw, kept across calls). */
 int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		     struct limits_view *limits, struct netns_watch *nsw, bool all);
+/* agg_tw_look_fn over the namespaces of the snapshot ctx (struct
+ * tcp_snapshot): sock_diag's exact look at each TIME_WAIT's tuple, in its
+ * namespace, through the process the snapshot read it by. Found: a
+ * TIME_WAIT socket (timer 3) at that very tuple, not a listener the
+ * kernel's look falls back to nor a new connection there. */
+void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n);
 /* The interval's census from the walk where it can stand in for the dump
  * (CONNSCOPE_CENSUS says otherwise): set once, after the start-up
  * snapshot. */

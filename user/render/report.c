@@ -649,6 +649,10 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_uint(&j, "time_wait_reused", a->tw_reused);
 	json_kv_uint(&j, "time_wait_end_unseen", a->tw_gone_unknown);
 	json_kv_uint(&j, "time_wait_entered_during_dump", a->tw_entered_during_dump);
+	/* The run's last census's second look (sock_diag's exact look): those
+	 * looked at, and of them those the kernel still had. */
+	json_kv_uint(&j, "time_wait_looked", a->tw_looked);
+	json_kv_uint(&j, "time_wait_looked_there", a->tw_looked_there);
 	json_kv_uint(&j, "conns_replaced", a->conns_replaced);
 	/* Children whose parent was not kept (AGG_MAX_PARENT_NOTES waiting):
 	 * grouped apart, "parent unknown". */
