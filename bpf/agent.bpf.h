@@ -29,12 +29,18 @@
 		__type(value, __u64);					\
 	} name SEC(".maps")
 
+/* An atomic add, though the counter is this CPU's own: one CPU runs our
+ * programs nested (a softirq's state change or packet on top of a task's
+ * send, read or egress run: different programs, so the kernel's recursion
+ * guard does not stop it), and a plain load-add-store interrupted between
+ * its load and store would lose the inner run's count, a loss counter
+ * among them ("0 lost" where one was). */
 static __always_inline void agent_stat_inc(void *stats, __u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(stats, &idx);
 
 	if (v)
-		(*v)++;
+		__sync_fetch_and_add(v, 1);
 }
 
 /* filter false: every process is traced (--all). */

@@ -518,7 +518,6 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 	struct cs_tuple t;
 	__u8 flags = quic ? CS_F_QUIC : 0;
 
-	stat_inc(CS_STAT_STATE_CALLS);
 	sk_read_tuple(sk, &t, trusted);
 	found = bpf_map_lookup_elem(&owners, &key);
 	/* A socket's life begins at connect(), listen() or as a listener's

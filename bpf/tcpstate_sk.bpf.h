@@ -411,7 +411,6 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 	struct cs_sk *st;
 	__u32 told;
 
-	stat_inc(CS_STAT_STATE_CALLS);
 	st = sk_state_of(sk);
 	if (!st) {
 		st = sk_state_new(sk, oldstate, newstate);

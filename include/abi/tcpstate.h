@@ -74,7 +74,8 @@
 #define CS_STAT_RB_LOST		1	/* ring buffer reservations that failed: events lost */
 #define CS_STAT_OWNER_FULL	2	/* owner map updates that failed (map full) */
 #define CS_STAT_ACCEPT_MISS	3	/* accept() returned an fd we could not resolve to a TCP sock */
-#define CS_STAT_STATE_CALLS	4	/* inet_sock_set_state hits (all sockets, TCP only) */
+#define CS_STAT_STATE_CALLS	4	/* not counted since 2026-12-07: nothing read it, and
+					 * it cost every state change a lookup and an add */
 #define CS_STAT_FORKS		5	/* children added by follow-children */
 #define CS_STAT_TW_UNMATCHED	6	/* clean FIN_WAIT2/CLOSING->CLOSE without a tw timer start */
 #define CS_STAT_TARGETS_GONE	7	/* targets removed from the filter at their exit */
