@@ -19,6 +19,7 @@
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 #include "unit.h"
+#include "netns.h"
 #include "sockdiag.h"
 
 #define TCP_TIME_WAIT_ 6
@@ -77,7 +78,7 @@ static uint16_t client_time_wait(int l, uint16_t lport, const char *dev)
 	f.q = tuple4(ntohs(a.sin_port), lport);
 	f.q.bound_if = dev ? if_nametoindex(dev) : 0;
 	for (int i = 0; i < 2000; i++) {
-		ASSERT_EQ(sockdiag_find_tcp_of(0, &f, 1), 0, "look");
+		ASSERT_EQ(sockdiag_find_tcp_of(0, 0, &f, 1), 0, "look");
 		if (f.found == 1 && f.got.timer == 3)
 			break;
 		poll(NULL, 0, 1);
@@ -95,7 +96,7 @@ TEST(exact_look_finds_time_wait_and_nothing_else)
 	f[0].q = tuple4(cport, lport);		/* the client's TIME_WAIT */
 	f[1].q = tuple4(cport, (uint16_t)(lport + 1));	/* no socket there */
 	f[2].q = tuple4(lport, cport);		/* the server's side: it closed second */
-	ASSERT_EQ(sockdiag_find_tcp_of(0, f, 3), 0, "look");
+	ASSERT_EQ(sockdiag_find_tcp_of(0, 0, f, 3), 0, "look");
 	ASSERT_EQ(f[0].found, 1, "time_wait_found");
 	ASSERT_EQ(f[0].got.timer, 3, "its_timer_is_time_wait");
 	ASSERT_EQ(f[0].got.state, TCP_TIME_WAIT_, "tw_substate");
@@ -123,7 +124,7 @@ TEST(exact_look_answers_a_batch_over_several_datagrams)
 	for (int i = 0; i < N; i++)
 		f[i].q = tuple4(cport, (uint16_t)(lport + 1 + i));
 	f[AT].q = tuple4(cport, lport);
-	ASSERT_EQ(sockdiag_find_tcp_of(0, f, N), 0, "look");
+	ASSERT_EQ(sockdiag_find_tcp_of(0, 0, f, N), 0, "look");
 	for (int i = 0; i < N; i++)
 		if (f[i].found != (i == AT)) {
 			ASSERT_EQ(f[i].found, i == AT, "each_answered_right");
@@ -145,12 +146,27 @@ TEST(exact_look_must_name_a_bound_device)
 	}
 	f[0].q = f[1].q = tuple4(cport, lport);
 	f[1].q.bound_if = if_nametoindex("lo");
-	ASSERT_EQ(sockdiag_find_tcp_of(0, f, 2), 0, "look");
+	ASSERT_EQ(sockdiag_find_tcp_of(0, 0, f, 2), 0, "look");
 	ASSERT_EQ(f[0].found, 0, "unnamed_device_misses_it");
 	ASSERT_EQ(f[1].found, 1, "named_device_finds_it");
 	ASSERT_EQ(f[1].got.timer, 3, "time_wait");
 	ASSERT_EQ(f[1].got.bound_if, if_nametoindex("lo"), "bound_if_reported");
 	close(l);
+}
+
+/* The look enters the namespace through a pid: one now in another
+ * namespace than the census read (moved, or a reused pid) must give no
+ * answer, never "none" for each (which would end every TIME_WAIT). */
+TEST(exact_look_refuses_a_pid_now_in_another_namespace)
+{
+	uint32_t self = netns_self();
+	struct sd_find f = { .q = tuple4(1, 1) };	/* no socket there */
+
+	ASSERT_TRUE(self != 0, "own_namespace_read");
+	ASSERT_EQ(sockdiag_find_tcp_of(getpid(), self + 1, &f, 1), -ESTALE, "another_namespace");
+	ASSERT_EQ(f.found, -EIO, "no_answer_not_none");
+	ASSERT_EQ(sockdiag_find_tcp_of(getpid(), self, &f, 1), 0, "its_namespace");
+	ASSERT_EQ(f.found, 0, "none_there");
 }
 
 /* Crafted replies: an ENOENT error is "none", another error no answer,

@@ -376,7 +376,9 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 			s->bound_if = q[i].bound_if;
 			of[m++] = i;
 		}
-		if (!m || sockdiag_find_tcp_of(ns->pid, f, m))
+		/* Only in the namespace the census read: a pid since moved
+		 * or reused gives -ESTALE, no answer (a second census). */
+		if (!m || sockdiag_find_tcp_of(ns->pid, ns->netns, f, m))
 			continue;	/* each stays without an answer */
 		for (size_t j = 0; j < m; j++) {
 			struct agg_tw_look *l = &q[of[j]];

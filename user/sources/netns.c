@@ -90,6 +90,32 @@ int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx)
 	return ret;
 }
 
+int netns_run_ino(pid_t pid, uint32_t ino, int (*fn)(void *ctx), void *ctx)
+{
+	char path[256];
+	struct stat st;
+	int target, ret;
+
+	if (!ino)
+		return netns_run(pid, fn, ctx);
+	/* The namespace compared is the one held open: what is entered is
+	 * what was checked, whatever pid does meanwhile. */
+	ns_path(path, sizeof(path), pid);
+	target = open(path, O_RDONLY | O_CLOEXEC);
+	if (target < 0)
+		return -errno;
+	if (fstat(target, &st))
+		ret = -errno;
+	else if (st.st_ino != ino)
+		ret = -ESTALE;
+	else if (ino == netns_self())
+		ret = fn(ctx);
+	else
+		ret = run_in(target, fn, ctx);
+	close(target);
+	return ret;
+}
+
 int netns_open(pid_t pid)
 {
 	char path[256];

@@ -16,6 +16,10 @@ uint32_t netns_self(void);
  * or a pid in ours: fn(ctx) here. fn's value, or -errno when the
  * namespace cannot be entered (EPERM: no CAP_SYS_ADMIN over it). */
 int netns_run(pid_t pid, int (*fn)(void *ctx), void *ctx);
+/* The same, only if pid's network namespace is still ino (read through
+ * pid earlier): -ESTALE without running fn when pid is now in another
+ * (it moved, or exited and the pid was reused). ino 0: no check. */
+int netns_run_ino(pid_t pid, uint32_t ino, int (*fn)(void *ctx), void *ctx);
 
 /* pid's network namespace held open (it lives while the fd does): the fd
  * or -errno. */

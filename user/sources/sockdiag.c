@@ -450,7 +450,7 @@ static int find_batch(struct sd_conn *c, struct sd_find *f, size_t n)
 	return 0;
 }
 
-int sockdiag_find_tcp_of(pid_t pid, struct sd_find *f, size_t n)
+int sockdiag_find_tcp_of(pid_t pid, uint32_t netns, struct sd_find *f, size_t n)
 {
 	/* A 512-byte slot an answer: a socket's is ~100 bytes with the
 	 * attributes a full one carries unasked, an error's 36. */
@@ -464,7 +464,7 @@ int sockdiag_find_tcp_of(pid_t pid, struct sd_find *f, size_t n)
 	c.buf = malloc(c.cap);
 	if (!c.buf)
 		return -ENOMEM;
-	c.fd = netns_run(pid, sd_socket, NULL);
+	c.fd = netns_run_ino(pid, netns, sd_socket, NULL);
 	if (c.fd < 0) {
 		err = c.fd;
 		goto out;

@@ -53,9 +53,12 @@ struct sd_find {
 	struct sd_sock got;
 };
 /* Each of f[0..n) looked up in pid's network namespace (0: the caller's),
- * in batches of one datagram each way. 0, or -errno when none could be
- * asked (each f[i].found says its own). */
-int sockdiag_find_tcp_of(pid_t pid, struct sd_find *f, size_t n);
+ * in batches of one datagram each way, provided that namespace is netns
+ * (the inode the census read through pid; 0: not checked): a pid since
+ * moved or reused would answer "none" for every one. 0, or -errno when
+ * none could be asked (-ESTALE: another namespace; each f[i].found says
+ * its own). */
+int sockdiag_find_tcp_of(pid_t pid, uint32_t netns, struct sd_find *f, size_t n);
 /* One datagram of the replies to requests seq0..seq0 + n - 1 into f
  * (found, got): each f[i] still -EINPROGRESS (asked, not answered) takes
  * its answer, counted in *answered. 0, or
