@@ -3,9 +3,12 @@
  * units write them: a client and a server side of the same handshakes,
  * Retry, Version Negotiation, NAT rebinding, a refused client, a timeout,
  * the ngtcp2 lifecycle and in-kernel QUIC socket states. */
+#define _GNU_SOURCE		/* open_memstream */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "json.h"
 #include "quic_books.h"
 #include "report_quic.h"
 #include "summary_quic.h"
@@ -730,6 +733,77 @@ TEST(kernel_quic_snmp_file)
 	ASSERT_EQ(quic_kernel_snmp_get(&s, "QuicFrmInCloses"), 10, "last_line");
 	ASSERT_EQ(quic_kernel_snmp_get(&s, "NoSuchCounter"), -1, "absent");
 	ASSERT_EQ(quic_kernel_snmp_read("/nonexistent/quic/snmp", &s), -ENOENT, "no_module");
+}
+
+/* Datagrams the wire left unparsed because the run they interrupted held
+ * the parser's scratch (QW_STAT_SCRATCH_BUSY) are lost events as much as a
+ * full ring's: summed in the text line, its warning and the JSON's
+ * wire_events_lost, and shown alone as wire_parser_busy. */
+static char *quic_agent_out(const struct quic_run *q, bool as_json)
+{
+	static char *buf;	/* static: gcc misreads open_memstream's pointer */
+	size_t len = 0;
+	struct json j;
+	FILE *f;
+
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (as_json) {
+		json_init(&j, f, false);
+		json_object_begin(&j);
+		json_quic_agent(&j, q);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		format_quic_agent_text(f, q);
+	}
+	fclose(f);
+	/* The text is wrapped at 80 columns: its lines joined again. */
+	if (!as_json && buf) {
+		char *w = buf;
+
+		for (char *r = buf; *r; r++) {
+			if (*r == '\n' && r[1] == ' ') {
+				while (r[1] == ' ')
+					r++;
+				*w++ = ' ';
+				continue;
+			}
+			*w++ = *r;
+		}
+		*w = '\0';
+	}
+	return buf;
+}
+
+TEST(wire_parser_busy_is_lost)
+{
+	struct quic_run q = { .wire_on = true, .cgroup = "/sys/fs/cgroup/unified" };
+	char *out;
+
+	q.wire_stats[QW_STAT_DGRAMS] = 40;
+	q.wire_stats[QW_STAT_SCRATCH_BUSY] = 3;
+	out = quic_agent_out(&q, false);
+	ASSERT_TRUE(out && strstr(out, "3 events lost"), "busy_alone_in_text");
+	ASSERT_TRUE(out && strstr(out, "WARNING: QUIC events were lost"), "busy_alone_warns");
+	free(out);
+	out = quic_agent_out(&q, true);
+	ASSERT_TRUE(out && strstr(out, "\"wire_events_lost\":3"), "busy_alone_in_json");
+	ASSERT_TRUE(out && strstr(out, "\"wire_parser_busy\":3"), "busy_shown_alone");
+	free(out);
+	q.wire_stats[QW_STAT_RB_LOST] = 2;
+	out = quic_agent_out(&q, false);
+	ASSERT_TRUE(out && strstr(out, "5 events lost"), "summed_in_text");
+	free(out);
+	out = quic_agent_out(&q, true);
+	ASSERT_TRUE(out && strstr(out, "\"wire_events_lost\":5"), "summed_in_json");
+	free(out);
+	q.wire_stats[QW_STAT_RB_LOST] = q.wire_stats[QW_STAT_SCRATCH_BUSY] = 0;
+	out = quic_agent_out(&q, false);
+	ASSERT_TRUE(out && !strstr(out, "WARNING"), "none_lost_no_warning");
+	free(out);
 }
 
 UNIT_MAIN()
