@@ -121,6 +121,38 @@ TEST(netns_agent_report_fits_80)
 	agg_free(&a);
 }
 
+/* Sends counted at tcp_sendmsg_locked, a birth pass that missed a
+ * namespace: the report says the open connections' io there is low
+ * (review S2); under sock_send_length it says nothing. */
+TEST(birth_pass_failed_io_said)
+{
+	struct run_info run = {
+		.hook = "tp_btf/inet_sock_set_state", .interval_s = 0.5, .elapsed_s = 3,
+		.end_reason = "duration",
+		.io_hook = "tp_btf/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust",
+	};
+	struct agg a;
+	FILE *f;
+
+	agg_init(&a, 0);
+	a.birth_pass_failed = 2;
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "report_fits_80");
+	ASSERT_TRUE(has_joined(buf, "2 birth passes missed a namespace: connections still "
+				    "open there lack the sends since their last look"),
+		    "wseq_said");
+	free(buf);
+	run.io_hook = "tp_btf/sock_send_length, tp_btf/tcp_rcv_space_adjust";
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_TRUE(!strstr(buf, "birth passes missed"), "send_length_silent");
+	free(buf);
+	agg_free(&a);
+}
+
 /* How many times word is in s. */
 static int count_of(const char *s, const char *word)
 {

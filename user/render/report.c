@@ -368,6 +368,15 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->io_hook)
 		fprintf(out, "io: %s\n", run->io_hook);
+	/* Sends counted at tcp_sendmsg_locked are found at a socket's next
+	 * look, and for a connection still open at the end that is the
+	 * birth pass: where one missed a namespace, the live io read there
+	 * lacks the sends since the last look (and a request on each idle
+	 * one). Under sock_send_length it was current; only births lagged. */
+	if (a->birth_pass_failed && run->io_hook && strstr(run->io_hook, "tcp_sendmsg_locked"))
+		fprintf(out, "  %llu birth passes missed a namespace: connections still open\n"
+			     "  there lack the sends since their last look (bytes, requests low)\n",
+			(unsigned long long)a->birth_pass_failed);
 	if (run->tw_method)
 		fprintf(out, "TIME_WAIT: %s\n", run->tw_method);
 	if (run->records)
