@@ -184,6 +184,29 @@ TEST(exact_look_must_name_a_bound_device)
 	close(l);
 }
 
+/* A look naming a cookie finds that socket only (review-hagent H3): the
+ * TIME_WAIT's own cookie finds it, another is "none". */
+TEST(exact_look_by_cookie)
+{
+	uint16_t lport, cport;
+	int l = listener4(&lport);
+	struct sd_find f[3];
+
+	cport = client_time_wait(l, lport, NULL);
+	f[0].q = tuple4(cport, lport);
+	ASSERT_EQ(sockdiag_find_tcp_of(0, 0, f, 1), 0, "look");
+	ASSERT_EQ(f[0].found, 1, "found_without_cookie");
+	ASSERT_TRUE(f[0].got.cookie != 0, "has_cookie");
+	f[1].q = f[2].q = f[0].q;
+	f[1].q.cookie = f[0].got.cookie;
+	f[2].q.cookie = f[0].got.cookie + 1;
+	ASSERT_EQ(sockdiag_find_tcp_of(0, 0, f + 1, 2), 0, "look");
+	ASSERT_EQ(f[1].found, 1, "its_cookie_finds_it");
+	ASSERT_EQ(f[1].got.cookie, f[0].got.cookie, "same_socket");
+	ASSERT_EQ(f[2].found, 0, "another_cookie_is_none");
+	close(l);
+}
+
 /* The look enters the namespace through a pid: one now in another
  * namespace than the census read (moved, or a reused pid) must give no
  * answer, never "none" for each (which would end every TIME_WAIT). */

@@ -378,9 +378,10 @@ static void find_req(struct nlmsghdr *nlh, uint32_t seq, const struct sd_sock *q
 	memcpy(r->id.idiag_src, q->saddr, alen);
 	memcpy(r->id.idiag_dst, q->daddr, alen);
 	r->id.idiag_if = q->bound_if;
-	/* Any socket at the tuple, whatever its cookie. */
-	r->id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-	r->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	/* The socket the census showed, by its cookie (another at the
+	 * tuple answers -ENOENT: sock_diag_check_cookie); 0, any there. */
+	r->id.idiag_cookie[0] = q->cookie ? (uint32_t)q->cookie : INET_DIAG_NOCOOKIE;
+	r->id.idiag_cookie[1] = q->cookie ? (uint32_t)(q->cookie >> 32) : INET_DIAG_NOCOOKIE;
 }
 
 /* One batch: sent in one datagram, which the kernel answers before the

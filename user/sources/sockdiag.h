@@ -45,7 +45,7 @@ int sockdiag_parse_reply(const void *buf, size_t n, uint32_t seq, sd_sock_cb cb,
  * a listener of the local address: the caller compares what comes back),
  * where a dump walks the host's whole table. q: family, ports, addresses
  * and bound_if (a socket bound to a device is found only when it is
- * named). found: 1, got holds the socket; 0, the kernel has none there;
+ * named); cookie, when not 0, that very socket only. found: 1, got holds the socket; 0, the kernel has none there;
  * -errno: no answer (the caller cannot tell). */
 struct sd_find {
 	struct sd_sock q;
