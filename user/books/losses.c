@@ -13,7 +13,7 @@ static const struct {
 	[LOSS_TCP_EVENTS] = { "tcp_events", "TCP events (ring buffer full)" },
 	[LOSS_TCP_SKIPPED] = { "tcp_events_skipped",
 			       "TCP events the kernel skipped (program already running on that CPU)" },
-	[LOSS_OWNER_MAP_FULL] = { "owner_map_full", "sockets not owned (owner map full)" },
+	[LOSS_OWNER_MAP_FULL] = { "owner_map_full", "socket owners not stored (owner map full; a socket can be refused twice)" },
 	[LOSS_ACCEPT_UNRESOLVED] = { "accept_unresolved", "accepted sockets not resolved" },
 	[LOSS_TCP_SEEDS] = { "tcp_seeds", "sockets held at start not seeded (map full)" },
 	[LOSS_FD_EVENTS] = { "fd_events", "fd events (ring buffer full)" },
