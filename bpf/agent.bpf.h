@@ -43,6 +43,25 @@ static __always_inline void agent_stat_inc(void *stats, __u32 idx)
 		__sync_fetch_and_add(v, 1);
 }
 
+/* A per-CPU scratch slot held by its busy count: an atomic add, then a
+ * look. A run that sees another's add beside its own backs off (two may
+ * both), and one that holds the slot keeps its add until agent_slot_put,
+ * so no two runs ever use a slot at once, nested on one CPU or preempted
+ * there. true: held. */
+static __always_inline bool agent_slot_hold(__u32 *busy)
+{
+	__sync_fetch_and_add(busy, 1);
+	if (*(volatile __u32 *)busy == 1)
+		return true;
+	__sync_fetch_and_add(busy, -1);
+	return false;
+}
+
+static __always_inline void agent_slot_put(__u32 *busy)
+{
+	__sync_fetch_and_add(busy, -1);
+}
+
 /* filter false: every process is traced (--all). */
 static __always_inline bool agent_traced(void *targets, bool filter, __u32 tgid)
 {

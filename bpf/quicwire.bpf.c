@@ -437,10 +437,8 @@ static __always_inline void long_send(struct __sk_buff *skb, const struct qw_flo
 	stat_inc(QW_STAT_EVENTS);
 }
 
-/* The direction's scratch slot held for the parse: an atomic add, then a
- * look. A run that sees another's add beside its own backs off (two may
- * both), and one that holds the slot keeps its add until it is done, so
- * no two runs ever use a slot at once, nested or preempted. */
+/* The direction's scratch slot held for the parse (agent_slot_hold): a
+ * run that finds it held skips the datagram and counts it. */
 static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 			       const struct quic_sk_owner *o, __u64 cookie, __u8 dir)
 {
@@ -452,12 +450,12 @@ static __noinline void on_long(struct __sk_buff *skb, const struct qw_flow *f,
 	buf = bpf_map_lookup_elem(&qw_scratch, &slot);
 	if (!buf)
 		return;
-	__sync_fetch_and_add(&buf->busy, 1);
-	if (*(volatile __u32 *)&buf->busy == 1)
-		long_send(skb, f, o, cookie, dir, buf, slot);
-	else
+	if (!agent_slot_hold(&buf->busy)) {
 		stat_inc(QW_STAT_SCRATCH_BUSY);
-	__sync_fetch_and_add(&buf->busy, -1);
+		return;
+	}
+	long_send(skb, f, o, cookie, dir, buf, slot);
+	agent_slot_put(&buf->busy);
 }
 
 static __always_inline int on_skb(struct __sk_buff *skb, __u8 dir)

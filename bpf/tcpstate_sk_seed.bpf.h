@@ -11,11 +11,11 @@
  * bpf_sk_storage_get (which copies it in as it creates the storage), as
  * sk_state_new's image on the stack is: the send and read programs have
  * no room for it on theirs (cs_sk with the sends' snd_seq took them past
- * 512 bytes). A slot is held by an atomic add, then a look (quicwire's
- * qw_scratch, a179157): a run that finds a slot held, by a run it
- * interrupted (a softirq's read or state change over a task's send) or,
- * on a preemptible kernel, one preempted on this CPU, tries the next, so
- * no two runs fill one slot at once. */
+ * 512 bytes). A slot is held as quicwire's scratch is (agent_slot_hold):
+ * a run that finds a slot held, by a run it interrupted (a softirq's read
+ * or state change over a task's send) or, on a preemptible kernel, one
+ * preempted on this CPU, tries the next, so no two runs fill one slot at
+ * once. */
 #define SEED_SLOTS 4
 
 struct seed_slot {
@@ -30,17 +30,12 @@ struct {
 	__type(value, struct seed_slot);
 } seed_scratch SEC(".maps");
 
-/* Slot i of this CPU's, held (busy) until seed_slot_put; NULL if held. */
+/* Slot i of this CPU's, held (busy) until agent_slot_put; NULL if held. */
 static __always_inline struct seed_slot *seed_slot_try(__u32 i)
 {
 	struct seed_slot *s = bpf_map_lookup_elem(&seed_scratch, &i);
 
-	if (!s)
-		return NULL;
-	if (__sync_fetch_and_add(&s->busy, 1) == 0)
-		return s;
-	__sync_fetch_and_add(&s->busy, -1);
-	return NULL;
+	return s && agent_slot_hold(&s->busy) ? s : NULL;
 }
 
 /* A free slot of this CPU's (written out: a loop over a key whose address
@@ -56,11 +51,6 @@ static __always_inline struct seed_slot *seed_slot_get(void)
 	if (!s)
 		s = seed_slot_try(3);
 	return s;
-}
-
-static __always_inline void seed_slot_put(struct seed_slot *s)
-{
-	__sync_fetch_and_add(&s->busy, -1);
 }
 
 /* A connection held since before we attached (a seed: seed_port), met
@@ -104,7 +94,7 @@ static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 	slot->img.sum = CS_SUM_BORN | CS_SUM_EST;
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &slot->img,
 				BPF_SK_STORAGE_GET_F_CREATE);
-	seed_slot_put(slot);
+	agent_slot_put(&slot->busy);
 	bpf_map_delete_elem(&seeds, &t);
 	if (!st) {
 		stat_inc(CS_STAT_OWNER_FULL);
