@@ -405,6 +405,64 @@ TEST(census_second_look_by_exact_lookup)
 	agg_free(&a);
 }
 
+/* What the exact look found, judged against the tuple it looked at
+ * (agg_tw_look_is_tw): only a tw socket at that very tuple, of its family,
+ * is the TIME_WAIT. The kernel's look answers a listener of the local
+ * address where the tuple holds no connection, and a connection that took
+ * the tuple over (tw reuse) is there with a file, or none yet and no tw
+ * timer. */
+TEST(exact_look_answer_is_the_time_wait_only_at_its_tuple)
+{
+	struct cs_tuple t4 = tup(40001, 8080), t6 = { .family = AF_INET6, .sport = 40001,
+						      .dport = 8080 }, tm = t6;
+	struct sd_sock tw4 = tw_sock(t4, 59000), tw6 = tw4, mapped = tw4;
+
+	t4.netns = t6.netns = tm.netns = 4026531992u;	/* the look's, not said in got */
+	t6.saddr[15] = t6.daddr[15] = 1;		/* ::1 */
+	tm.saddr[10] = tm.saddr[11] = tm.daddr[10] = tm.daddr[11] = 0xff;
+	memcpy(tm.saddr + 12, t4.saddr, 4);		/* ::ffff:127.0.0.1 */
+	memcpy(tm.daddr + 12, t4.daddr, 4);
+	tw6.family = mapped.family = AF_INET6;
+	memcpy(tw6.saddr, t6.saddr, 16);
+	memcpy(tw6.daddr, t6.daddr, 16);
+	memcpy(mapped.saddr, tm.saddr, 16);
+	memcpy(mapped.daddr, tm.daddr, 16);
+	struct {
+		const char *name;
+		const struct cs_tuple *t;
+		struct sd_sock got;
+		bool is_tw;
+	} cases[] = {
+		{ "time_wait_at_the_tuple", &t4, tw4, true },
+		{ "fin_wait2_substate_tw", &t4, tw4, true },
+		{ "listener_fallback", &t4, tw4, false },
+		{ "established_took_the_tuple", &t4, tw4, false },
+		{ "no_file_yet_no_tw_timer", &t4, tw4, false },
+		{ "time_wait_at_another_port", &t4, tw4, false },
+		{ "ipv6_time_wait", &t6, tw6, true },
+		{ "v4_mapped_time_wait", &tm, mapped, true },
+		{ "time_wait_of_another_family", &t4, mapped, false },
+		{ "ipv4_for_a_mapped_tuple", &tm, tw4, false },
+	};
+
+	cases[1].got.state = CS_TCP_FIN_WAIT2;
+	/* inet_diag of a listener: LISTEN, a file, no peer. */
+	cases[2].got.state = CS_TCP_LISTEN;
+	cases[2].got.timer = 0;
+	cases[2].got.inode = 1234;
+	cases[2].got.dport = 0;
+	memset(cases[2].got.daddr, 0, sizeof(cases[2].got.daddr));
+	cases[3].got.state = CS_TCP_ESTABLISHED;
+	cases[3].got.timer = 0;
+	cases[3].got.inode = 5678;
+	cases[4].got.state = CS_TCP_ESTABLISHED;
+	cases[4].got.timer = 0;
+	cases[5].got.dport = 8081;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ASSERT_EQ(agg_tw_look_is_tw(cases[i].t, &cases[i].got), cases[i].is_tw,
+			  cases[i].name);
+}
+
 /* More looks than the census's time pays for (a burst of expiries that
  * is most of the books): a second census instead, as before. */
 TEST(census_second_look_not_dearer_than_a_census)

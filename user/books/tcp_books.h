@@ -111,6 +111,13 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
  * census's time, AGG_TW_LOOK_FEW at most. */
 #define AGG_TW_LOOK_NS 1750ULL
 #define AGG_TW_LOOK_FEW 64
+/* Whether got, what the exact look at t found, is a TIME_WAIT at that very
+ * tuple: a tw socket (timer 3: TIME_WAIT, or an orphaned FIN_WAIT2 the
+ * kernel parks as one), no file, t's family, addresses and ports (got's
+ * namespace is t's: the look was made there). Not the listener the
+ * kernel's look falls back to where the tuple holds no connection (its
+ * peer port 0), nor a connection that took the tuple over. */
+bool agg_tw_look_is_tw(const struct cs_tuple *t, const struct sd_sock *got);
 
 /* The namespaces the next reconcile's dump read (at most
  * AGG_MAX_DUMPED_NS; more: all are taken as read). */

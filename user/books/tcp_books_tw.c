@@ -17,6 +17,17 @@ struct tw_entry *agg_tw_find(const struct agg *a, const struct cs_tuple *t)
 	return hmap_get(&a->tw, t);
 }
 
+bool agg_tw_look_is_tw(const struct cs_tuple *t, const struct sd_sock *got)
+{
+	struct cs_tuple at;
+
+	if (got->timer != 3 || got->inode)
+		return false;
+	tuple_from_sd(&at, got);
+	at.netns = t->netns;
+	return !memcmp(&at, t, sizeof(at));
+}
+
 struct tw_entry *agg_tw_upsert(struct agg *a, const struct cs_tuple *t, bool *fresh)
 {
 	struct tw_entry *tw;

@@ -383,15 +383,12 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 		for (size_t j = 0; j < m; j++) {
 			struct agg_tw_look *l = &q[of[j]];
 			const struct sd_sock *g = &f[j].got;
-			struct cs_tuple t;
 
 			if (f[j].found <= 0) {
 				l->found = f[j].found;
 				continue;
 			}
-			tuple_from_sd(&t, g);
-			t.netns = l->t.netns;
-			l->found = g->timer == 3 && !g->inode && !memcmp(&t, &l->t, sizeof(t));
+			l->found = agg_tw_look_is_tw(&l->t, g);
 			l->expires_ms = g->expires_ms;
 		}
 	}
