@@ -48,6 +48,9 @@ struct tcp_snapshot {
 	snapshot_walk_fn walk;	/* NULL: every namespace dumped */
 	void *walk_ctx;
 	bool walk_check;	/* each walk compared with a dump (census_check.h) */
+	/* Tests (CONNSCOPE_CENSUS_FAULT=lack-tw): the caller drops the
+	 * TIME_WAIT of the run's last census, once (attach_reconcile). */
+	bool lack_tw_once;
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
 	uint64_t drains;		/* calls made, over every snapshot */
