@@ -332,6 +332,7 @@ struct fake_look {
 	uint32_t bound_if;	/* the look at port 40001 named it */
 	uint16_t there;		/* the local port the kernel still has */
 	uint16_t mute;		/* the one it gives no answer for */
+	uint64_t at_ns;		/* when it says it looked (0: not said) */
 };
 
 static void fake_look(void *ctx, struct agg_tw_look *q, size_t n)
@@ -345,6 +346,7 @@ static void fake_look(void *ctx, struct agg_tw_look *q, size_t n)
 		f->asked++;
 		q[i].found = q[i].t.sport == f->mute ? -EIO : q[i].t.sport == f->there;
 		q[i].expires_ms = 50000;
+		q[i].at_ns = f->at_ns;
 	}
 }
 
@@ -402,6 +404,32 @@ TEST(census_second_look_by_exact_lookup)
 	ASSERT_EQ(a.tw_absent_once, 0, "none_waits");
 	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
 	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* The timer's ms left that the look reads are from the look's time, not
+ * the census's start (review-hagent H2): a census of 800 ms, then the
+ * look, puts the deadline 800 ms later than the census's start would. */
+TEST(census_second_look_deadline_from_the_look_time)
+{
+	struct cs_tuple a1 = tup(40001, 8080);
+	struct sd_sock shown = tw_sock(a1, 59000);
+	struct fake_look f = { .there = 40001, .at_ns = 5 * SEC + 800000000ULL };
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	shown.bound_if = 1;
+	census(&a, 2 * SEC, &shown, 1);
+	a.final_reconcile = true;
+	a.tw_look = fake_look;
+	a.tw_look_ctx = &f;
+	census(&a, 5 * SEC, NULL, 0);
+	ASSERT_EQ(a.tw_looked_there, 1, "there");
+	ASSERT_EQ(agg_tw_find(&a, &a1)->deadline_ns, 55 * SEC + 800000000ULL,
+		  "deadline_from_the_look_time");
 	agg_free(&a);
 }
 

@@ -192,13 +192,16 @@ struct census_cut {
 #define AGG_MAX_DUMPED_NS 64
 
 /* One TIME_WAIT the census lacked, to be looked at again: t and the
- * device it is bound to in, found and expires_ms out (found: 1 the kernel
- * has it, with its timer's ms left; 0 it has not; < 0 no answer). */
+ * device it is bound to in, found, expires_ms and at_ns out (found: 1 the
+ * kernel has it, with its timer's ms left as at at_ns, the caller's clock
+ * as snapshot_ns, 0 not said: the census's start; 0 it has not; < 0 no
+ * answer). */
 struct agg_tw_look {
 	struct cs_tuple t;
 	uint32_t bound_if;
 	int found;
 	uint32_t expires_ms;
+	uint64_t at_ns;
 };
 /* Each of q[0..n) looked at, its answer in place. */
 typedef void (*agg_tw_look_fn)(void *ctx, struct agg_tw_look *q, size_t n);

@@ -73,9 +73,11 @@ static void port_bits(struct agg *a, uint8_t bits[8192])
 }
 
 /* A TIME_WAIT of the books the kernel has: charged to its holder (false:
- * it has none in the books), its timer and device as the kernel says. */
+ * it has none in the books), its timer and device as the kernel says, the
+ * timer's ms left read at at_ns (the census's start, or the look's time;
+ * 0: unknown). */
 static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
-		     uint32_t expires_ms, uint32_t bound_if)
+		     uint32_t expires_ms, uint32_t bound_if, uint64_t at_ns)
 {
 	struct proc_books *p = memo_proc(a, m, tw->pid);
 	struct endpoint_stats *es;
@@ -91,8 +93,8 @@ static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
 	/* Its timer as the kernel has it now: re-armed by a FIN again, or
 	 * an orphaned FIN_WAIT2's shorter tcp_fin_timeout (timer 3 in
 	 * FIN_WAIT2). */
-	if (a->snapshot_ns)
-		tw->deadline_ns = a->snapshot_ns + (uint64_t)expires_ms * 1000000ULL;
+	if (at_ns)
+		tw->deadline_ns = at_ns + (uint64_t)expires_ms * 1000000ULL;
 	if (es && ++es->tw_live > es->tw_live_peak)
 		es->tw_live_peak = es->tw_live;
 	return true;
@@ -135,7 +137,10 @@ static void tw_look_again(struct agg *a, struct agg_tw_look *look, struct tw_ent
 			a->tw_looked_there++;
 			tw->missed = 0;
 			tw->gone_ns = 0;
-			if (!tw_shown(a, &memo, tw, look[i].expires_ms, look[i].bound_if))
+			/* Its ms left as at the look, made after the
+			 * census (early by the census's time else). */
+			if (!tw_shown(a, &memo, tw, look[i].expires_ms, look[i].bound_if,
+				      look[i].at_ns ? look[i].at_ns : a->snapshot_ns))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			if (tw->maybe)
 				agg_tw_confirm(a, tw);
@@ -257,7 +262,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		tuple_from_sd(&t, s);
 		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
 			tw = hmap_get(&a->tw, &t);
-			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if))
+			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if,
+					     a->snapshot_ns))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			continue;
 		}

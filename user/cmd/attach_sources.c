@@ -377,6 +377,7 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 		q[i].found = -EIO;	/* in no namespace of the snapshot: no answer */
 	for (size_t k = 0; f && of && k < snap->nns; k++) {
 		const struct snap_ns *ns = &snap->ns[k];
+		uint64_t at;
 		size_t m = 0;
 
 		for (size_t i = 0; i < n; i++) {
@@ -393,9 +394,13 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 			s->bound_if = q[i].bound_if;
 			of[m++] = i;
 		}
+		if (!m)
+			continue;
+		/* The timers' ms left are the kernel's at the look: from now. */
+		at = now_ns();
 		/* Only in the namespace the census read: a pid since moved
 		 * or reused gives -ESTALE, no answer (a second census). */
-		if (!m || sockdiag_find_tcp_of(ns->pid, ns->netns, f, m))
+		if (sockdiag_find_tcp_of(ns->pid, ns->netns, f, m))
 			continue;	/* each stays without an answer */
 		for (size_t j = 0; j < m; j++) {
 			struct agg_tw_look *l = &q[of[j]];
@@ -407,6 +412,7 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 			}
 			l->found = agg_tw_look_is_tw(&l->t, g);
 			l->expires_ms = g->expires_ms;
+			l->at_ns = at;
 		}
 	}
 	free(f);
