@@ -20,9 +20,10 @@
  *		then R reconciles against a dump of every TIME_WAIT the books
  *		hold (what each interval's census costs them; callgrind
  *		--toggle-collect=reconcile_timed counts them alone)
- *	aggbench mem -n SOCKETS [--procs P]
+ *	aggbench mem -n SOCKETS [--procs P] [--tw N]
  *		SOCKETS live connections fed into the books: RSS before/after,
- *		then one reconcile against a dump of them: its time and peak
+ *		then one reconcile against a dump of them: its time and peak;
+ *		with N, then N entries in the books' TIME_WAIT table: its RSS
  *	aggbench fdinv PID
  *		one fd inventory (fdinv_scan, as every fdleak/attach interval)
  *
@@ -658,13 +659,43 @@ static void reconcile_cost(struct agg *a, uint64_t sockets, double *ms, long *pe
 	free(socks);
 }
 
+/* n entries in the books' TIME_WAIT table (a client's towards one
+ * server, 127.0.0.x), as closes make them: its RSS (struct tw_entry's
+ * size is what a field more costs). */
+static void tw_table_mem(struct agg *a, uint64_t n)
+{
+	long rss0 = status_kib("VmRSS"), rss1;
+	bool fresh;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct cs_tuple t = { .family = AF_INET, .sport = (uint16_t)(i % 60000 + 1),
+				      .dport = 8080 };
+		struct tw_entry *tw;
+
+		t.saddr[0] = t.daddr[0] = 127;
+		t.saddr[3] = 1;
+		t.daddr[1] = (uint8_t)(i / 60000);
+		t.daddr[2] = (uint8_t)(i / 60000 >> 8);
+		t.daddr[3] = 1;
+		tw = agg_tw_upsert(a, &t, &fresh);
+		if (!tw)
+			die("agg_tw_upsert");
+		tw->pid = 1;
+		tw->entered_ns = i;
+	}
+	rss1 = status_kib("VmRSS");
+	printf("mem tw=%zu tw_entry_bytes=%zu tw_kib=%ld bytes_per_tw=%.1f\n", a->tw.count,
+	       sizeof(struct tw_entry), rss1 - rss0, (rss1 - rss0) * 1024.0 / (n ? n : 1));
+}
+
 static int cmd_mem(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "procs", required_argument, NULL, 'P' },
+		{ "tw", required_argument, NULL, 'T' },
 		{},
 	};
-	uint64_t sockets = 1000;
+	uint64_t sockets = 1000, tws = 0;
 	struct gen g = { .procs = 4 };
 	long rss0, rss1, hwm, rec_kib;
 	double rec_ms;
@@ -676,6 +707,8 @@ static int cmd_mem(int argc, char **argv)
 			sockets = num(optarg);
 		else if (c == 'P')
 			g.procs = (int)num(optarg);
+		else if (c == 'T')
+			tws = num(optarg);
 		else
 			return 2;
 	}
@@ -701,6 +734,8 @@ static int cmd_mem(int argc, char **argv)
 	       "bytes_per_socket=%.1f hwm_kib=%ld reconcile_ms=%.1f reconcile_peak_kib=%ld\n",
 	       (unsigned long long)sockets, a.conns.count, rss0, rss1, rss1 - rss0,
 	       (rss1 - rss0) * 1024.0 / (sockets ? sockets : 1), hwm, rec_ms, rec_kib);
+	if (tws)
+		tw_table_mem(&a, tws);
 	agg_free(&a);
 	return 0;
 }
@@ -747,6 +782,6 @@ int main(int argc, char **argv)
 	if (rc == 2)
 		fprintf(stderr, "usage: aggbench record -p PIDS -o FILE | synth -o FILE [--procs P] "
 				"[--live N] [--steady N] | replay FILE [--loops K] [--cpu N] | "
-				"mem -n N [--procs P] | fdinv PID\n");
+				"mem -n N [--procs P] [--tw N] | fdinv PID\n");
 	return rc;
 }
