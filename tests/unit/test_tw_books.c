@@ -333,6 +333,7 @@ struct fake_look {
 	uint16_t there;		/* the local port the kernel still has */
 	uint16_t mute;		/* the one it gives no answer for */
 	uint64_t at_ns;		/* when it says it looked (0: not said) */
+	uint64_t cookie;	/* the look at port 40001 named it */
 };
 
 static void fake_look(void *ctx, struct agg_tw_look *q, size_t n)
@@ -341,8 +342,10 @@ static void fake_look(void *ctx, struct agg_tw_look *q, size_t n)
 
 	f->calls++;
 	for (size_t i = 0; i < n; i++) {
-		if (q[i].t.sport == 40001)
+		if (q[i].t.sport == 40001) {
 			f->bound_if = q[i].bound_if;
+			f->cookie = q[i].cookie;
+		}
 		f->asked++;
 		q[i].found = q[i].t.sport == f->mute ? -EIO : q[i].t.sport == f->there;
 		q[i].expires_ms = 50000;
@@ -403,6 +406,55 @@ TEST(census_second_look_by_exact_lookup)
 	ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "none_left");
 	ASSERT_EQ(a.tw_absent_once, 0, "none_waits");
 	ASSERT_EQ(p->total.tw_end_unseen, 0, "no_end_unseen");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
+/* A TIME_WAIT the kernel took over for a new connection at its very
+ * tuple, whose own TIME_WAIT then sits there (an untraced process's: no
+ * end record of the books replaces the entry), is told apart by its
+ * socket cookie (review-hagent H3): a census showing another cookie at
+ * the tuple does not show the books' one (gone once two censuses lack
+ * it: ended early, the newcomer's unattributed), and the exact look names
+ * the cookie the census showed (the kernel answers "none" for another). */
+TEST(time_wait_replaced_at_its_tuple_told_by_cookie)
+{
+	struct cs_tuple a1 = tup(40001, 8080), a2 = tup(40002, 8080);
+	struct sd_sock shown[2] = { tw_sock(a1, 59000), tw_sock(a2, 59000) };
+	struct sd_sock other[2] = { tw_sock(a1, 59000), tw_sock(a2, 59000) };
+	struct fake_look f = { .there = 40002 };
+	const struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close(&a, 1, a1, 1 * SEC, 0);
+	client_close(&a, 2, a2, 1 * SEC, 0);
+	shown[0].cookie = 0xa1;
+	shown[1].cookie = other[1].cookie = 0xa2;
+	other[0].cookie = 0xb1;		/* another connection's, at a1's tuple */
+	census(&a, 2 * SEC, shown, 2);
+	p = agg_find_proc(&a, CLIENT);
+	census(&a, 3 * SEC, other, 2);
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 1, "only_a2_shown");
+	ASSERT_EQ(a.unattributed.state[CS_TCP_TIME_WAIT], 1, "the_newcomer_unattributed");
+	ASSERT_EQ(agg_tw_find(&a, &a1)->missed, 1, "a1_absent_once");
+	census(&a, 4 * SEC, other, 2);
+	ASSERT_EQ(p->total.tw_killed, 1, "a1_ended_early");
+	ASSERT_TRUE(agg_tw_find(&a, &a1) == NULL, "a1_gone");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "a2_live");
+	/* The look names the cookie the first census showed. */
+	client_close(&a, 3, a1, 5 * SEC, 0);
+	shown[0].cookie = 0xc1;
+	census(&a, 6 * SEC, shown, 2);
+	a.final_reconcile = true;
+	a.tw_look = fake_look;
+	a.tw_look_ctx = &f;
+	census(&a, 7 * SEC, NULL, 0);
+	ASSERT_EQ(f.cookie, 0xc1, "look_names_its_cookie");
+	ASSERT_EQ(a.tw_looked, 2, "looked");
+	ASSERT_EQ(p->total.tw_killed, 2, "a1_again_ended_early");
 	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
 	agg_free(&a);
 }

@@ -17,7 +17,7 @@
 
 /* Every traced socket has one: a byte more is 1 MiB more at 1M sockets. */
 _Static_assert(sizeof(struct conn) == 72, "struct conn: 72 bytes (tcp_books_types.h)");
-_Static_assert(sizeof(struct tw_entry) == 64, "struct tw_entry: 64 bytes (tcp_books_types.h)");
+_Static_assert(sizeof(struct tw_entry) == 72, "struct tw_entry: 72 bytes (tcp_books_types.h)");
 
 void agg_init(struct agg *a, uint64_t t0_ns)
 {

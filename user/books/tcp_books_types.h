@@ -191,8 +191,8 @@ struct census_cut {
 
 #define AGG_MAX_DUMPED_NS 64
 
-/* One TIME_WAIT the census lacked, to be looked at again: t and the
- * device it is bound to in, found, expires_ms and at_ns out (found: 1 the
+/* One TIME_WAIT the census lacked, to be looked at again: t, the device
+ * it is bound to and its cookie in, found, expires_ms and at_ns out (found: 1 the
  * kernel has it, with its timer's ms left as at at_ns, the caller's clock
  * as snapshot_ns, 0 not said: the census's start; 0 it has not; < 0 no
  * answer). */
@@ -202,6 +202,7 @@ struct agg_tw_look {
 	int found;
 	uint32_t expires_ms;
 	uint64_t at_ns;
+	uint64_t cookie;	/* in: its socket's cookie (0: any at t) */
 };
 /* Each of q[0..n) looked at, its answer in place. */
 typedef void (*agg_tw_look_fn)(void *ctx, struct agg_tw_look *q, size_t n);
@@ -397,8 +398,12 @@ struct tw_entry {
 	struct endpoint_key ep;
 	uint32_t bound_if1;	/* 1 + the device it is bound to, as the last census
 				 * that showed it said (an exact look must name it);
-				 * 0: no census has shown it (in the struct's tail
-				 * padding: 64 bytes either way) */
+				 * 0: no census has shown it */
+	uint64_t cookie;	/* its socket's cookie, as the first census that
+				 * showed it said (0: none yet, or not said): a
+				 * TIME_WAIT of another cookie at its tuple is
+				 * another connection's (the kernel took this one
+				 * over), and the exact look names it */
 };
 
 #endif

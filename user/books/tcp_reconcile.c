@@ -77,7 +77,7 @@ static void port_bits(struct agg *a, uint8_t bits[8192])
  * timer's ms left read at at_ns (the census's start, or the look's time;
  * 0: unknown). */
 static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
-		     uint32_t expires_ms, uint32_t bound_if, uint64_t at_ns)
+		     uint32_t expires_ms, uint32_t bound_if, uint64_t at_ns, uint64_t cookie)
 {
 	struct proc_books *p = memo_proc(a, m, tw->pid);
 	struct endpoint_stats *es;
@@ -90,6 +90,8 @@ static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
 	 * growth for every TIME_WAIT of every dump (#23 item 6). */
 	tw->seen = 1;
 	tw->bound_if1 = bound_if + 1;
+	if (!tw->cookie)
+		tw->cookie = cookie;
 	/* Its timer as the kernel has it now: re-armed by a FIN again, or
 	 * an orphaned FIN_WAIT2's shorter tcp_fin_timeout (timer 3 in
 	 * FIN_WAIT2). */
@@ -140,7 +142,7 @@ static void tw_look_again(struct agg *a, struct agg_tw_look *look, struct tw_ent
 			/* Its ms left as at the look, made after the
 			 * census (early by the census's time else). */
 			if (!tw_shown(a, &memo, tw, look[i].expires_ms, look[i].bound_if,
-				      look[i].at_ns ? look[i].at_ns : a->snapshot_ns))
+				      look[i].at_ns ? look[i].at_ns : a->snapshot_ns, look[i].cookie))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			if (tw->maybe)
 				agg_tw_confirm(a, tw);
@@ -262,8 +264,16 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		tuple_from_sd(&t, s);
 		if (st == CS_TCP_TIME_WAIT || s->timer == 3) {
 			tw = hmap_get(&a->tw, &t);
+			/* Another socket's at its tuple: the kernel took the
+			 * books' one over for a new connection (a SYN, or
+			 * tcp_tw_reuse), and that one's TIME_WAIT is here.
+			 * Not it, nor its holder's: the books' one is
+			 * absent, and a traced newcomer's end replaces it
+			 * anyway. */
+			if (tw && tw->cookie && s->cookie && tw->cookie != s->cookie)
+				tw = NULL;
 			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if,
-					     a->snapshot_ns))
+					     a->snapshot_ns, s->cookie))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			continue;
 		}
@@ -366,6 +376,7 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				if (tws && tw->bound_if1) {
 					look[nlook].t = *key;
 					look[nlook].bound_if = tw->bound_if1 - 1;
+					look[nlook].cookie = tw->cookie;
 					tws[nlook++] = tw;
 				} else {
 					a->tw_absent_once++;

@@ -392,6 +392,8 @@ void attach_tw_look(void *ctx, struct agg_tw_look *q, size_t n)
 			memcpy(s->saddr, q[i].t.saddr, sizeof(s->saddr));
 			memcpy(s->daddr, q[i].t.daddr, sizeof(s->daddr));
 			s->bound_if = q[i].bound_if;
+			/* That socket only: another at the tuple is "none". */
+			s->cookie = q[i].cookie;
 			of[m++] = i;
 		}
 		if (!m)
