@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* accept() seen from its syscall exit: which process took a listener's
- * child. Attached in the per-transition mode only (accept_tp); the
- * socket-storage mode learns it from the child's first task instead.
- * Included by tcpstate.bpf.c after its maps and helpers; moved out of it
- * unchanged. */
+/* Which process took a listener's child. Attached in the per-transition
+ * mode only (accept_tp); the socket-storage mode learns it from the
+ * child's first task instead. Where fexit loads (Debian's 6.1 and 6.12),
+ * at the return of inet_csk_accept(), which hands the child over in the
+ * accepting task and runs for accepts alone. Elsewhere at the exits of
+ * accept() and accept4(): a classic syscall tracepoint, which puts every
+ * syscall of every task of the machine on the tracing path
+ * (SYSCALL_WORK_SYSCALL_TRACEPOINT). Included by tcpstate.bpf.c after its
+ * maps and helpers. */
 #ifndef CONNSCOPE_TCPSTATE_ACCEPT_BPF_H
 #define CONNSCOPE_TCPSTATE_ACCEPT_BPF_H
 
@@ -20,16 +24,13 @@ struct syscall_exit_ctx {
  * the owners map, so its close is not charged to a process that never held
  * it (59_identity workers_one_untraced: every close of the untraced
  * worker's was the parent's before). */
-static __always_inline int accept_untraced(long fd)
+static __always_inline int accept_untraced(struct sock *sk)
 {
-	struct sock *sk = current_fd_sock(fd);
 	struct cs_owner *found;
 	struct cs_tuple t;
 	__u64 key;
 	int state;
 
-	if (!sk)
-		return 0;
 	key = (__u64)sk;
 	found = bpf_map_lookup_elem(&owners, &key);
 	if (!found || found->flags != CS_OWNER_LISTENER)
@@ -40,23 +41,14 @@ static __always_inline int accept_untraced(long fd)
 	return emit(sk, NULL, &t, CS_EV_OWNER, state, state, CS_F_NEW_OWNER, 0, false);
 }
 
-static __always_inline int handle_accept(long ret)
+/* A traced process took sk, a TCP listener's child. */
+static __always_inline int accept_traced(struct sock *sk)
 {
 	struct cs_owner o = {};
 	struct cs_tuple t;
-	struct sock *sk;
 	__u64 key;
 	int state;
 
-	if (ret < 0)
-		return 0;
-	if (!current_is_target())
-		return accept_untraced(ret);
-	sk = current_fd_sock(ret);
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
-		stat_inc(CS_STAT_ACCEPT_MISS);
-		return 0;
-	}
 	owner_from_current(&o, CS_OWNER_ACCEPT);
 	state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	key = (__u64)sk;
@@ -71,6 +63,48 @@ static __always_inline int handle_accept(long ret)
 	}
 	sk_read_tuple(sk, &t, false);
 	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER, 0, false);
+}
+
+/* The accept() exits: the fd it returned, back to its sock. */
+static __always_inline int handle_accept(long ret)
+{
+	struct sock *sk;
+
+	if (ret < 0)
+		return 0;
+	sk = current_fd_sock(ret);
+	if (!current_is_target())
+		return sk ? accept_untraced(sk) : 0;
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
+		stat_inc(CS_STAT_ACCEPT_MISS);
+		return 0;
+	}
+	return accept_traced(sk);
+}
+
+/* inet_csk_accept() returns the child it took off the listener's queue,
+ * or NULL (EAGAIN, a signal, an error), in the accepting task: accept(),
+ * accept4(), io_uring's accept (which the syscall exits miss), a kernel
+ * accept. Its return value read with bpf_get_func_ret(), whatever the
+ * arguments before it (6.10 folded flags, err and kern into struct
+ * proto_accept_arg). It runs before accept() installs the fd, which an
+ * accept() that fails after it (copying the peer's address out) closes
+ * again: counted accepted then, and its close follows. Not TCP (DCCP):
+ * not ours, and nothing to resolve (no accept_unresolved). */
+SEC("?fexit/inet_csk_accept")
+int handle_accept_fexit(__u64 *ctx)
+{
+	__u64 ret = 0;
+	struct sock *sk;
+
+	if (bpf_get_func_ret(ctx, &ret) || !ret)
+		return 0;
+	sk = (struct sock *)ret;
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	if (!current_is_target())
+		return accept_untraced(sk);
+	return accept_traced(sk);
 }
 
 SEC("?tracepoint/syscalls/sys_exit_accept4")

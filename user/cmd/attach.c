@@ -580,6 +580,7 @@ int attach_run(const struct attach_opts *in)
 				"--fd-sites)\n");
 	run.hook = tracer.method;
 	run.io_hook = tracer.io_method;
+	run.accept_hook = tracer.accept_method;
 	run.pidns_child = pidns_agent()->child;
 	run.pidns_ino = pidns_agent()->ino;
 	run.tw_method = tracer.tw_method;
@@ -588,10 +589,10 @@ int attach_run(const struct attach_opts *in)
 	run.fds = fs_on ? fd_session_report(&fs) : no_fds;
 	run.interval_s = o->interval_s;
 	{
-		const char *names[24];
-		bool on[24];
+		const char *names[RUN_PROGS_MAX];
+		bool on[RUN_PROGS_MAX];
 
-		run.nprogs = tracer_programs(&tracer, names, on, 24);
+		run.nprogs = tracer_programs(&tracer, names, on, RUN_PROGS_MAX);
 		for (int i = 0; i < run.nprogs; i++) {
 			run.progs[i].name = names[i];
 			run.progs[i].attached = on[i];

@@ -32,6 +32,9 @@ enum kf_hook {
 				 * 6.12 not): TCP's sends without sock_send_length */
 	KF_HOOK_SENDMSG_FENTRY,	/* fentry on tcp_sendmsg_locked: the same where the
 				 * tracepoint is missing and fentry loads (6.12) */
+	KF_HOOK_ACCEPT_FEXIT,	/* fexit on inet_csk_accept: who took a listener's
+				 * child without the accept() exits, which put every
+				 * syscall on the tracing path (6.1, 6.12) */
 	KF_HOOK_MAX
 };
 

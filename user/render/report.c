@@ -509,6 +509,8 @@ void format_report_json(FILE *out, const struct agg *a, const struct run_info *r
 	json_kv_string(&j, "hook", run->hook);
 	if (run->io_hook)
 		json_kv_string(&j, "io_hook", run->io_hook);
+	if (run->accept_hook)
+		json_kv_string(&j, "accept_hook", run->accept_hook);
 	json_kv_string(&j, "time_wait_method", run->tw_method ? run->tw_method : "");
 	json_kv_string(&j, "records", run->records ? run->records : "");
 	json_kv_double(&j, "duration_s", run->duration_s, 3);

@@ -34,9 +34,15 @@ struct untraced_acceptor {
 	char other_comm[16];		/* the first one's */
 };
 
+/* The tcpstate unit's programs a run lists (26 in 2026-12; 24 before
+ * left its last one out). */
+#define RUN_PROGS_MAX 32
+
 struct run_info {
 	const char *hook;		/* the set_state hook in use */
 	const char *io_hook;		/* where sends and reads are counted; NULL: not said */
+	const char *accept_hook;	/* where a listener's child's taker is learned;
+					 * NULL: socket storage (its first task) */
 	const char *tw_method;		/* how TIME_WAIT is followed */
 	const char *records;		/* what crosses the ring: per socket or per transition */
 	/* Where each interval's "sockets now" came from: namespace reads by
@@ -68,7 +74,7 @@ struct run_info {
 	const struct kf_plan *features;	/* what this kernel offers, NULL: not probed */
 	const struct doctor_run *doctor;	/* listen queues, netstat, fd errors, cost; NULL: none */
 	/* BPF programs of the tcpstate unit and whether each is attached. */
-	struct { const char *name; bool attached; } progs[24];
+	struct { const char *name; bool attached; } progs[RUN_PROGS_MAX];
 	int nprogs;
 	struct agent_losses losses;	/* what the agent knows it missed */
 	const struct untraced_acceptor *untraced;

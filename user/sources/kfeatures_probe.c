@@ -103,19 +103,25 @@ static bool skb_current_helpers(void)
 	       probe_says_yes(prog_loads(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, comm, 6));
 }
 
-/* A tracing program lets itself load at fentry of the function fn of
- * this kernel's BTF (6.18 here refuses every fentry with EPERM; Debian's
- * 6.1 and 6.12 allow it). */
-static bool fentry_loads(const struct btf *btf, const char *fn)
+/* A tracing program lets itself load at fentry (or fexit: at) of the
+ * function fn of this kernel's BTF (6.18 here refuses every fentry and
+ * fexit with EPERM; Debian's 6.1 and 6.12 allow them). */
+static bool trampoline_loads(const struct btf *btf, const char *fn, enum bpf_attach_type at)
 {
-	const struct bpf_insn insns[] = { MOV_IMM(0, 0), EXIT() };
+	/* fexit: with the call its program makes, bpf_get_func_ret (5.17;
+	 * fexit itself is 5.5). r1 is the context. */
+	const struct bpf_insn insns[] = {
+		INSN(BPF_ST | BPF_MEM | BPF_DW, 10, 0, -8, 0), MOV_REG(2, 10), ADD_IMM(2, -8),
+		CALL(BPF_FUNC_get_func_ret), MOV_IMM(0, 0), EXIT(),
+	};
 	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC), fd;
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
-		    .attach_btf_id = id);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = at, .attach_btf_id = id);
+	bool ret = at == BPF_TRACE_FEXIT;
 
 	if (id <= 0)
 		return false;
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", ret ? insns : insns + 4,
+			   ret ? 6 : 2, &opts);
 	if (fd < 0)
 		return false;
 	close(fd);
@@ -130,7 +136,7 @@ static bool tw_fentry(const struct btf *btf)
 	    (btf__find_by_name_kind(btf, "inet_twsk_hashdance", BTF_KIND_FUNC) <= 0 &&
 	     btf__find_by_name_kind(btf, "inet_twsk_hashdance_schedule", BTF_KIND_FUNC) <= 0))
 		return false;
-	return fentry_loads(btf, "inet_twsk_kill");
+	return trampoline_loads(btf, "inet_twsk_kill", BPF_TRACE_FENTRY);
 }
 
 int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
@@ -150,7 +156,10 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 	p->have[KF_HOOK_TW_FENTRY] = !btf_path && tw_fentry(btf);
 	/* TCP's sends at fentry where the tracepoint is missing (6.12). */
 	p->have[KF_HOOK_SENDMSG_FENTRY] = !btf_path && !p->have[KF_HOOK_SENDMSG_LOCKED] &&
-					  fentry_loads(btf, "tcp_sendmsg_locked");
+					  trampoline_loads(btf, "tcp_sendmsg_locked", BPF_TRACE_FENTRY);
+	/* Who took a listener's child, at accept's own return (6.1, 6.12). */
+	p->have[KF_HOOK_ACCEPT_FEXIT] = !btf_path &&
+					trampoline_loads(btf, "inet_csk_accept", BPF_TRACE_FEXIT);
 	btf__free(btf);
 	if (p->have[KF_HOOK_TW_TIMERS] && !kallsyms_has("tw_timer_handler"))
 		p->have[KF_HOOK_TW_TIMERS] = false;

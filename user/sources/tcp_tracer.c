@@ -88,7 +88,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	const struct kf_plan *kf = kf_plan(o->btf_path);
 	bool io = kf_has(kf, KF_HOOK_SOCK_LENGTH);
 	uint64_t tw_addr;
-	bool tw_fn, tw_sched, wseq, wseq_fn;
+	bool tw_fn, tw_sched, wseq, wseq_fn, accept_fn;
 	int err;
 
 	if (!skel)
@@ -183,9 +183,16 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 	/* Run by the agent to learn HZ for the walk (tcp_walk.c). */
 	bpf_program__set_autoload(skel->progs.hz_sample, t->sk_mode);
 	bpf_program__set_autoattach(skel->progs.hz_sample, false);
+	/* Who took a listener's child, in the other mode: at the return of
+	 * inet_csk_accept where fexit loads (Debian's 6.1 and 6.12), which
+	 * runs for accepts alone; else at the accept() exits, classic syscall
+	 * tracepoints that put every syscall of every task of the machine on
+	 * the tracing path (1.9-5.2 M a minute on this VM, #23). */
+	accept_fn = use_btf && !t->sk_mode && kf_has(kf, KF_HOOK_ACCEPT_FEXIT);
 	skel->rodata->accept_tp = !t->sk_mode;
-	bpf_program__set_autoload(skel->progs.handle_accept_exit, !t->sk_mode);
-	bpf_program__set_autoload(skel->progs.handle_accept4_exit, !t->sk_mode);
+	bpf_program__set_autoload(skel->progs.handle_accept_fexit, accept_fn);
+	bpf_program__set_autoload(skel->progs.handle_accept_exit, !t->sk_mode && !accept_fn);
+	bpf_program__set_autoload(skel->progs.handle_accept4_exit, !t->sk_mode && !accept_fn);
 	if (t->sk_mode) {
 		/* Not used there: the least the kernel lets a map be. */
 		bpf_map__set_max_entries(skel->maps.owners, 1);
@@ -243,6 +250,9 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		       : t->sk_mode ? "tp_btf/sock_send_length, tp_btf/tcp_rcv_space_adjust"
 		       : use_btf ? "tp_btf/sock_send_length, tp_btf/sock_recv_length"
 		       : "tracepoint/sock/sock_send_length, tracepoint/sock/sock_recv_length";
+	t->accept_method = t->sk_mode ? NULL	/* the child's first task says it */
+			   : accept_fn ? "fexit/inet_csk_accept"
+			   : "tracepoint/syscalls/sys_exit_accept, sys_exit_accept4";
 	t->tw_events = tw_addr || tw_fn;
 	t->tw_method = tw_addr ? "tw timer (tp_btf/timer_start,timer_cancel,timer_expire_entry)"
 		       : tw_sched ? "fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)"

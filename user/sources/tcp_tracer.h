@@ -50,6 +50,7 @@ struct tracer {
 	void *cb_ctx;
 	const char *method;	/* the set_state hook in use */
 	const char *io_method;	/* where sends and reads are counted */
+	const char *accept_method;	/* who took a listener's child; NULL: socket storage */
 	const char *tw_method;	/* how TIME_WAIT entry and end are seen */
 	bool tw_events;		/* TIME_WAIT ends come as events (else: the census) */
 	bool follow_children;

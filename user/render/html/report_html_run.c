@@ -175,9 +175,9 @@ static bool prog_attached(const struct run_info *run, const char *name)
 	return false;
 }
 
-/* Where the counters came from, naming only the hooks this run used: the
- * accept() exits are traced in per-transition mode alone (the default
- * keeps owners on the socket). */
+/* Where the counters came from, naming only the hooks this run used: an
+ * accept hook is there in per-transition mode alone (the default keeps
+ * owners on the socket). */
 void html_footer(FILE *out, const struct run_info *run)
 {
 	char src[128];
@@ -186,7 +186,9 @@ void html_footer(FILE *out, const struct run_info *run)
 	      "class=\"mono\">", out);
 	html_esc(out, run->hook && *run->hook ? run->hook : "inet_sock_set_state");
 	fputs("</span>", out);
-	if (prog_attached(run, "handle_accept4_exit") || prog_attached(run, "handle_accept_exit"))
+	if (prog_attached(run, "handle_accept_fexit"))
+		fputs(", accept() at inet_csk_accept", out);
+	else if (prog_attached(run, "handle_accept4_exit") || prog_attached(run, "handle_accept_exit"))
 		fputs(", accept() exits", out);
 	fputs("); sockets now from ", out);
 	html_esc(out, run_census_source(run, src, sizeof(src)));
