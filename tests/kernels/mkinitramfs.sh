@@ -6,6 +6,9 @@
 # the connscope binary, the C fixtures, tests/lib.sh + tests/fixture.sh (the
 # same helpers as the host's tests) and tests/kernels/guest.sh, run by
 # tests/kernels/init as /init. The guest has no disk: this is its root.
+# For a bench in the guests (tests/bench/getpid_kernels.sh): GUEST_SCRIPT
+# runs in place of tests/kernels/guest.sh, and EXTRA_BINS (paths, spaces
+# between) join the fixtures, with their libraries.
 set -euo pipefail
 out=$1
 REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -29,11 +32,11 @@ for b in "${bins[@]}"; do
 	cp "$b" "$root/bin/"
 done
 cp .output/connscope "$root/connscope/.output/"
-for f in .output/fixtures/*; do
+for f in .output/fixtures/* ${EXTRA_BINS:-}; do
 	[[ -f $f && -x $f ]] && cp "$f" "$root/connscope/.output/fixtures/"
 done
 cp tests/lib.sh tests/fixture.sh "$root/connscope/tests/"
-cp tests/kernels/guest.sh "$root/connscope/tests/kernels/"
+cp "${GUEST_SCRIPT:-tests/kernels/guest.sh}" "$root/connscope/tests/kernels/guest.sh"
 install -m 0755 tests/kernels/init "$root/init"
 
 # Every library of every dynamic binary, at the path ldd resolves it to,

@@ -25,6 +25,9 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
 # KVM_PROBE_TIMEOUT seconds, else TCG), kvm or tcg. On machines where
 # KVM is nested and broken a KVM guest hangs: hence the probe.
 KERNEL_ACCEL=${KERNEL_ACCEL:-auto}
+# KERNEL_QEMU_ARGS: more for QEMU's command line (a bench's
+# "-icount shift=2": the guest's clock counts its instructions).
+KERNEL_QEMU_ARGS=${KERNEL_QEMU_ARGS:-}
 KVM_PROBE_TIMEOUT=${KVM_PROBE_TIMEOUT:-8}
 initramfs=${1:?usage: run.sh INITRAMFS [SERIES...]}
 shift
@@ -137,6 +140,8 @@ boot() {
 	local accel_args=(-accel tcg)
 	# -cpu host/max ask for MSRs a nested KVM may refuse: the default CPU.
 	[[ $5 == kvm ]] && accel_args=(-accel kvm)
+	# shellcheck disable=SC2206
+	accel_args+=($KERNEL_QEMU_ARGS)
 	timeout -k 5 "$6" qemu-system-x86_64 "${accel_args[@]}" -m 1536 -smp 1 -nographic -no-reboot \
 		-nodefaults -serial "file:$4" -chardev "file,id=res,path=$3" -device isa-serial,chardev=res \
 		-kernel "$1" -initrd "$7" -append "console=ttyS0 panic=-1 quiet $2" \
