@@ -24,6 +24,9 @@
 #ifndef AF_INET6
 #define AF_INET6 10
 #endif
+#ifndef AF_UNIX
+#define AF_UNIX 1
+#endif
 #define CS_S_IFMT   00170000
 #define CS_S_IFSOCK 0140000
 
