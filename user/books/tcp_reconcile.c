@@ -176,7 +176,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	 * every live connection each interval: a tenth of the agent's CPU
 	 * in a churn, and at 1M sockets a transient table of ~100 MiB.) */
 	/* So are those with a file the fd listings found no owner of: the
-	 * census saw the file, its process closed it before the listings,
+	 * census saw the file, its process closed it before the listings
+	 * (or, where the listings came just before the census, attach's,
+	 * made it after them: the books have it by tuple from its birth),
 	 * and the end is not in the books yet (socket storage tells it at
 	 * the socket's end: a client's FIN_WAIT2 waits for its peer's
 	 * close). Live at the census, its owner the books' (50_census_cut
@@ -243,8 +245,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 			p = o ? memo_proc(a, &memo, o->pid) : NULL;
 			cc = cut ? cut_match(a, cut, s) : NULL;
-			/* Its file closed before the fd listings: the owner is
-			 * the books' (it ended since the census began, or its
+			/* Its file closed before the fd listings (or made
+			 * after them): the owner is the books' (it ended since the census began, or its
 			 * end is still to come: above). */
 			if (!o && cc) {
 				p = agg_find_proc(a, cc->pid);

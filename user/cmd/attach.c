@@ -346,6 +346,13 @@ int attach_run(const struct attach_opts *in)
 	attach_seed(&agg, &tracer, &snap, NULL, 0);
 	agg_reconcile(&agg, snap.socks, snap.n, &snap.owners);
 	attach_census_mode(&snap, &tracer);
+	/* From here on a census takes who holds which socket from the fd
+	 * listings made just before it (attach_tick), not from a listing of
+	 * its own after its walk: one /proc/PID/fd listing an interval. */
+	if (fs_on) {
+		snap.owners_of = fd_session_owners;
+		snap.owners_ctx = &fs;
+	}
 	/* A listener whose connections others accept: said now and in the
 	 * report (--all traces every process: none is left out). */
 	if (!o->tracer.all) {

@@ -109,7 +109,8 @@ int attach_tick(void *ctx, uint64_t now)
 	/* The fd listings before the reconcile, so that its sock_diag dump
 	 * tells the state of every TCP socket listed (one absent from it was
 	 * in no hash): no /proc/PID/net/tcp with every TIME_WAIT of the
-	 * namespace in it. */
+	 * namespace in it. The census takes its sockets' owners from them
+	 * too (snapshot.h, owners_of): one listing an interval. */
 	if (s->fs) {
 		if (!o->tracer.all) {
 			attach_fd_follow(s->fs, s->agg);

@@ -345,6 +345,34 @@ void fd_session_tick(struct fd_session *s, bool final)
 		fd_session_tcp_states(s, NULL);
 }
 
+int fd_session_owners(void *ctx, pid_t pid, uint64_t since_ns, struct inode_map *m)
+{
+	struct fd_session *s = ctx;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct fd_inventory *inv = &s->procs[i].inv;
+
+		if (s->procs[i].pid != pid)
+			continue;
+		if (!s->listed_ns[i] || s->listed_ns[i] < since_ns)
+			return -EAGAIN;
+		/* Every socket fd's inode is in the records (FDINV_RECORDS),
+		 * as PID/fd's "socket:[N]" links give them. */
+		for (size_t k = 0; k < inv->nr_fds; k++) {
+			const struct fdinv_fd *r = &inv->fds[k];
+			int err;
+
+			if (r->type > FDT_OTHER_SOCKET || !r->ino || r->ino > UINT32_MAX)
+				continue;
+			err = inode_map_put(m, (uint32_t)r->ino, pid);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	return -EAGAIN;
+}
+
 void fd_session_exited(struct fd_session *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->nprocs; i++)

@@ -73,6 +73,11 @@ void fd_session_tick(struct fd_session *s, bool final);
  * hash (TCP_CLOSE); one listed after the dump began has no state told. */
 void fd_session_tcp_states(struct fd_session *s, const struct tcp_snapshot *snap);
 
+/* The socket inodes of pid's last listing, put in m (snapshot.h's
+ * owners_of, ctx a struct fd_session): 0, or -EAGAIN when pid is not
+ * listed here, its last listing failed or began before since_ns. */
+int fd_session_owners(void *ctx, pid_t pid, uint64_t since_ns, struct inode_map *m);
+
 /* Marks pid exited (its books stop; its report stays). */
 void fd_session_exited(struct fd_session *s, pid_t pid);
 

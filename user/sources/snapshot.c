@@ -157,6 +157,7 @@ static int read_limits(void *ctx)
 
 static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool all_fds, bool every)
 {
+	uint64_t prev = s->taken_ns;
 	int err;
 
 	s->n = 0;
@@ -217,6 +218,9 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 	for (size_t i = 0; i < npids; i++) {
 		if (i)
 			drain(s);
+		if (s->owners_of && prev &&
+		    !s->owners_of(s->owners_ctx, pids[i], prev, &s->owners))
+			continue;
 		err = procfs_scan_pid_sockets(pids[i], &s->owners);
 		/* A process that exited meanwhile simply holds nothing. */
 		if (err && err != -ENOENT && err != -ESRCH)

@@ -35,6 +35,13 @@ typedef int (*snapshot_walk_fn)(void *wctx, pid_t pid, sd_sock_cb cb, void *ctx)
 #define SNAPSHOT_DRAIN_EVERY 1024
 typedef void (*snapshot_drain_fn)(void *ctx);
 
+/* The socket inodes pid holds, from a listing of its fds made since
+ * since_ns (attach's fd session lists its targets just before each
+ * census): 0 with them put in m, or -EAGAIN where there is none and the
+ * snapshot lists PID/fd itself. */
+typedef int (*snapshot_owners_fn)(void *octx, pid_t pid, uint64_t since_ns,
+				  struct inode_map *m);
+
 struct tcp_snapshot {
 	struct sd_sock *socks;	/* every namespace's, each tagged with its netns */
 	size_t n, cap;
@@ -51,6 +58,12 @@ struct tcp_snapshot {
 	/* Tests (CONNSCOPE_CENSUS_FAULT=lack-tw): the caller drops the
 	 * TIME_WAIT of the run's last census, once (attach_reconcile). */
 	bool lack_tw_once;
+	/* NULL: each pid's fds listed here, after the sockets. Else asked
+	 * first, with the moment the snapshot before began: a listing made
+	 * since then, and so with no other census between it and this
+	 * one, stands for this one's (one listing an interval, not two). */
+	snapshot_owners_fn owners_of;
+	void *owners_ctx;
 	snapshot_drain_fn drain;	/* NULL: none */
 	void *drain_ctx;
 	uint64_t drains;		/* calls made, over every snapshot */
