@@ -34,6 +34,11 @@ void hmap_init(struct hmap *m, size_t key_size, size_t val_size)
 	m->key_size = key_size;
 	m->val_size = val_size;
 	m->entry_size = align_up(key_size) + align_up(val_size);
+	/* A key that leaves 4 bytes of its 8-byte alignment free (the
+	 * 44-byte 4-tuple, the 20-byte endpoint) keeps its hash's low word
+	 * there: a delete finds the home slot of each entry it moves without
+	 * hashing its key again, at no memory. */
+	m->hash_kept = align_up(key_size) - key_size >= sizeof(uint32_t);
 }
 
 void hmap_free(struct hmap *m)
@@ -231,10 +236,23 @@ static size_t find_empty(const struct hmap *m, uint64_t h)
 	return i;
 }
 
-/* The home slot of entry n (its key hashed again: the slot keeps too few
- * of the hash's bits). */
+/* Where an entry keeps its hash's low word (hash_kept). */
+static uint8_t *kept_hash_at(const struct hmap *m, uint8_t *e)
+{
+	return e + m->key_size;
+}
+
+/* The home slot of entry n: its kept hash, else its key hashed again
+ * (the slot keeps too few of the hash's bits). The index has at most
+ * 2^31 slots: the low word holds every bit of a home. */
 static size_t home_of(const struct hmap *m, size_t n)
 {
+	if (m->hash_kept) {
+		uint32_t h;
+
+		memcpy(&h, kept_hash_at(m, entry_at(m, n)), sizeof(h));
+		return h & (m->cap - 1);
+	}
 	return hash_key(m, entry_at(m, n)) & (m->cap - 1);
 }
 
@@ -304,6 +322,11 @@ void *hmap_upsert(struct hmap *m, const void *key, bool *created)
 	e = entry_at(m, m->count);
 	memset(e, 0, m->entry_size);
 	memcpy(e, key, m->key_size);
+	if (m->hash_kept) {
+		uint32_t lo = (uint32_t)h;
+
+		memcpy(kept_hash_at(m, e), &lo, sizeof(lo));
+	}
 	m->index[find_empty(m, h)] = tag_of(m, h) | (uint32_t)(m->count + 1);
 	m->count++;
 	if (created)

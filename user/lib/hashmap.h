@@ -32,6 +32,8 @@ struct hmap {
 	size_t entries_cap;	/* entries the array has room for */
 	uint32_t *index;
 	uint8_t *entries;	/* per entry: key, value (each 8-byte aligned) */
+	bool hash_kept;		/* each key's alignment padding holds the low
+				 * word of its hash (hashmap.c, home_of) */
 };
 
 void hmap_init(struct hmap *m, size_t key_size, size_t val_size);
