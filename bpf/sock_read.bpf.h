@@ -94,6 +94,20 @@ static __always_inline bool sk_is_tcp(const struct sock *sk, bool trusted)
 	return SK_FIELD(trusted, sk, sk_protocol) == IPPROTO_TCP;
 }
 
+/* A read-only view of a TCP socket through a pointer the verifier types as
+ * struct sock (a tp_btf or fentry argument of a TCP function): the kfunc
+ * bpf_rdonly_cast (Linux 6.2; the verifier turns it into a register move,
+ * and the loads through it are fault-checked), where bpf_skc_to_tcp_sock
+ * is a helper call that checks what the hook guarantees already. Weak:
+ * 6.1, which has it not, loads none of its callers (socket-storage
+ * mode's, 6.3 and later). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+static __always_inline struct tcp_sock *tp_view(const struct sock *sk)
+{
+	return bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+}
+
 /* The socket's own clock, cut to 32 bits: tcp_mstamp, the µs of the
  * packet it last sent or took in (tcp_mstamp_refresh, at every segment
  * received and every transmit), of the clock bpf_ktime_get_ns() reads.
