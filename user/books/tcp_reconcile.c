@@ -90,7 +90,11 @@ static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
 	 * growth for every TIME_WAIT of every dump (#23 item 6). */
 	tw->seen = 1;
 	tw->bound_if1 = bound_if + 1;
-	if (!tw->cookie)
+	/* Its cookie, where the books' entry is older than the look: one
+	 * entered after the census began may have a predecessor at its
+	 * tuple in the census (the kernel took it over meanwhile), whose
+	 * cookie is not its own. */
+	if (!tw->cookie && (!at_ns || tw->entered_ns < at_ns))
 		tw->cookie = cookie;
 	/* Its timer as the kernel has it now: re-armed by a FIN again, or
 	 * an orphaned FIN_WAIT2's shorter tcp_fin_timeout (timer 3 in
@@ -272,7 +276,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * Not it, nor its holder's: the books' one is
 			 * absent, and a traced newcomer's end replaces it
 			 * anyway. */
-			if (tw && tw->cookie && s->cookie && tw->cookie != s->cookie)
+			if (tw && tw->cookie && s->cookie && tw->cookie != s->cookie &&
+			    (!a->snapshot_ns || tw->entered_ns < a->snapshot_ns))
 				tw = NULL;
 			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if,
 					     a->snapshot_ns, s->cookie))
