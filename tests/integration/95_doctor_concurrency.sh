@@ -20,6 +20,26 @@ W=8
 LAG=$TESTS_DIR/fixtures/lagclose.py
 EV() { echo "(.evidence[] | select(.name == \"$1\") | .value)"; }
 
+# doctor_over NAME PIDS [DOCTOR FLAGS...]: the doctor on PIDS (its JSON
+# in $J) while NAME's client makes its N connections, then stopped.
+# Returns 1 where it did not attach.
+doctor_over() {
+	local name=$1 pids=$2 dr
+	shift 2
+	spawn_bg "$CONNSCOPE" doctor -d 120 -i 0.3 -j -p "$pids" "$@" >"$J" 2>"$TMP/$name.err"
+	dr=$BG_PID
+	wait_for "grep -q '^connscope: tracing' '$TMP/$name.err' || ! kill -0 $dr 2>/dev/null" 30
+	if ! grep -q '^connscope: tracing' "$TMP/$name.err"; then
+		fail "$name/attach" "$(cat "$TMP/$name.err")"
+		return 1
+	fi
+	fix_cmd "${name}c" "go $N" '@(done|error) *' 120
+	assert_eq "$FIX_LINE" "done $N opened $N" "$name/fixture"
+	kill -INT "$dr"
+	wait "$dr"
+	assert_eq "$?" 0 "$name/exit_status"
+}
+
 # lag_case NAME [DOCTOR FLAGS...]
 lag_case() {
 	local name=$1 J c pc open2
@@ -31,20 +51,9 @@ lag_case() {
 	fix_start "${name}c" python3 "$LAG" client "$PORT" -w "$W" && fix_expect "${name}c" "ready *" 10 ||
 		{ fail "$name/start" client; return; }
 	CPID=${FIX_LINE#ready }
-	spawn_bg "$CONNSCOPE" doctor -d 120 -i 0.3 -j -p "$CPID" "$@" >"$J" 2>"$TMP/$name.err"
-	DR_PID=$BG_PID
-	wait_for "grep -q '^connscope: tracing' '$TMP/$name.err' || ! kill -0 $DR_PID 2>/dev/null" 30
-	if ! grep -q '^connscope: tracing' "$TMP/$name.err"; then
-		fail "$name/attach" "$(cat "$TMP/$name.err")"
-		return
-	fi
-	fix_cmd "${name}c" "go $N" '@(done|error) *' 120
-	assert_eq "$FIX_LINE" "done $N opened $N" "$name/fixture"
-	# Every client socket closed (the fixture closed them all before
-	# answering); the server's TIME_WAIT is the server's.
-	kill -INT "$DR_PID"
-	wait "$DR_PID"
-	assert_eq "$?" 0 "$name/exit_status"
+	# Every client socket closed at the end (the fixture closed them all
+	# before answering); the server's TIME_WAIT is the server's.
+	doctor_over "$name" "$CPID" "$@" || return
 	c=$(jqn "[.findings[] | select(.rule == \"churn\" and .pid == $CPID)][0] | .concurrency" "$J")
 	pc=$(jqn "[.findings[] | select(.rule == \"churn\" and .pid == $CPID)][0] | $(EV peak_concurrent)" "$J")
 	[[ $c =~ ^[0-9]+$ ]] || c=0
@@ -83,18 +92,7 @@ last_case() {
 	fix_start "${name}c" python3 "$LAG" client "$PORT" -w "$W" --first && fix_expect "${name}c" "ready *" 10 ||
 		{ fail "$name/start" client; return; }
 	CPID=${FIX_LINE#ready }
-	spawn_bg "$CONNSCOPE" doctor -d 120 -i 0.3 -j -p "$CPID,$SPID" "$@" >"$J" 2>"$TMP/$name.err"
-	DR_PID=$BG_PID
-	wait_for "grep -q '^connscope: tracing' '$TMP/$name.err' || ! kill -0 $DR_PID 2>/dev/null" 30
-	if ! grep -q '^connscope: tracing' "$TMP/$name.err"; then
-		fail "$name/attach" "$(cat "$TMP/$name.err")"
-		return
-	fi
-	fix_cmd "${name}c" "go $N" '@(done|error) *' 120
-	assert_eq "$FIX_LINE" "done $N opened $N" "$name/fixture"
-	kill -INT "$DR_PID"
-	wait "$DR_PID"
-	assert_eq "$?" 0 "$name/exit_status"
+	doctor_over "$name" "$CPID,$SPID" "$@" || return
 	pc=$(jqn "[.processes[] | select(.pid == $SPID)][0].reuse.endpoints[] | select(.endpoint == \"listen 127.0.0.1:$PORT\") | .peak_concurrent" "$J")
 	cpc=$(jqn "[.processes[] | select(.pid == $CPID)][0].reuse.endpoints[] | select(.endpoint == \"127.0.0.1:$PORT\") | .peak_concurrent" "$J")
 	[[ $pc =~ ^[0-9]+$ ]] || pc=0
