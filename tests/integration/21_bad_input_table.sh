@@ -119,6 +119,8 @@ row cgroup_removed_exporter 2 "--cgroup '$GONE': not a cgroup v2 directory" \
 row duration_non_numeric 2 "-d 'abc'" "$RANGE" $C attach -p $ME -d abc
 row duration_negative 2 "-d '-5'" "$RANGE" $C attach -p $ME -d -5
 row duration_huge 2 "-d '1e12'" "$RANGE" $C attach -p $ME -d 1e12
+# The bounds as a reader types them: 30 days is 2592000, not 2.592e+06.
+row duration_bounds_plain 2 "-d '1e12'" "between 0\.1 and 2592000$" $C attach -p $ME -d 1e12
 row duration_nan 2 "-d 'nan'" "$RANGE" $C attach -p $ME -d nan
 row interval_zero 2 "-i '0'" "$RANGE 0\.1" $C attach -p $ME -i 0
 row interval_negative 2 "-i '-1'" "$RANGE" $C attach -p $ME -i -1
@@ -156,6 +158,8 @@ row report_is_directory 2 "report $WORK/adir is a directory" "give a file name" 
 	$C attach -p $ME -d 1 --report "$WORK/adir"
 row report_trailing_slash 2 "names a directory" "give a file name" \
 	$C attach -p $ME -d 1 --report "$WORK/adir/"
+row report_empty_name 2 "report's file name is empty" "give one \(e\.g\. report\.html\)" \
+	$C attach -p $ME -d 1 --report ""
 row report_missing_directory 1 "cannot write the report $WORK/nodir/r\.html: No such file" \
 	"check the directory exists" $C attach -p $ME -d 1 --report "$WORK/nodir/r.html"
 # /proc takes no new files, even from root: unwritable whoever asks.

@@ -57,8 +57,9 @@ int cli_parse_seconds(const char *flag, const char *arg, double min, double max,
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max) {
-		fprintf(stderr, "connscope: %s '%s': expected seconds between %g and %g\n", flag,
-			arg, min, max);
+		/* %.10g: a bound of 30 days reads 2592000, not 2.592e+06. */
+		fprintf(stderr, "connscope: %s '%s': expected seconds between %.10g and %.10g\n",
+			flag, arg, min, max);
 		return -1;
 	}
 	*out = v;

@@ -18,6 +18,11 @@ int safefile_open(struct safefile *sf, const char *path)
 
 	memset(sf, 0, sizeof(*sf));
 	sf->path = path;
+	if (!*path) {
+		fprintf(stderr, "connscope: the report's file name is empty; give one "
+				"(e.g. report.html)\n");
+		return EXIT_USAGE;
+	}
 	if (!*base) {
 		fprintf(stderr, "connscope: the report %s names a directory; give a file name "
 				"(e.g. %sreport.html)\n", path, path);
