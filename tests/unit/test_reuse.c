@@ -376,12 +376,21 @@ TEST(reuse_table_keeps_the_port)
 	agg_tick(&a, 0);
 	f = open_memstream(&out, &len);
 	ASSERT_TRUE(f != NULL, "memstream");
-	format_reuse_text(f, agg_find_proc(&a, CLIENT), &o);
+	format_reuse_text(f, agg_find_proc(&a, CLIENT), &o, false);
 	fclose(f);
 	ASSERT_TRUE(strstr(out, "reuse by endpoint") != NULL, "table");
 	ASSERT_TRUE(strstr(out, "~]:39179 ") != NULL, "port_kept");
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		ASSERT_TRUE(strlen(line) <= 80, "width");
+	free(out);
+	/* After the TIME_WAIT heatmap its lines start a block of their own
+	 * (`make demo` read "scale: ... @ 363-408" then "  reuse" unparted). */
+	out = NULL;
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL, "memstream");
+	format_reuse_text(f, agg_find_proc(&a, CLIENT), &o, true);
+	fclose(f);
+	ASSERT_TRUE(strncmp(out, "\n  reuse ", 9) == 0, "gap_after_heatmap");
 	free(out);
 	agg_free(&a);
 }

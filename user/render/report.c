@@ -232,6 +232,8 @@ static void text_tw(FILE *out, const struct proc_counters *t, uint64_t live,
 
 static void text_proc(FILE *out, const struct proc_books *p, const struct run_info *run)
 {
+	bool gap;
+
 	fprintf(out, "\nPID %d (%s)%s%s\n", p->pid, p->comm, p->target ? "" : " child",
 		p->exited ? " exited during the run" : "");
 	if (p->joined_ns && !p->target)
@@ -244,10 +246,10 @@ static void text_proc(FILE *out, const struct proc_books *p, const struct run_in
 	text_tw(out, &p->total, p->truth.state[CS_TCP_TIME_WAIT], run);
 	text_states(out, "sockets now", p->truth.state, p->truth.orphan);
 	if (p->seeded)
-		fprintf(out, "  %-13s %u sockets (from the start-up snapshot)\n",
-			"held at start", p->seeded);
-	format_tw_text(out, p, &run->tw);
-	format_reuse_text(out, p, &run->tw);
+		fprintf(out, "  %-13s %u socket%s (from the start-up snapshot)\n",
+			"held at start", p->seeded, p->seeded == 1 ? "" : "s");
+	gap = format_tw_text(out, p, &run->tw);
+	format_reuse_text(out, p, &run->tw, gap);
 	if (fd_report_proc(&run->fds, p->pid))
 		format_fd_brief(out, fd_report_proc(&run->fds, p->pid), run->tw.color);
 	format_quic_text(out, run->quic, p->pid, &run->tw);

@@ -15,7 +15,10 @@ static double mean_live(const struct proc_books *p, const struct endpoint_stats 
 	return reuse_mean_concurrency(p, es);
 }
 
-void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
+/* gap: what came before ended with a heatmap, so these lines start a
+ * block of their own after a blank line, as the fd lines do. */
+void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o,
+		       bool gap)
 {
 	uint64_t conns = p->total.opened + p->total.accepted;
 	struct endpoint_use *eps;
@@ -24,6 +27,8 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 
 	if (!conns && !p->requests)
 		return;
+	if (gap)
+		fprintf(out, "\n");
 	fprintf(out, "  %-13s %llu connections for %llu requests: %.1f per connection, "
 		     "reuse %.0f%%\n", "reuse", (unsigned long long)conns,
 		(unsigned long long)p->requests, conns ? (double)p->requests / conns : 0,

@@ -10,7 +10,8 @@
 #include "json.h"
 #include "report_tw.h"
 
-void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
+void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o,
+		       bool gap);
 /* "reuse": {...} member of a process object. */
 void json_reuse(struct json *j, const struct proc_books *p, int top);
 

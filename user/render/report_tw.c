@@ -60,20 +60,21 @@ void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_rep
 }
 
 /* The endpoint maps: the top rows, the rest summed as "other". */
-static void render_heatmap(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
+static bool render_heatmap(FILE *out, const struct heatmap *h, const struct tw_report_opts *o)
 {
 	struct heatmap top;
 	struct heatmap_term_opts t = { .width = o->width, .color = o->color,
 				       .unicode = o->unicode };
 
 	if (!heatmap_ncols(h) || !heatmap_max(h) || heatmap_top(h, &top, o->top))
-		return;
+		return false;
 	fprintf(out, "\n");
 	format_heatmap_term(out, &top, &t);
 	heatmap_free(&top);
+	return true;
 }
 
-void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
+bool format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
 	const struct proc_counters *t = &p->total;
 	struct ep_row *rows;
@@ -121,15 +122,18 @@ void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 				(unsigned long long)op);
 	}
 	free(rows);
-	format_proc_heatmaps(out, p, o);
+	return format_proc_heatmaps(out, p, o);
 }
 
-void format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
+bool format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o)
 {
+	bool drawn = false;
+
 	if (p->hm_ready) {
-		render_heatmap(out, &p->hm_tw, o);
-		render_heatmap(out, &p->hm_orphan, o);
+		drawn |= render_heatmap(out, &p->hm_tw, o);
+		drawn |= render_heatmap(out, &p->hm_orphan, o);
 	}
+	return drawn;
 }
 
 static double pct(uint64_t part, uint64_t whole)

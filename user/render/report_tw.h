@@ -18,8 +18,8 @@ struct tw_report_opts {
 };
 
 /* The process's heatmaps alone (TIME_WAIT by endpoint, orphans by state). */
-void format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
-void format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
+bool format_proc_heatmaps(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
+bool format_tw_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o);
 /* One heatmap of a report part whole (every row): a blank line, then the
  * map; nothing for an empty one. */
 void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_report_opts *o);
