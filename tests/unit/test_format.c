@@ -213,6 +213,33 @@ TEST(report_json_has_totals_and_lost)
 	agg_free(&a);
 }
 
+static void report_text_fexit_fn(FILE *f, const void *arg)
+{
+	struct run_info run = { .hook = "tp_btf/inet_sock_set_state", .interval_s = 1,
+				.elapsed_s = 2, .end_reason = "duration",
+				.accept_hook = "fexit/inet_csk_accept" };
+
+	format_report_text(f, arg, &run);
+}
+
+/* Before 6.3 (Debian 12's 6.1) the text report names the accept hook, as
+ * the JSON and the HTML footer do: where fexit loads, no syscall
+ * tracepoint runs for the machine. */
+TEST(report_text_names_the_accept_hook)
+{
+	struct agg a;
+	char *out;
+
+	agg_init(&a, 0);
+	agg_proc(&a, 7)->target = true;
+	agg_tick(&a, 1000000000ULL);
+	out = render(report_text_fexit_fn, &a);
+	ASSERT_TRUE(strstr(out, "\nhook: tp_btf/inet_sock_set_state\naccept: "
+				"fexit/inet_csk_accept\n") != NULL, "accept_line");
+	free(out);
+	agg_free(&a);
+}
+
 static void tw_json_fn(FILE *f, const void *arg)
 {
 	struct json j;

@@ -370,6 +370,11 @@ void format_report_text(FILE *out, const struct agg *a, const struct run_info *r
 		run->follow_children ? ", following children" : "", run->hook);
 	if (run->io_hook)
 		fprintf(out, "io: %s\n", run->io_hook);
+	/* Where owners are not on the socket (before 6.3, --per-transition)
+	 * the accept hook is what tells a 6.1 reader what runs for the
+	 * machine's accepts (JSON run.accept_hook, the HTML footer). */
+	if (run->accept_hook)
+		fprintf(out, "accept: %s\n", run->accept_hook);
 	/* Sends counted at tcp_sendmsg_locked are found at a socket's next
 	 * look, and for a connection still open at the end that is the
 	 * birth pass: where one missed a namespace, the live io read there
