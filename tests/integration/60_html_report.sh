@@ -357,8 +357,9 @@ chromium() {
 # layout_check HTML NAME: the page at 1280 px wide in the browser, measured
 # by a script added to a copy of it: no element of a section reaches past
 # the section's right edge (a table in a scrolling box may), the page does
-# not scroll sideways, and the Run panel ends within the page. Sets PAGE_H,
-# the page's height.
+# not scroll sideways, the Processes table needs no scrolling of its own
+# there (it did by 13 px for `connscope demo`'s two processes), and the Run
+# panel ends within the page. Sets PAGE_H, the page's height.
 layout_check() {
 	local html=$1 name=$2 copy=$TMP/layout.html m
 
@@ -368,13 +369,16 @@ var r=s.getBoundingClientRect();s.querySelectorAll("*").forEach(function(e){\
 var b=e.parentElement.closest(".scroll");if(b\&\&s.contains(b))return;\
 var x=e.getBoundingClientRect();if(x.width\&\&x.right-r.right>1)o.push((s.id||"?")+":"+e.tagName);});});\
 var run=document.getElementById("run").getBoundingClientRect(),d=document.documentElement;\
+var t=document.getElementById("summary").querySelector(".scroll");\
 var p=document.createElement("pre");p.id="layout";p.textContent="over="+o.slice(0,3).join(",")+\
 " sideways="+(d.scrollWidth>window.innerWidth)+" run_bottom="+Math.ceil(run.bottom+window.scrollY)+\
+" procs_scroll="+(t\&\&t.scrollWidth>t.clientWidth)+\
 " height="+d.scrollHeight;document.body.appendChild(p);})();</script></body>#' "$html" >"$copy"
 	chromium "$name" "$TMP/layout.dom" --window-size=1280,2000 --dump-dom "file://$copy"
 	m=$(grep -o '<pre id="layout">[^<]*' "$TMP/layout.dom")
 	assert_eq "$(grep -o 'over=[^ ]*' <<<"$m")" "over=" "$name/no_section_overflows_1280"
 	assert_eq "$(grep -o 'sideways=[a-z]*' <<<"$m")" "sideways=false" "$name/no_sideways_scroll"
+	assert_eq "$(grep -o 'procs_scroll=[a-z]*' <<<"$m")" "procs_scroll=false" "$name/processes_fit_1280"
 	PAGE_H=$(grep -o 'height=[0-9]*' <<<"$m" | cut -d= -f2)
 	RUN_BOTTOM=$(grep -o 'run_bottom=[0-9]*' <<<"$m" | cut -d= -f2)
 }

@@ -71,7 +71,7 @@ static const char css[] =
 	"th{font-size:12px;color:var(--muted);font-weight:600}\n"
 	"thead tr.grp th{border-bottom:2px solid var(--line);text-align:center}\n"
 	"th.l,td.l{text-align:left}\n"
-	"td.states{white-space:normal;text-align:left;min-width:220px}\n"
+	"td.states{white-space:normal;text-align:left;min-width:180px}\n"
 	"tbody tr:hover{background:#fafbfc}\n"
 	"tr.unattr td{color:var(--muted)}\n"
 	".chip{display:inline-block;padding:0 8px;margin:1px 4px 1px 0;border-radius:999px;"
