@@ -287,6 +287,26 @@ TEST(fdleak_text_fits_80)
 	free(buf);
 }
 
+/* A flat fd count's growth, a hair below zero, reads +0.0/s, not -0.0/s
+ * (the HTML report's Processes table read "-0.0" in `make demo`). */
+TEST(fd_growth_rounding_to_zero_has_no_minus)
+{
+	static struct fdleak_proc p;
+	FILE *f;
+
+	p.pid = 42;
+	strcpy(p.comm, "flat");
+	p.lim.soft = p.lim.hard = 20000;
+	p.inv.total = 10;
+	p.slope = -0.02;
+	f = open_out();
+	format_fd_brief(f, &p, false);
+	fclose(f);
+	ASSERT_TRUE(strstr(buf, "10 of limit 20000 (0%), +0.0/s") != NULL, "plus_zero");
+	ASSERT_TRUE(strstr(buf, "-0.0") == NULL, "no_minus_zero");
+	free(buf);
+}
+
 /* The limits' warnings, an IPv6 destination's ports nearly all used:
  * wrapped for the terminal, one paragraph each again in the HTML report
  * (which words them as the text does). */

@@ -98,7 +98,7 @@ void format_fdleak_text(FILE *out, const struct fdleak_proc *procs, size_t n,
 				(unsigned long long)p->lim.hard);
 		text_types(out, &p->inv);
 		fprintf(out, "  %-13s %+.1f fds/s (least squares over %zu samples)", "growth",
-			p->slope, b ? b->nsamples : 0);
+			fd_growth_shown(p->slope), b ? b->nsamples : 0);
 		if (p->seconds_to_limit >= 0)
 			fprintf(out, "; limit in %.0f s", p->seconds_to_limit);
 		fprintf(out, "\n");
@@ -352,10 +352,10 @@ void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color)
 	if (p->lim.soft && p->lim.soft != UINT64_MAX)
 		fprintf(out, "  %-13s %llu of limit %llu (%.0f%%), %+.1f/s", "fds",
 			(unsigned long long)p->inv.total, (unsigned long long)p->lim.soft,
-			100.0 * p->inv.total / p->lim.soft, p->slope);
+			100.0 * p->inv.total / p->lim.soft, fd_growth_shown(p->slope));
 	else
 		fprintf(out, "  %-13s %llu, %+.1f/s", "fds", (unsigned long long)p->inv.total,
-			p->slope);
+			fd_growth_shown(p->slope));
 	if (b && !p->listing_only)
 		fprintf(out, ", made %llu, closed %llu", (unsigned long long)b->created,
 			(unsigned long long)b->closed);

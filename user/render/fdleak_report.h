@@ -20,4 +20,11 @@ struct json;
 void json_fdleak_proc(struct json *j, const struct fdleak_proc *p);
 void format_fd_brief(FILE *out, const struct fdleak_proc *p, bool color);
 
+/* A growth as shown, to a tenth: one that rounds to nothing reads +0.0,
+ * not -0.0 (`make demo`'s HTML read "-0.0" for a flat fd count). */
+static inline double fd_growth_shown(double slope)
+{
+	return slope > -0.05 && slope < 0.05 ? 0.0 : slope;
+}
+
 #endif

@@ -62,7 +62,7 @@ void html_fd_summary_cells(FILE *out, const struct run_info *run, pid_t pid)
 		return;
 	}
 	fprintf(out, "<td data-k=\"fds_now\">%llu</td><td data-k=\"fds_growth_per_s\">%+.1f</td>",
-		ULL(p->inv.total), p->slope);
+		ULL(p->inv.total), fd_growth_shown(p->slope));
 }
 
 /* "840 s (about 14 min)": seconds as the JSON has them, and a reading
@@ -142,7 +142,8 @@ static void facts(FILE *out, const struct fdleak_proc *p, double warn_pct)
 		fputs("</dd>\n", out);
 	}
 	fprintf(out, "<dt>growth</dt><dd><span data-k=\"fds_growth_per_s\">%+.1f</span> fds/s "
-		     "(least squares over %zu listings)", p->slope, b ? b->nsamples : 0);
+		     "(least squares over %zu listings)", fd_growth_shown(p->slope),
+		     b ? b->nsamples : 0);
 	if (p->seconds_to_limit >= 0) {
 		fputs("; <span class=\"bad\">at this rate the limit is reached in ", out);
 		fmt_duration(out, p->seconds_to_limit);
