@@ -201,6 +201,18 @@ TEST(run_parameters)
 		    "books_disagree");
 	ASSERT_TRUE(strstr(out, "2.5 s asked") != NULL, "duration_asked");
 	ASSERT_TRUE(strstr(out, "<dt>interval</dt><dd>0.5 s</dd>") != NULL, "interval_half");
+	ASSERT_TRUE(strstr(out, "<dt>accept hook</dt>") == NULL, "no_accept_hook_unused");
+	free(out);
+
+	/* Before 6.3 (Debian 12's 6.1): the accept's hook named in Run, as
+	 * the text report's accept: line names it; the io hooks too. */
+	run.io_hook = "tp_btf/tcp_sendmsg_locked, tp_btf/tcp_rcv_space_adjust";
+	run.accept_hook = "fexit/inet_csk_accept";
+	out = render(&a, &run);
+	ASSERT_TRUE(strstr(out, "<dt>io hooks</dt><dd class=\"mono\">tp_btf/tcp_sendmsg_locked, "
+				"tp_btf/tcp_rcv_space_adjust</dd>") != NULL, "io_hooks");
+	ASSERT_TRUE(strstr(out, "<dt>accept hook</dt><dd class=\"mono\">fexit/inet_csk_accept"
+				"</dd>") != NULL, "accept_hook");
 	free(out);
 	agg_free(&a);
 }

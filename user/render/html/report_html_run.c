@@ -107,6 +107,16 @@ void html_run_section(FILE *out, const struct agg *a, const struct run_info *run
 	fputs("<section class=\"card\" id=\"run\">\n<h2>Run</h2>\n<dl class=\"facts\">\n"
 	      "<dt>hook</dt><dd class=\"mono\">", out);
 	html_esc(out, run->hook);
+	/* The other hooks the run used, as the text report's io: and accept:
+	 * lines name them (on 6.1 the accept's is fexit/inet_csk_accept). */
+	if (run->io_hook) {
+		fputs("</dd>\n<dt>io hooks</dt><dd class=\"mono\">", out);
+		html_esc(out, run->io_hook);
+	}
+	if (run->accept_hook) {
+		fputs("</dd>\n<dt>accept hook</dt><dd class=\"mono\">", out);
+		html_esc(out, run->accept_hook);
+	}
 	fputs("</dd>\n<dt>TIME_WAIT method</dt><dd>", out);
 	if (run->tw_method)
 		html_esc(out, run->tw_method);
