@@ -217,6 +217,29 @@ TEST(run_parameters)
 	agg_free(&a);
 }
 
+/* A server's listener is an endpoint for reuse alone: no TIME_WAIT row of
+ * zeros for it, and no TIME_WAIT table when it is the only one. */
+TEST(reuse_only_endpoint_has_no_time_wait_row)
+{
+	struct agg a;
+	struct proc_books *p;
+	struct run_info run = base_run;
+	struct endpoint_key k = { .family = AF_INET, .side = EP_LISTEN, .port = 8080 };
+	struct endpoint_stats *es;
+	bool created;
+	char *out;
+
+	p = sample(&a);
+	es = hmap_upsert(&p->endpoints, &k, &created);
+	ASSERT_TRUE(es != NULL, "endpoint");
+	es->accepted = 7;
+	es->requests = 7;
+	out = render(&a, &run);
+	ASSERT_TRUE(strstr(out, "<h3>TIME_WAIT by endpoint</h3>") == NULL, "no_table");
+	free(out);
+	agg_free(&a);
+}
+
 /* Rows bounded like the JSON report: the top N, the rest as "other". */
 TEST(top_rows_and_other)
 {

@@ -450,9 +450,16 @@ static void endpoints_table(FILE *out, const struct proc_books *p, int top)
 	rows = calloc(p->endpoints.count, sizeof(*rows));
 	if (!rows)
 		return;
+	/* The map also holds reuse-only endpoints (a server's listener): as
+	 * in the text report, TIME_WAIT rows only, and no table without one
+	 * (`make demo`'s server showed "listen ...:N 0 0 0"). */
 	for (size_t i = 0; hmap_next(&p->endpoints, &i, (const void **)&k, (void **)&es);)
-		if (n < p->endpoints.count)
+		if (n < p->endpoints.count && (es->tw_entered || es->tw_live_peak))
 			rows[n++] = (struct ep_row){ .key = *k, .st = *es };
+	if (!n) {
+		free(rows);
+		return;
+	}
 	qsort(rows, n, sizeof(*rows), ep_cmp);
 	fprintf(out, "<h3>TIME_WAIT by endpoint</h3>\n<div class=\"scroll\"><table class=\"ep\" "
 		     "id=\"ep-%d\">\n<thead><tr><th class=\"l\">endpoint</th><th>entered</th>"
