@@ -28,7 +28,8 @@ static void usage(FILE *out)
 		"  demo [-d S]                    built-in loopback workload, attached\n"
 		"  version, -V, --version         print the version\n"
 		"`connscope COMMAND --help` for the options and examples of each command,\n"
-		"`man connscope-COMMAND` for the same as a man page.\n");
+		"`man connscope-COMMAND` for the same as a man page; `man connscope` for\n"
+		"privileges, the hooks attached on each kernel, exit status.\n");
 }
 
 int main(int argc, char **argv)
