@@ -30,11 +30,18 @@ size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint
 {
 	uint32_t range = port_hi >= port_lo ? port_hi - port_lo + 1 : 0;
 	struct port_use *all, *u;
-	struct hmap dests;
+	struct hmap dests, listening;
 	size_t k = 0;
 
 	if (!range || !max)
 		return 0;
+	/* A listener's port, bound, is no connect()'s to pick: its accepted
+	 * sockets (and their TIME_WAIT) hold no ephemeral port, even where
+	 * the listener's port lies in the range (a server bound to port 0). */
+	hmap_init(&listening, sizeof(uint16_t), 1);
+	for (size_t i = 0; i < n; i++)
+		if (socks[i].state == CS_TCP_LISTEN)
+			(void)hmap_upsert(&listening, &socks[i].sport, NULL);
 	hmap_init(&dests, sizeof(struct dest_key), sizeof(struct port_use));
 	for (size_t i = 0; i < n; i++) {
 		const struct sd_sock *s = &socks[i];
@@ -42,7 +49,7 @@ size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint
 		bool created;
 
 		if (s->state == CS_TCP_LISTEN || !s->dport || s->sport < port_lo ||
-		    s->sport > port_hi)
+		    s->sport > port_hi || hmap_get(&listening, &s->sport))
 			continue;
 		memcpy(key.saddr, s->saddr, 16);
 		memcpy(key.daddr, s->daddr, 16);
@@ -77,6 +84,7 @@ size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint
 		free(all);
 	}
 	hmap_free(&dests);
+	hmap_free(&listening);
 	return k;
 }
 

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* ports_usage: the busiest destinations by ephemeral ports. A listener's
+ * accepted sockets hold its port, which no connect() can pick while it is
+ * bound, so they are no destination's ports, even where the listener's
+ * port lies in ip_local_port_range (`connscope demo`'s server, bound to
+ * port 0: the HTML report listed each pooled connection's server side as
+ * "127.0.0.1 -> 127.0.0.1:CLIENTPORT, 1 port"). */
+#include <string.h>
+#include <sys/socket.h>
+#include "unit.h"
+#include "ports.h"
+#include "tcp_state_names.h"
+
+static struct sd_sock sock(uint8_t state, uint16_t sport, uint16_t dport)
+{
+	struct sd_sock s;
+
+	memset(&s, 0, sizeof(s));
+	s.family = AF_INET;
+	s.state = state;
+	s.sport = sport;
+	s.dport = dport;
+	s.saddr[0] = 127, s.saddr[3] = 1;
+	if (dport)
+		s.daddr[0] = 127, s.daddr[3] = 1;
+	return s;
+}
+
+TEST(accepted_sockets_are_no_destination)
+{
+	/* A listener on 40000 (in the range), two clients' connections to it
+	 * from 50001 and 50002, both ends, and one client TIME_WAIT. */
+	struct sd_sock s[] = {
+		sock(CS_TCP_LISTEN, 40000, 0),
+		sock(CS_TCP_ESTABLISHED, 50001, 40000),
+		sock(CS_TCP_ESTABLISHED, 40000, 50001),
+		sock(CS_TCP_ESTABLISHED, 50002, 40000),
+		sock(CS_TCP_ESTABLISHED, 40000, 50002),
+		sock(CS_TCP_TIME_WAIT, 50003, 40000),
+	};
+	struct port_use u[8];
+	size_t n = ports_usage(s, sizeof(s) / sizeof(s[0]), 32768, 60999, u, 8);
+
+	ASSERT_EQ(n, 1, "one_destination");
+	ASSERT_EQ(u[0].dport, 40000, "the_listener");
+	ASSERT_EQ(u[0].established, 2, "client_ends_only");
+	ASSERT_EQ(u[0].time_wait, 1, "time_wait");
+}
+UNIT_MAIN()
