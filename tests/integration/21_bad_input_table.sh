@@ -68,6 +68,9 @@ RANGE='expected (seconds|an integer) between'
 row unknown_command 2 "unknown command 'frobnicate'" "COMMAND --help|--help" $C frobnicate
 row unknown_option 2 "option .--frob. is unknown|unrecognized option" "--help" $C attach --frob
 row stray_argument 2 "unexpected argument 'extra'" "--help|remove|drop" $C summary extra
+# attach's --prom takes a FILE, summary's writes to stdout: the way to a file.
+row summary_prom_file 2 "unexpected argument 'm\.prom'" "connscope summary --prom > m\.prom" \
+	$C summary --prom m.prom
 
 # ---- pids ----
 row missing_pid 2 "which process" "give -p PID" $C attach -d 1

@@ -173,6 +173,13 @@ int cmd_summary(int argc, char **argv)
 			return cli_bad_option("summary", argv);
 		}
 	}
+	/* attach's --prom takes a FILE; summary's writes to stdout. */
+	if (prom && optind < argc) {
+		fprintf(stderr, "connscope summary: unexpected argument '%s': summary --prom "
+				"writes to stdout: connscope summary --prom > %s\n", argv[optind],
+			argv[optind]);
+		return EXIT_USAGE;
+	}
 	if (cli_no_more_args("summary", argc, argv))
 		return EXIT_USAGE;
 	for (size_t i = 0; i < npids; i++) {
