@@ -46,4 +46,34 @@ TEST(accepted_sockets_are_no_destination)
 	ASSERT_EQ(u[0].established, 2, "client_ends_only");
 	ASSERT_EQ(u[0].time_wait, 1, "time_wait");
 }
+
+TEST(a_listener_hides_only_its_own_netns_and_address)
+{
+	/* The snapshot holds several namespaces' sockets. A client in netns 1
+	 * from 50001 to 40000 shares its port with a listener of netns 2's,
+	 * and one from 50002 with a listener of its own netns bound to
+	 * 127.0.0.2: neither listener holds the client's port, so both are
+	 * 40000's ephemeral ports. A wildcard listener (0.0.0.0:40000) of
+	 * netns 1 still hides its accepted socket (127.0.0.1:40000). */
+	struct sd_sock s[] = {
+		sock(CS_TCP_LISTEN, 40000, 0),
+		sock(CS_TCP_LISTEN, 50001, 0),
+		sock(CS_TCP_LISTEN, 50002, 0),
+		sock(CS_TCP_ESTABLISHED, 50001, 40000),
+		sock(CS_TCP_ESTABLISHED, 50002, 40000),
+		sock(CS_TCP_ESTABLISHED, 40000, 50001),
+	};
+	struct port_use u[8];
+	size_t n;
+
+	memset(s[0].saddr, 0, sizeof(s[0].saddr));
+	s[0].netns = s[2].netns = s[3].netns = s[4].netns = s[5].netns = 1;
+	s[1].netns = 2;
+	s[2].saddr[3] = 2;
+	n = ports_usage(s, sizeof(s) / sizeof(s[0]), 32768, 60999, u, 8);
+	ASSERT_EQ(n, 1, "one_destination");
+	ASSERT_EQ(u[0].dport, 40000, "the_listener");
+	ASSERT_EQ(u[0].established, 2, "both_clients_counted");
+	ASSERT_EQ(u[0].other + u[0].time_wait, 0, "nothing_else");
+}
 UNIT_MAIN()

@@ -14,6 +14,41 @@ struct dest_key {
 	uint8_t saddr[16], daddr[16];
 };
 
+/* A listener's (netns, family, port, address); the address all zeros for
+ * a wildcard (0.0.0.0 or ::). */
+struct listen_key {
+	uint32_t netns;
+	uint16_t port;
+	uint8_t family, pad;
+	uint8_t addr[16];
+};
+
+static struct listen_key listen_key_of(const struct sd_sock *s, bool wildcard)
+{
+	struct listen_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.netns = s->netns;
+	k.port = s->sport;
+	k.family = s->family;
+	if (!wildcard)
+		memcpy(k.addr, s->saddr, 16);
+	return k;
+}
+
+/* Whether a listener holds s's local port: one of s's namespace, bound to
+ * s's address or to its family's wildcard (an accepted socket has its
+ * listener's family: a dual-stack [::] listener's are AF_INET6). */
+static bool held_by_listener(const struct hmap *listening, const struct sd_sock *s)
+{
+	struct listen_key k = listen_key_of(s, false);
+
+	if (hmap_get(listening, &k))
+		return true;
+	k = listen_key_of(s, true);
+	return hmap_get(listening, &k) != NULL;
+}
+
 static int by_use(const void *a, const void *b)
 {
 	const struct port_use *x = a, *y = b;
@@ -37,11 +72,16 @@ size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint
 		return 0;
 	/* A listener's port, bound, is no connect()'s to pick: its accepted
 	 * sockets (and their TIME_WAIT) hold no ephemeral port, even where
-	 * the listener's port lies in the range (a server bound to port 0). */
-	hmap_init(&listening, sizeof(uint16_t), 1);
+	 * the listener's port lies in the range (a server bound to port 0).
+	 * Only its own namespace's and address's: the snapshot holds every
+	 * namespace's sockets, and a client elsewhere may have that port. */
+	hmap_init(&listening, sizeof(struct listen_key), 1);
 	for (size_t i = 0; i < n; i++)
-		if (socks[i].state == CS_TCP_LISTEN)
-			(void)hmap_upsert(&listening, &socks[i].sport, NULL);
+		if (socks[i].state == CS_TCP_LISTEN) {
+			struct listen_key k = listen_key_of(&socks[i], false);
+
+			(void)hmap_upsert(&listening, &k, NULL);
+		}
 	hmap_init(&dests, sizeof(struct dest_key), sizeof(struct port_use));
 	for (size_t i = 0; i < n; i++) {
 		const struct sd_sock *s = &socks[i];
@@ -49,7 +89,7 @@ size_t ports_usage(const struct sd_sock *socks, size_t n, uint32_t port_lo, uint
 		bool created;
 
 		if (s->state == CS_TCP_LISTEN || !s->dport || s->sport < port_lo ||
-		    s->sport > port_hi || hmap_get(&listening, &s->sport))
+		    s->sport > port_hi || held_by_listener(&listening, s))
 			continue;
 		memcpy(key.saddr, s->saddr, 16);
 		memcpy(key.daddr, s->daddr, 16);
