@@ -69,6 +69,23 @@ TEST(type_names)
 	ASSERT_STREQ(fdinv_type_name(-1), "unknown", "negative");
 }
 
+/* fdt_is_socket over every value, by the types' stable names: the census's
+ * owners (fd_session_owners) and the sock_kind check take a socket's
+ * inode by it, so a type wrongly out is a socket left unattributed. */
+TEST(socket_types_by_name)
+{
+	static const char *const socks[] = { "tcp", "udp", "unix", "netlink", "other_socket" };
+
+	for (int i = -1; i <= FDT_MAX; i++) {
+		const char *n = fdinv_type_name(i);
+		bool want = false;
+
+		for (size_t k = 0; k < sizeof(socks) / sizeof(socks[0]); k++)
+			want |= i >= 0 && i < FDT_MAX && !strcmp(n, socks[k]);
+		ASSERT_EQ(fdt_is_socket(i), want, n);
+	}
+}
+
 TEST(classify_link_forms)
 {
 	static const struct {

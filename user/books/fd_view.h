@@ -5,6 +5,7 @@
 #ifndef CONNSCOPE_FD_VIEW_H
 #define CONNSCOPE_FD_VIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -36,6 +37,43 @@ enum fd_type {
 	FDT_OTHER,		/* namespaces ("net:[...]"), O_PATH to a symlink, ... */
 	FDT_MAX,
 };
+
+/* Whether type is a socket's. By name, not by range: the enum is append
+ * only, so a socket type added later lands after FDT_OTHER, and a test
+ * `type <= FDT_OTHER_SOCKET` would silently call it a file. No default:
+ * -Wswitch (-Wall -Werror) stops the build until a new type is placed. */
+static inline bool fdt_is_socket(int type)
+{
+	if (type < 0 || type >= FDT_MAX)
+		return false;
+	switch ((enum fd_type)type) {
+	case FDT_TCP:
+	case FDT_UDP:
+	case FDT_UNIX:
+	case FDT_NETLINK:
+	case FDT_OTHER_SOCKET:
+		return true;
+	case FDT_FILE:
+	case FDT_DIR:
+	case FDT_PIPE:
+	case FDT_EVENTFD:
+	case FDT_EPOLL:
+	case FDT_TIMERFD:
+	case FDT_SIGNALFD:
+	case FDT_INOTIFY:
+	case FDT_FANOTIFY:
+	case FDT_PIDFD:
+	case FDT_MEMFD:
+	case FDT_BPF:
+	case FDT_ANON_OTHER:
+	case FDT_CHR:
+	case FDT_BLK:
+	case FDT_OTHER:
+	case FDT_MAX:
+		return false;
+	}
+	return false;
+}
 
 /* "tcp", "udp", ..., "other"; "unknown" out of range. */
 const char *fdinv_type_name(int type);

@@ -65,7 +65,7 @@ static void read_fdinfo(int info_dir, const char *name, struct fdinv_fd *r)
 
 static bool valid_sock_kind(int kind)
 {
-	return kind >= 0 && FDINV_SOCK_TYPE(kind) <= FDT_OTHER_SOCKET &&
+	return kind >= 0 && fdt_is_socket(FDINV_SOCK_TYPE(kind)) &&
 	       FDINV_SOCK_STATE(kind) < FDINV_TCP_STATES;
 }
 

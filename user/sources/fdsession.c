@@ -362,7 +362,7 @@ int fd_session_owners(void *ctx, pid_t pid, uint64_t since_ns, struct inode_map 
 			const struct fdinv_fd *r = &inv->fds[k];
 			int err;
 
-			if (r->type > FDT_OTHER_SOCKET || !r->ino || r->ino > UINT32_MAX)
+			if (!fdt_is_socket(r->type) || !r->ino || r->ino > UINT32_MAX)
 				continue;
 			err = inode_map_put(m, (uint32_t)r->ino, pid);
 			if (err)
