@@ -3,8 +3,9 @@
  * keys, through random inserts and deletes that make long probe chains,
  * wrap the index, grow it and shrink the entries' array: every key found
  * with its value, none found that was deleted, iteration sees each entry
- * once. Keys of 8 bytes (the sock tables), of 20 (an endpoint) and of 44
- * (a 4-tuple): the last two keep their hash in their padding. */
+ * once. Keys of 4 bytes (a pid, an inode), of 8 (the sock tables), of 20
+ * (an endpoint) and of 44 (a 4-tuple): every one but the 8-byte keeps its
+ * hash in its padding (4 bytes or more of its 8-byte alignment free). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,9 +39,16 @@ static uint64_t rnd(void)
 	return rnd_state;
 }
 
-/* Key k as the map stores it: 8 bytes, or at the end of a wider key. */
+/* Key k as the map stores it: its low 4 bytes for a 4-byte key (keys
+ * are < 2^32), 8 bytes, or at the end of a wider key. */
 static void key_of(uint64_t k, size_t ksize, void *out)
 {
+	if (ksize == 4) {
+		uint32_t k32 = (uint32_t)k;
+
+		memcpy(out, &k32, 4);
+		return;
+	}
 	if (ksize == 8) {
 		memcpy(out, &k, 8);
 		return;
@@ -66,9 +74,16 @@ static void check_all(struct hmap *m, const struct model *md, size_t ksize)
 		ASSERT_EQ(got->id, md->ids[i], "value of key");
 	}
 	for (size_t i = 0; hmap_next(m, &i, &k, &v);) {
-		uint64_t key;
+		uint64_t key = 0;
 
-		memcpy(&key, (const uint8_t *)k + ksize - 8, 8);
+		if (ksize == 4) {
+			uint32_t k32;
+
+			memcpy(&k32, k, 4);
+			key = k32;
+		} else {
+			memcpy(&key, (const uint8_t *)k + ksize - 8, 8);
+		}
 		ASSERT_EQ(((struct tval *)v)->id, key * 3 + 1, "iterated value");
 		seen++;
 	}
@@ -139,6 +154,13 @@ static void churn(size_t ksize)
 	hmap_free(&m);
 	free(md.keys);
 	free(md.ids);
+}
+
+/* The pid and inode tables (inode_owners, tw_held, ...): a 4-byte key
+ * keeps its hash in the 4 bytes after it, as a 20- or 44-byte key does. */
+TEST(pid_keys_match_a_model_through_churn)
+{
+	churn(4);
 }
 
 TEST(sock_keys_match_a_model_through_churn)

@@ -35,9 +35,10 @@ void hmap_init(struct hmap *m, size_t key_size, size_t val_size)
 	m->val_size = val_size;
 	m->entry_size = align_up(key_size) + align_up(val_size);
 	/* A key that leaves 4 bytes of its 8-byte alignment free (the
-	 * 44-byte 4-tuple, the 20-byte endpoint) keeps its hash's low word
-	 * there: a delete finds the home slot of each entry it moves without
-	 * hashing its key again, at no memory. */
+	 * 44-byte 4-tuple, the 20-byte endpoint, and the 4-byte pid and
+	 * inode keys) keeps its hash's low word there: a delete finds the
+	 * home slot of each entry it moves without hashing its key again,
+	 * at no memory. */
 	m->hash_kept = align_up(key_size) - key_size >= sizeof(uint32_t);
 }
 
