@@ -196,6 +196,71 @@ else
 fi
 fx_stop cli; fx_stop srv; fx_stop ncli; fx_stop nsrv
 
+# Accepts at fexit on inet_csk_accept, in the per-transition mode: 6.1's
+# default (its 4-argument inet_csk_accept), and 6.12's with
+# --per-transition (6.10's inet_csk_accept(sk, struct proto_accept_arg *):
+# nothing else loads that program there). Three servers, all traced: a
+# calm churn (accepted N), N resets while the server is stopped (never
+# accepted N), and the races of 59_identity's reset case, which runs on
+# the host only, at the accept() exit tracepoints: R resets from a traced
+# client, each landing before, while or after accept() takes the child,
+# with U ordinary connections from an untraced one. accept() returns every
+# child, dead or not, so accepted + never accepted is the fixture's count.
+R=200 U=100
+qport=$("$FIXTURES/tcpfix" freeport) qnport=$("$FIXTURES/tcpfix" freeport) qrport=$("$FIXTURES/tcpfix" freeport)
+fx_start qsrv server -p "$qport" && fx_start qcli client -p "$qport" &&
+	fx_start qnsrv server -p "$qnport" && fx_start qncli client -p "$qnport" &&
+	fx_start qrsrv server -p "$qrport" && fx_start qrcli client -p "$qrport" &&
+	fx_start qucli client -p "$qrport" || fail fexit/start fixtures
+if cs_attach "$TMP/q.json" "$TMP/q.err" -p "$FX_PID_qsrv,$FX_PID_qnsrv,$FX_PID_qrsrv,$FX_PID_qrcli" \
+	--per-transition -i 0.5 -j; then
+	assert_eq "$(syscall_hooks "$CS_PID")" "0 0" fexit/no_syscall_tracepoint
+	assert_eq "$(fx_cmd qcli "churn $N")" "churned $N" fexit/churned
+	kill -STOP "$FX_PID_qnsrv"
+	assert_eq "$(fx_cmd qncli "churn-reset $N")" "churned $N" fexit/never_churned
+	kill -CONT "$FX_PID_qnsrv"
+	fix_send qrcli "churn-reset $R"
+	fix_send qucli "churn $U"
+	fix_expect qrcli "churned *" 120; assert_eq "$FIX_LINE" "churned $R" fexit/race_reset_churned
+	fix_expect qucli "churned *" 120; assert_eq "$FIX_LINE" "churned $U" fexit/race_untraced_churned
+	wait_for "[ \"\$(fx_cmd qsrv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+	wait_for "[ \"\$(fx_cmd qnsrv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+	wait_for "[ \"\$(fx_cmd qrsrv stats)\" = 'stats accepted $((R + U)) closed $((R + U)) open 0' ]" 60
+	st=$(fx_cmd qrsrv stats)
+	assert_eq "$st" "stats accepted $((R + U)) closed $((R + U)) open 0" fexit/race_server_accepted_all
+	read -r _ _ acc _ <<<"$st"
+	cs_stop
+	assert_eq "$?" 0 fexit/exit_status
+	q=".processes[] | select(.pid == $FX_PID_qsrv) | .totals"
+	qn=".processes[] | select(.pid == $FX_PID_qnsrv) | .totals"
+	qr=".processes[] | select(.pid == $FX_PID_qrsrv) | .totals"
+	qc=".processes[] | select(.pid == $FX_PID_qrcli) | .totals"
+	jqs "$TMP/q.json" accept_hook '.run.accept_hook // "none"' \
+		records '.run.records | startswith("per state transition")' \
+		calm "$q | [.connections_accepted, .connections_never_accepted, .connections_closed] | @tsv" \
+		never "$qn | [.connections_accepted, .connections_never_accepted] | @tsv" \
+		race_sum "$qr | .connections_accepted + .connections_never_accepted" \
+		race_split "$qr | .connections_accepted >= $U and .connections_never_accepted <= $R" \
+		race_acc "$qr | .connections_accepted" race_never "$qr | .connections_never_accepted" \
+		race_closed "$qr | [.connections_closed, .resets] | @tsv" \
+		race_client "$qc | [.connections_opened, .connections_closed] | @tsv" \
+		lost .agent.events_lost
+	assert_eq "${V[accept_hook]}" fexit/inet_csk_accept fexit/accept_hook
+	assert_eq "${V[records]}" true fexit/records_per_transition
+	assert_eq "${V[calm]}" "$(printf '%s\t0\t%s' "$N" "$N")" fexit/calm_accepted
+	assert_eq "${V[never]}" "$(printf '0\t%s' "$N")" fexit/never_accepted
+	assert_eq "${V[race_sum]}" "$acc" fexit/race_accepted_and_never_eq_fixture
+	assert_eq "${V[race_split]}" true fexit/race_never_accepted_only_resets
+	assert_eq "${V[race_closed]}" "$(printf '%s\t%s' "$acc" "$R")" fexit/race_closed_and_resets
+	assert_eq "${V[race_client]}" "$(printf '%s\t%s' "$R" "$R")" fexit/race_client_opened
+	assert_eq "${V[lost]}" 0 fexit/no_events_lost
+	# The split, for the log (run.sh relays "# " lines).
+	echo "# $LIB_SCRIPT/fexit: race accepted ${V[race_acc]} never accepted ${V[race_never]} of $acc ($R resets)"
+else
+	fail fexit/loaded "$(tr '\n' ' ' <"$TMP/q.err" | tail -c 600)"
+fi
+for f in qcli qsrv qncli qnsrv qrcli qucli qrsrv; do fx_stop "$f"; done
+
 # TIME_WAIT taken over: a server that closes first and a client that
 # reconnects from one port. The kernel ends each TIME_WAIT but the last
 # early (inet_twsk_deschedule_put -> inet_twsk_kill), and the server's

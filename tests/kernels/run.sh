@@ -210,7 +210,7 @@ for s in "${ready[@]}"; do
 		wait "${pid_of[$s]}"
 		qrc=$?
 	fi
-	grep -a -E '^(ok|not ok|skip) - ' "$res" | tr -d '\r'
+	grep -a -E '^(ok|not ok|skip) - |^# ' "$res" | tr -d '\r'
 	echo "$(basename "$vmlinuz"): guest ran $((SECONDS - start_of[$s])) s (qemu exit $qrc, $accel)" >&2
 	if ! grep -a -q '^guest: done' "$res"; then
 		rc=1
