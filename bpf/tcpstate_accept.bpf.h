@@ -46,6 +46,7 @@ static __always_inline int accept_traced(struct sock *sk)
 {
 	struct cs_owner o = {};
 	struct cs_tuple t;
+	__u32 flags = CS_F_NEW_OWNER;
 	__u64 key;
 	int state;
 
@@ -55,32 +56,55 @@ static __always_inline int accept_traced(struct sock *sk)
 	/* A peer may have reset it already; a CLOSEd sock has no life left. */
 	if (state != TCP_CLOSE) {
 		owner_put(key, &o);
-		/* A reset between the read above and the put: its CLOSE found
-		 * no owner to drop, so drop ours, or the next socket at this
-		 * address would inherit it. */
-		if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE)
-			bpf_map_delete_elem(&owners, &key);
+		/* A reset since the read above. Its CLOSE record is in the
+		 * ring before ours (the tracepoint runs before the state is
+		 * stored), so the record says CLOSE too: ESTABLISHED after its
+		 * end made the books a live connection that never closed.
+		 * Before our put, that CLOSE found the listener's owner and
+		 * counted the child itself (never accepted where not grafted
+		 * yet, as at fexit; else accept()'s, to come): our entry is
+		 * still here, dropped, or the next socket at this address would
+		 * inherit it. After the put, it found ours and dropped it: its
+		 * end is counted, its accept is ours to count (CS_F_ACCEPTED;
+		 * before, counted once more as never accepted at fexit). */
+		if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE) {
+			if (bpf_map_delete_elem(&owners, &key))
+				flags |= CS_F_ACCEPTED;
+			state = TCP_CLOSE;
+		}
 	}
 	sk_read_tuple(sk, &t, false);
-	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, CS_F_NEW_OWNER, 0, false);
+	return emit(sk, &o, &t, CS_EV_ACCEPT, state, state, flags, 0, false);
 }
 
-/* The accept() exits: the fd it returned, back to its sock. A unix
- * socket's accept is none of ours, not a miss: before, each counted in
- * accept_unresolved, a loss (63_accept_unix: 5 for 5). */
+#define CS_IPPROTO_MPTCP 262	/* include/uapi/linux/in.h */
+
+/* The accept() exits: the fd it returned, back to its sock. A socket of
+ * another family (unix, AF_ALG's crypto requests, vsock) or an inet one
+ * not TCP (SCTP) is none of ours, not a miss: before, each counted in
+ * accept_unresolved, a loss (63_accept_unix: 5 for 5). A miss is an fd
+ * that led to no sock, or MPTCP's (its TCP subflows' taker unknown). */
 static __always_inline int handle_accept(long ret)
 {
 	struct sock *sk;
+	int family, proto;
 
 	if (ret < 0)
 		return 0;
 	sk = current_fd_sock(ret);
 	if (!current_is_target())
 		return sk ? accept_untraced(sk) : 0;
-	if (sk && BPF_CORE_READ(sk, __sk_common.skc_family) == AF_UNIX)
-		return 0;
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
+	if (!sk) {
 		stat_inc(CS_STAT_ACCEPT_MISS);
+		return 0;
+	}
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	proto = BPF_CORE_READ(sk, sk_protocol);
+	if (proto != IPPROTO_TCP) {
+		if (proto == CS_IPPROTO_MPTCP)
+			stat_inc(CS_STAT_ACCEPT_MISS);
 		return 0;
 	}
 	return accept_traced(sk);

@@ -121,6 +121,46 @@ TEST(child_reset_after_accept_took_it_is_accepted)
 	agg_free(&a);
 }
 
+/* A reset while the accept hook runs (at fexit, before the child is
+ * grafted): the hook read it alive, made the accepting process its owner,
+ * then read it CLOSEd. Before its put, the CLOSE found the listener's owner
+ * and counted it never accepted: the hook's record says CLOSE and adds
+ * nothing. After the put, the CLOSE found the accepting owner and counted
+ * no accept: the record says CLOSE with CS_F_ACCEPTED and counts it. Its
+ * CLOSE record is always first in the ring. Before, the record said
+ * ESTABLISHED: counted accepted as well as never accepted in the first
+ * order, and in both a live connection that never closed (review F1). */
+TEST(reset_while_the_accept_hook_runs_counted_once_and_not_live)
+{
+	struct cs_tuple t2 = tup(8080, 43001);
+	struct agg a;
+	struct cs_event e;
+	struct proc_books *srv;
+
+	agg_init(&a, 0);
+	/* The CLOSE before the hook's put: still the listener's, ungrafted. */
+	child_reset(&a, 0x5000, 43000, CS_F_NOT_ACCEPTED, false);
+	/* The CLOSE after it: the accepting owner's. */
+	e = ev(CS_EV_STATE, 0x5040, SERVER, CS_OWNER_LISTENER, t2, CS_TCP_LISTEN, CS_TCP_SYN_RECV);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 0x5040, SERVER, CS_OWNER_LISTENER, t2, CS_TCP_SYN_RECV,
+	       CS_TCP_ESTABLISHED);
+	agg_event(&a, &e);
+	e = ev(CS_EV_STATE, 0x5040, SERVER, CS_OWNER_ACCEPT, t2, CS_TCP_ESTABLISHED, CS_TCP_CLOSE);
+	e.sk_err = ECONNRESET;
+	agg_event(&a, &e);
+	e = ev(CS_EV_ACCEPT, 0x5040, SERVER, CS_OWNER_ACCEPT, t2, CS_TCP_CLOSE, CS_TCP_CLOSE);
+	e.flags = CS_F_NEW_OWNER | CS_F_ACCEPTED;
+	agg_event(&a, &e);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_EQ(srv->total.never_accepted, 1, "reset_before_the_put_never_accepted");
+	ASSERT_EQ(srv->total.accepted, 1, "reset_after_the_put_accepted");
+	ASSERT_EQ(srv->total.closed, 2, "closed");
+	ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 0, "none_live");
+	ASSERT_EQ(a.conns.count, 0, "no_conn_left");
+	agg_free(&a);
+}
+
 /* accept() saw the child alive and its exit came first; the reset's
  * CLOSE, still the listener's, after. A new child at the same address is
  * then reset in the queue and handed over dead: it is never accepted

@@ -126,9 +126,11 @@ static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_ev
 	 * accept, so both modes count it alike). Or reset after accept() took
 	 * it off the queue (inet_accept() grafts it under the sock's lock, a
 	 * reset waits for release_sock()): accepted, its close already
-	 * counted. */
+	 * counted. Or reset while the accept hook ran, after it made the
+	 * accepting process the owner (CS_F_ACCEPTED): that CLOSE was charged
+	 * to it, the accept is counted here. */
 	if (e->newstate == CS_TCP_CLOSE) {
-		if (hmap_del(&a->accepting, &e->sk))
+		if (hmap_del(&a->accepting, &e->sk) || (e->flags & CS_F_ACCEPTED))
 			p->total.accepted++;
 		return;
 	}
