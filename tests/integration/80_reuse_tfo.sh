@@ -12,7 +12,8 @@
 # MSG_FASTOPEN, and TCP_FASTOPEN_CONNECT), 5 requests of 100 bytes and 5
 # answers of 50 in all; both ends traced, every count asserted to the
 # byte. The same with sock_send_length counting (the hook hidden from the
-# kernel's BTF, as on Debian's 6.12).
+# kernel's BTF, fentry off: what a kernel without the tracepoint gets
+# where fentry does not load; Debian's 6.12 counts at fentry instead).
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"

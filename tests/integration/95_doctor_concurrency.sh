@@ -98,9 +98,12 @@ last_case() {
 	[[ $pc =~ ^[0-9]+$ ]] || pc=0
 	[[ $cpc =~ ^[0-9]+$ ]] || cpc=0
 	echo "# $name: server peak concurrent $pc, client $cpc"
-	# 3-4 here (a request is in the server's hands for microseconds); 16
-	# with no time for the sends (tried: the stamp left out).
-	assert_eq "$((pc >= 1 && pc < W))" 1 "$name/server_concurrency_ends_at_its_last_send (1 <= $pc < $W)"
+	# 3-4 here (a request is in the server's hands for microseconds), at
+	# most W (the client's W requests in flight, all read and not yet
+	# answered where they land together on a busy machine: a Python
+	# server); 16 with no time for the sends (the stamp left out), 10 with
+	# the socket's own clock.
+	assert_eq "$((pc >= 1 && pc <= W))" 1 "$name/server_concurrency_ends_at_its_last_send (1 <= $pc <= $W)"
 	assert_eq "$((cpc >= 2 && cpc <= W))" 1 "$name/client_concurrency_ends_at_its_last_read (2 <= $cpc <= $W)"
 	assert_eq "$(jqn "[.processes[] | select(.pid == $SPID)][0].reuse | [.connections_accepted, .requests] | @tsv" "$J")" \
 		"$(printf '%s\t%s' "$N" "$N")" "$name/server_counts_exact"
