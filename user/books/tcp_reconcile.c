@@ -164,7 +164,7 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	struct recon_memo memo = { 0 };
 	struct hmap fileless, tw_held, cut_adj;
 	uint8_t unowned_ports[8192];	/* sport ^ dport of the sockets below */
-	uint8_t books_ports[8192];	/* sport ^ dport of the books' connections */
+	uint8_t books_ports[8192];	/* sport ^ dport of the books' conns */
 	bool books_ported = false;
 	struct cut_index *cut = malloc(sizeof(*cut));
 	struct cut_conn *cc;
@@ -250,8 +250,9 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			p = o ? memo_proc(a, &memo, o->pid) : NULL;
 			cc = cut ? cut_match(a, cut, s) : NULL;
 			/* Its file closed before the fd listings (or made
-			 * after them): the owner is the books' (it ended since the census began, or its
-			 * end is still to come: above). */
+			 * after them): the owner is the books' (it ended
+			 * since the census began, or its end is still to
+			 * come: above). */
 			if (!o && cc) {
 				p = agg_find_proc(a, cc->pid);
 			} else if (!o && fileless.count) {
@@ -321,7 +322,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		const struct cs_tuple *key;
 		size_t ndead = 0, nlook = 0;
 		/* The caller's second look, for those a census has shown
-		 * (their device known: a look naming none misses a bound one). */
+		 * (their device known: a look naming none misses a bound
+		 * one). */
 		struct agg_tw_look *look = a->tw_look && a->tw.count ?
 					   calloc(a->tw.count, sizeof(*look)) : NULL;
 		struct tw_entry **tws = look ? calloc(a->tw.count, sizeof(*tws)) : NULL;
@@ -374,7 +376,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				continue;
 			}
 			/* A cancel is no end either: a re-armed timer (the
-			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled too. */
+			 * peer's FIN reaching a FIN_WAIT2 tw) is cancelled
+			 * too. */
 			if (!tw->missed)
 				tw->gone_ns = a->snapshot_ns;
 			/* The run's last dump is the last word on one whose
@@ -390,9 +393,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				}
 				continue;
 			}
-			/* A cancelled timer with no expiry after it: ended early.
-			 * In census mode, by its age when the first dump lacked
-			 * it. In a namespace no dump reads, how is not known. */
+			/* A cancelled timer with no expiry after it: ended
+			 * early. In census mode, by its age when the first
+			 * dump lacked it. In a namespace no dump reads, how
+			 * is not known. */
 			if (!ns_dumped(a, key->netns))
 				tw->gone_ns = 0;
 			dead[ndead++] = *key;
