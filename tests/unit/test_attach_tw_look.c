@@ -17,25 +17,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "unit.h"
+#include "own_netns.h"
 #include "netns.h"
 #include "sockdiag.h"
 #include "snapshot.h"
 #include "attach_sources.h"
 
-static void own_netns(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd;
-
-	if (unshare(CLONE_NEWNET))
-		SKIP("unshare(CLONE_NEWNET) refused (no CAP_SYS_ADMIN): the sockets would stay in the caller's namespace");
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_TRUE(fd >= 0, "socket");
-	ASSERT_EQ(ioctl(fd, SIOCGIFFLAGS, &ifr), 0, "lo_flags");
-	ifr.ifr_flags |= IFF_UP;
-	ASSERT_EQ(ioctl(fd, SIOCSIFFLAGS, &ifr), 0, "lo_up");
-	close(fd);
-}
 
 static struct sockaddr_in lo4(uint16_t port)
 {
@@ -96,7 +83,8 @@ TEST(look_tells_a_time_wait_replaced_at_its_tuple_by_cookie)
 	uint64_t first, second;
 	int l;
 
-	own_netns();
+	if (!unit_own_netns())
+		SKIP("unshare(CLONE_NEWNET) refused (no CAP_SYS_ADMIN): the sockets would stay in the caller's namespace");
 	ns.netns = netns_self();
 	l = listener(port);
 	first = server_time_wait(l, port, cport);

@@ -24,6 +24,7 @@
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>
 #include "unit.h"
+#include "own_netns.h"
 #include "netns.h"
 #include "sockdiag.h"
 
@@ -37,20 +38,11 @@
 static void own_netns(void)
 {
 	static bool done;
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd;
 
 	if (done)
 		return;
 	done = true;
-	if (unshare(CLONE_NEWNET))
-		return;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_TRUE(fd >= 0, "socket");
-	ASSERT_EQ(ioctl(fd, SIOCGIFFLAGS, &ifr), 0, "lo_flags");
-	ifr.ifr_flags |= IFF_UP;
-	ASSERT_EQ(ioctl(fd, SIOCSIFFLAGS, &ifr), 0, "lo_up");
-	close(fd);
+	unit_own_netns();
 }
 
 static int listener4(uint16_t *port)
