@@ -142,11 +142,13 @@ assert_eq "$(sort <<<"$prog_names")" "$(jqn '.agent.cost.programs[].name' "$J" |
 	programs/html_names_equal_json
 footer=$(grep -o '<footer data-k="sources">.*</footer>' "$H" | sed 's/<[^>]*>//g')
 assert_eq "$(grep -c -F "($(jqn .run.hook "$J")" <<<"$footer")" 1 footer/names_the_hook
-# accept() exits are traced per transition only (.run.records says which).
+# An accept hook runs per transition only (.run.records says which), and
+# the footer names the one run.accept_hook names.
 if [[ $(jqn .run.records "$J") == "per socket"* ]]; then
 	assert_eq "$(grep -c accept <<<"$footer")" 0 footer/no_accept_hook_unused
 else
-	assert_eq "$(grep -c 'accept() exits' <<<"$footer")" 1 footer/accept_hook_used
+	assert_eq "$(grep -c -F "accepts at $(jqn .run.accept_hook "$J")" <<<"$footer")" 1 \
+		footer/accept_hook_used
 fi
 
 # ---- the fd part agrees with the JSON ----

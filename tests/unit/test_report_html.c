@@ -217,6 +217,40 @@ TEST(run_parameters)
 	agg_free(&a);
 }
 
+/* The footer names the accept hook Run names (run->accept_hook), not the
+ * one the program list says is loaded: where fexit on inet_csk_accept
+ * loaded but did not attach, the accept() exits ran instead. */
+TEST(footer_names_the_accept_hook_that_ran)
+{
+	struct agg a;
+	struct run_info run = base_run;
+	char *out, *footer;
+
+	sample(&a);
+	run.nprogs = 3;
+	run.progs[0].name = "handle_accept_fexit";
+	run.progs[0].attached = true;
+	run.progs[1].name = "handle_accept4_exit";
+	run.progs[2].name = "handle_accept_exit";
+	run.accept_hook = "tracepoint/syscalls/sys_exit_accept, sys_exit_accept4";
+	out = render(&a, &run);
+	footer = strstr(out, "<footer");
+	ASSERT_TRUE(footer != NULL, "footer");
+	ASSERT_TRUE(strstr(footer, "accepts at <span class=\"mono\">tracepoint/syscalls/"
+				   "sys_exit_accept, sys_exit_accept4</span>") != NULL,
+		    "footer_accept_exits");
+	ASSERT_TRUE(strstr(footer, "inet_csk_accept") == NULL, "footer_not_fexit");
+	free(out);
+
+	/* Socket storage: no accept hook, none named. */
+	run.accept_hook = NULL;
+	out = render(&a, &run);
+	footer = strstr(out, "<footer");
+	ASSERT_TRUE(footer != NULL && strstr(footer, "accept") == NULL, "footer_no_accept_hook");
+	free(out);
+	agg_free(&a);
+}
+
 /* A server's listener is an endpoint for reuse alone: no TIME_WAIT row of
  * zeros for it, and no TIME_WAIT table when it is the only one. */
 TEST(reuse_only_endpoint_has_no_time_wait_row)

@@ -177,17 +177,11 @@ void html_run_section(FILE *out, const struct agg *a, const struct run_info *run
 	fputs("</dd>\n</dl>\n</section>\n", out);
 }
 
-static bool prog_attached(const struct run_info *run, const char *name)
-{
-	for (int i = 0; i < run->nprogs; i++)
-		if (run->progs[i].attached && !strcmp(run->progs[i].name, name))
-			return true;
-	return false;
-}
-
 /* Where the counters came from, naming only the hooks this run used: an
  * accept hook is there in per-transition mode alone (the default keeps
- * owners on the socket). */
+ * owners on the socket), and it is the one Run names (run->accept_hook:
+ * the accept() exits where fexit on inet_csk_accept loaded but did not
+ * attach). */
 void html_footer(FILE *out, const struct run_info *run)
 {
 	char src[128];
@@ -196,10 +190,11 @@ void html_footer(FILE *out, const struct run_info *run)
 	      "class=\"mono\">", out);
 	html_esc(out, run->hook && *run->hook ? run->hook : "inet_sock_set_state");
 	fputs("</span>", out);
-	if (prog_attached(run, "handle_accept_fexit"))
-		fputs(", accept() at inet_csk_accept", out);
-	else if (prog_attached(run, "handle_accept4_exit") || prog_attached(run, "handle_accept_exit"))
-		fputs(", accept() exits", out);
+	if (run->accept_hook) {
+		fputs(", accepts at <span class=\"mono\">", out);
+		html_esc(out, run->accept_hook);
+		fputs("</span>", out);
+	}
 	fputs("); sockets now from ", out);
 	html_esc(out, run_census_source(run, src, sizeof(src)));
 	fputs(" + /proc/PID/fd at the end, TIME_WAIT and orphans joined to owners by 4-tuple. "
