@@ -52,6 +52,12 @@ syscall_hooks() {
 		END {print tp + 0, raw + 0}' /proc/"$1"/fdinfo/* 2>/dev/null
 }
 
+# fexit_links PID: the agent's fexit links (attach_type 25,
+# BPF_TRACE_FEXIT) in its fdinfo: the accept hook's, where it attached.
+fexit_links() {
+	awk '/^attach_type:/ && $2 == 25 {n++} END {print n + 0}' /proc/"$1"/fdinfo/* 2>/dev/null
+}
+
 # The agent in a child pid namespace (this script again, under unshare):
 # a churn there traced by -p with --children, so every unit loads with
 # its pid translation (bpf/agent.bpf.h) and the fork hooks, on this kernel.
@@ -215,6 +221,7 @@ fx_start qsrv server -p "$qport" && fx_start qcli client -p "$qport" &&
 if cs_attach "$TMP/q.json" "$TMP/q.err" -p "$FX_PID_qsrv,$FX_PID_qnsrv,$FX_PID_qrsrv,$FX_PID_qrcli" \
 	--per-transition -i 0.5 -j; then
 	assert_eq "$(syscall_hooks "$CS_PID")" "0 0" fexit/no_syscall_tracepoint
+	assert_eq "$(fexit_links "$CS_PID")" 1 fexit/fexit_linked
 	assert_eq "$(fx_cmd qcli "churn $N")" "churned $N" fexit/churned
 	kill -STOP "$FX_PID_qnsrv"
 	assert_eq "$(fx_cmd qncli "churn-reset $N")" "churned $N" fexit/never_churned
@@ -260,6 +267,59 @@ else
 	fail fexit/loaded "$(tr '\n' ' ' <"$TMP/q.err" | tail -c 600)"
 fi
 for f in qcli qsrv qncli qnsrv qrcli qucli qrsrv; do fx_stop "$f"; done
+
+# The fexit refused at attach (it loads, as the start-up probe proved, but
+# the kernel may still refuse its trampoline: another ftrace user with
+# IPMODIFY, a livepatch, the trampoline's link limit): the run goes on
+# with the accept() exits, says so in one line on stderr, names them in
+# run.accept_hook, and counts as with fexit: a calm churn accepted N, N
+# resets while the server is stopped never accepted N.
+# CONNSCOPE_HOOK_FAULT=accept-fexit makes the attach fail (EBUSY) on a
+# kernel where it works. 6.1 alone: its default runs the fexit.
+case $(uname -r) in
+6.1.*)
+	fport=$("$FIXTURES/tcpfix" freeport) fnport=$("$FIXTURES/tcpfix" freeport)
+	fx_start fsrv server -p "$fport" && fx_start fcli client -p "$fport" &&
+		fx_start fnsrv server -p "$fnport" && fx_start fncli client -p "$fnport" ||
+		fail fexit_refused/start fixtures
+	export CONNSCOPE_HOOK_FAULT=accept-fexit
+	if cs_attach "$TMP/r.json" "$TMP/r.err" -p "$FX_PID_fsrv,$FX_PID_fnsrv" -i 0.5 -j \
+		--report "$TMP/r.html"; then
+		unset CONNSCOPE_HOOK_FAULT
+		# The kernel's view: the two accept() exit programs loaded
+		# (classic tracepoints), no fexit link.
+		assert_eq "$(syscall_hooks "$CS_PID") $(fexit_links "$CS_PID")" "2 0 0" \
+			fexit_refused/accept_exits_not_fexit
+		assert_eq "$(fx_cmd fcli "churn $N")" "churned $N" fexit_refused/churned
+		kill -STOP "$FX_PID_fnsrv"
+		assert_eq "$(fx_cmd fncli "churn-reset $N")" "churned $N" fexit_refused/never_churned
+		kill -CONT "$FX_PID_fnsrv"
+		wait_for "[ \"\$(fx_cmd fsrv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+		wait_for "[ \"\$(fx_cmd fnsrv stats)\" = 'stats accepted $N closed $N open 0' ]" 30
+		cs_stop
+		assert_eq "$?" 0 fexit_refused/exit_status
+		jqs "$TMP/r.json" accept_hook '.run.accept_hook // "none"' \
+			calm ".processes[] | select(.pid == $FX_PID_fsrv) | .totals | [.connections_accepted, .connections_never_accepted, .connections_closed] | @tsv" \
+			never ".processes[] | select(.pid == $FX_PID_fnsrv) | .totals | [.connections_accepted, .connections_never_accepted] | @tsv" \
+			lost .agent.events_lost
+		assert_eq "${V[accept_hook]}" "tracepoint/syscalls/sys_exit_accept, sys_exit_accept4" \
+			fexit_refused/accept_hook
+		# The HTML report's Run and footer name the same (the text
+		# report's accept: line reads the same run_info: test_format).
+		assert_eq "$(grep -c '<dt>accept hook</dt><dd class="mono">tracepoint/syscalls/sys_exit_accept, sys_exit_accept4</dd>' "$TMP/r.html") $(grep -c 'inet_csk_accept' "$TMP/r.html")" \
+			"1 0" fexit_refused/html_names_accept_exits
+		assert_eq "$(grep -c 'fexit' "$TMP/r.err") $(grep 'fexit' "$TMP/r.err")" \
+			"1 connscope: cannot attach fexit/inet_csk_accept: Device or resource busy; accepts from tracepoint/syscalls/sys_exit_accept, sys_exit_accept4 instead" \
+			fexit_refused/said_once
+		assert_eq "${V[calm]}" "$(printf '%s\t0\t%s' "$N" "$N")" fexit_refused/calm_accepted
+		assert_eq "${V[never]}" "$(printf '0\t%s' "$N")" fexit_refused/never_accepted
+		assert_eq "${V[lost]}" 0 fexit_refused/no_events_lost
+	else
+		unset CONNSCOPE_HOOK_FAULT
+		fail fexit_refused/loaded "$(tr '\n' ' ' <"$TMP/r.err" | tail -c 600)"
+	fi
+	for f in fcli fsrv fncli fnsrv; do fx_stop "$f"; done ;;
+esac
 
 # TIME_WAIT taken over: a server that closes first and a client that
 # reconnects from one port. The kernel ends each TIME_WAIT but the last

@@ -157,7 +157,9 @@ int kf_probe_kernel(const char *btf_path, struct kf_probe *p)
 	/* TCP's sends at fentry where the tracepoint is missing (6.12). */
 	p->have[KF_HOOK_SENDMSG_FENTRY] = !btf_path && !p->have[KF_HOOK_SENDMSG_LOCKED] &&
 					  trampoline_loads(btf, "tcp_sendmsg_locked", BPF_TRACE_FENTRY);
-	/* Who took a listener's child, at accept's own return (6.1, 6.12). */
+	/* Who took a listener's child, at accept's own return (6.1, 6.12).
+	 * Proven to load, not to attach: tracer_attach_accept falls back to
+	 * the accept() exits where the kernel refuses the attach. */
 	p->have[KF_HOOK_ACCEPT_FEXIT] = !btf_path &&
 					trampoline_loads(btf, "inet_csk_accept", BPF_TRACE_FEXIT);
 	btf__free(btf);

@@ -252,7 +252,7 @@ static int open_and_load(struct tracer *t, const struct tracer_opts *o, bool use
 		       : "tracepoint/sock/sock_send_length, tracepoint/sock/sock_recv_length";
 	t->accept_method = t->sk_mode ? NULL	/* the child's first task says it */
 			   : accept_fn ? "fexit/inet_csk_accept"
-			   : "tracepoint/syscalls/sys_exit_accept, sys_exit_accept4";
+			   : TRACER_ACCEPT_EXITS;
 	t->tw_events = tw_addr || tw_fn;
 	t->tw_method = tw_addr ? "tw timer (tp_btf/timer_start,timer_cancel,timer_expire_entry)"
 		       : tw_sched ? "fentry (inet_twsk_hashdance_schedule,tw_timer_handler,inet_twsk_kill)"
@@ -390,8 +390,17 @@ int tracer_attach(struct tracer *t, const struct tracer_opts *o)
 
 	if (!o->all)
 		seed_listeners_early(t, o);
+	/* The accept hook first: where fexit on inet_csk_accept does not
+	 * attach, its fallback loads before any state program runs. */
+	err = tracer_attach_accept(t, o);
+	if (err) {
+		tracer_close(t);
+		return err;
+	}
 	/* The target-set hooks went on at the load (attach_target_hooks). */
 	err = tcpstate_bpf__attach(t->skel);
+	if (!err && t->accept_skel)
+		err = tcpstate_bpf__attach(t->accept_skel);
 	if (err) {
 		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
 				"(run with -v for details)\n", strerror(-err));
@@ -648,8 +657,10 @@ void tracer_close(struct tracer *t)
 	bpf_link__destroy(t->birth_link);
 	t->birth_link = NULL;
 	ring_buffer__free(t->rb);
+	tcpstate_bpf__destroy(t->accept_skel);
 	tcpstate_bpf__destroy(t->skel);
 	t->rb = NULL;
+	t->accept_skel = NULL;
 	t->skel = NULL;
 }
 
@@ -713,12 +724,19 @@ int tracer_programs(struct tracer *t, const char **names, bool *attached, int ma
 	if (!t->skel)
 		return 0;
 	/* tcpstate_bpf__attach() attached every autoloaded program or failed
-	 * as a whole, so autoload is what runs. */
+	 * as a whole, so autoload is what runs; but for the accept hook
+	 * whose fexit did not attach: the accept() exits of the second load
+	 * ran in its place (tracer_attach_accept). */
 	bpf_object__for_each_program(prog, t->skel->obj) {
+		bool exits = prog == t->skel->progs.handle_accept_exit ||
+			     prog == t->skel->progs.handle_accept4_exit;
+
 		if (n == max)
 			break;
 		names[n] = bpf_program__name(prog);
-		attached[n] = bpf_program__autoload(prog);
+		attached[n] = !t->accept_skel ? bpf_program__autoload(prog)
+			      : prog == t->skel->progs.handle_accept_fexit ? false
+			      : exits || bpf_program__autoload(prog);
 		n++;
 	}
 	return n;

@@ -43,8 +43,15 @@ struct tcpstate_bpf;
 
 #define TRACER_HELD_NS 16
 
+/* The accept() exit tracepoints, as run.accept_hook names them. */
+#define TRACER_ACCEPT_EXITS "tracepoint/syscalls/sys_exit_accept, sys_exit_accept4"
+
 struct tracer {
 	struct tcpstate_bpf *skel;
+	/* The accept() exits, a second load of the unit on the first one's
+	 * maps, where fexit on inet_csk_accept loaded but did not attach
+	 * (tracer_attach); NULL otherwise. */
+	struct tcpstate_bpf *accept_skel;
 	struct ring_buffer *rb;	/* NULL until tracer_map_ring() */
 	ring_buffer_sample_fn cb;	/* what the events ring is read into */
 	void *cb_ctx;
@@ -96,9 +103,16 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
  * since before is not yet adopted and its traffic goes uncounted, while a
  * new one's is counted: loading the QUIC unit in that window (~0.9-1.1
  * s) read 1.68-1.76 requests a connection for the demo's 2.0 when attached
- * mid-run. The targets' listeners get their owner first. 0 or -errno
- * after printing why (the tracer is closed then). */
+ * mid-run. The targets' listeners get their owner first, and the accept
+ * hook goes on before the state programs: fexit on inet_csk_accept where
+ * it loaded, or, where the kernel refuses its attach, the accept() exits
+ * instead (said once on stderr; accept_method names what runs). 0 or
+ * -errno after printing why (the tracer is closed then). */
 int tracer_attach(struct tracer *t, const struct tracer_opts *o);
+/* The accept hook's part of tracer_attach (tcp_tracer_accept.c): nothing
+ * where fexit on inet_csk_accept was not loaded. 0 or -errno after
+ * printing why. */
+int tracer_attach_accept(struct tracer *t, const struct tracer_opts *o);
 /* Maps the events ring into t->rb: after every other BPF object is
  * loaded. libbpf maps a ring's data twice (8 MiB ring, 16 MiB of RSS) and
  * parses the kernel's BTF at each object's load (~12 MiB of heap while

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Who took a listener's child, per transition: the accept hook's attach.
+ * The start-up probe (kfeatures_probe.c, KF_HOOK_ACCEPT_FEXIT) proves that
+ * fexit on inet_csk_accept loads, not that it attaches: the kernel can
+ * still refuse the trampoline (another ftrace user holding the function
+ * with IPMODIFY, a livepatch, BPF_MAX_TRAMP_LINKS reached by other tools).
+ * Before, tcpstate_bpf__attach() then failed as a whole and the run
+ * stopped, although the accept() exit tracepoints would have worked.
+ * Now the fexit goes on by itself, first; refused, the accept() exits run
+ * in its place, from a second load of the unit that takes every map of
+ * the first (its load is over, and the other units share its targets
+ * map), and the run says so once on stderr. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "tcp_tracer.h"
+#include "tcpstate.skel.h"
+
+/* CONNSCOPE_HOOK_FAULT=accept-fexit, for tests: the fexit's attach fails
+ * as a trampoline another ftrace user holds would (EBUSY), so the
+ * fallback runs on kernels where fexit attaches. Where it is not loaded
+ * (socket storage, or kernels where fexit does not load) it changes
+ * nothing. */
+static bool fexit_fault(void)
+{
+	const char *f = getenv("CONNSCOPE_HOOK_FAULT");
+
+	return f && !strcmp(f, "accept-fexit");
+}
+
+/* The unit again, only its accept() exits loaded, on the first load's
+ * maps: one set of owners, events, targets and stats, and the first
+ * one's rodata (accept_tp, the filters), which the kernel reads frozen. */
+static int load_accept_exits(struct tracer *t, const struct tracer_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
+	struct tcpstate_bpf *s = tcpstate_bpf__open_opts(&open_opts);
+	struct bpf_map *m, *first = NULL;
+	struct bpf_program *prog;
+	int err = 0;
+
+	if (!s)
+		return -errno;
+	bpf_object__for_each_program(prog, s->obj)
+		bpf_program__set_autoload(prog, prog == s->progs.handle_accept_exit ||
+					  prog == s->progs.handle_accept4_exit);
+	/* Both objects list the same maps in the same order (one ELF). */
+	bpf_object__for_each_map(m, s->obj) {
+		first = bpf_object__next_map(t->skel->obj, first);
+		if (!first || strcmp(bpf_map__name(m), bpf_map__name(first))) {
+			err = -EINVAL;
+			break;
+		}
+		err = bpf_map__reuse_fd(m, bpf_map__fd(first));
+		if (err)
+			break;
+	}
+	if (!err)
+		err = tcpstate_bpf__load(s);
+	if (err) {
+		tcpstate_bpf__destroy(s);
+		return err;
+	}
+	t->accept_skel = s;
+	return 0;
+}
+
+int tracer_attach_accept(struct tracer *t, const struct tracer_opts *o)
+{
+	struct bpf_program *fexit = t->skel->progs.handle_accept_fexit;
+	struct bpf_link *link = NULL;
+	int err, lerr;
+
+	if (!bpf_program__autoload(fexit))
+		return 0;	/* the accept() exits or none: with the state programs */
+	bpf_program__set_autoattach(fexit, false);
+	if (fexit_fault())
+		err = -EBUSY;
+	else {
+		link = bpf_program__attach(fexit);
+		err = link ? 0 : -errno;
+	}
+	if (link) {
+		t->skel->links.handle_accept_fexit = link;	/* destroyed with the skeleton */
+		return 0;
+	}
+	lerr = load_accept_exits(t, o);
+	if (lerr) {
+		fprintf(stderr, "connscope: cannot attach fexit/inet_csk_accept: %s; nor load the "
+				"accept() exits instead: %s (run with -v for details)\n",
+			strerror(-err), strerror(-lerr));
+		return lerr;
+	}
+	/* One line: the hook refused, why, and what runs instead (also
+	 * run.accept_hook, the text report's accept: line, the HTML Run). */
+	fprintf(stderr, "connscope: cannot attach fexit/inet_csk_accept: %s; accepts from %s "
+			"instead\n", strerror(-err), TRACER_ACCEPT_EXITS);
+	t->accept_method = TRACER_ACCEPT_EXITS;
+	return 0;
+}
