@@ -3,14 +3,20 @@
 # The agent's own CPU a connection, two connscope binaries in alternated
 # rounds on the same loopback churn (issue #23 item 6: <= 0.7 us a
 # connection): the agent's task-clock from the moment it traces until it
-# exits (agent_perf_start in lib.sh; make bench's row "agent us/conn"
-# measures the same) divided by the connections it saw.
+# exits (agent_perf_start in lib.sh; make bench's row "agent us/conn
+# (perf task-clock, churn)" measures the same) divided by the connections
+# it saw, and that figure split by the agent's CPU clock read at the
+# load's go and end (agent_split in lib.sh): while the load ran ("during":
+# make bench's "agent us/conn while the churn runs", the CPU the agent
+# takes beside the load), after it ("exit": the last ring reads, the final
+# census and reconcile, the report, the detach) and before it ("start").
 #
 #	tests/bench/agent_ab.sh BEFORE AFTER	two connscope binaries
 #	ROUNDS=N (default 5) N=CONNS (default 20000) C=CONCURRENCY (default 32)
 #
-# Prints one line a round ("before|after us_per_conn=.. events=.. lost=..
-# conns=..") and min/median/max of each, of the rounds whose agent saw the
+# Prints one line a round ("before|after us_per_conn=.. during=.. exit=..
+# start=.. events=.. lost=.. conns=..") and min/median/max of each figure,
+# of the rounds whose agent saw the
 # whole churn (2 records a connection, none lost; others are shown and
 # left out). Both ends of the churn traced (one
 # loadgen client and server pair in a namespace made here, deleted at
@@ -32,7 +38,7 @@ ab_setup agent_ab ab
 # one BIN: a churn of N connections with BIN attached to both ends; prints
 # "us_per_conn events lost conns".
 one() {
-	local cs=$1 tool child perfp ms ev lost conns
+	local cs=$1 tool child perfp ms ev lost conns c0 c1 c2 u_start u_during u_exit
 
 	ns_new || return 1
 	# att.err too: the last round's says "connscope: tracing" until this
@@ -49,10 +55,17 @@ one() {
 	child=$tool
 	agent_perf_start "$child" "$WORK/perf.out"
 	perfp=$AGENT_PERF
+	# Its CPU clock at perf's start, at the load's go and at its end: the
+	# figure split into before, during and after the load (agent_split).
+	cpu_clock_open "$child"
+	cpu_clock_read c0
+	cpu_clock_read c1
 	lg_go
 	lg_end || say "loadgen: $(tail -n 2 "$WORK/loadgen.err" 2>/dev/null)"
+	cpu_clock_read c2
 	# It ends by itself once every target has exited.
 	wait_for "! kill -0 $tool 2>/dev/null" 30 || kill -INT "$child" 2>/dev/null
+	cpu_clock_close
 	wait "$tool"
 	bg_forget "$tool"
 	wait "$perfp"
@@ -63,9 +76,12 @@ one() {
 	lost=$(jq -r '.agent.events_lost // 0' "$WORK/att.json")
 	rec=$(jq -r '.agent.reconciles // 0' "$WORK/att.json")
 	conns=$(kv "$WORK/lg.out" conns)
-	awk -v ms="${ms:-0}" -v n="${conns:-0}" -v ev="$ev" -v lost="$lost" -v rec="$rec" 'BEGIN {
-		printf "us_per_conn=%.3f events=%s lost=%s conns=%s cpu_ms=%.1f reconciles=%s\n",
-		       n ? ms * 1e3 / n : 0, ev, lost, n, ms, rec }'
+	read -r u_start u_during u_exit < <(agent_split "$ms" "$c0" "$c1" "$c2" "$conns")
+	awk -v ms="${ms:-0}" -v n="${conns:-0}" -v ev="$ev" -v lost="$lost" -v rec="$rec" \
+	    -v us="$u_start" -v ud="$u_during" -v ux="$u_exit" -v secs="$(kv "$WORK/lg.out" seconds)" 'BEGIN {
+		printf "us_per_conn=%.3f during=%s exit=%s start=%s events=%s lost=%s conns=%s " \
+		       "churn_s=%.2f cpu_ms=%.1f reconciles=%s\n",
+		       n ? ms * 1e3 / n : 0, ud, ux, us, ev, lost, n, secs, ms, rec }'
 }
 
 stats() {
@@ -90,8 +106,23 @@ for ((r = 0; r < ROUNDS; r++)); do
 			echo "$which round left out: events=$(grep -o 'events=[0-9]*' <<<"$line" | cut -d= -f2) for $(grep -o 'conns=[0-9]*' <<<"$line" | cut -d= -f2) connections, lost $(grep -o 'lost=[0-9]*' <<<"$line" | cut -d= -f2)"
 			continue
 		fi
-		echo "$line" | grep -o 'us_per_conn=[0-9.]*' | cut -d= -f2 >>"$WORK/$which"
+		for f in us_per_conn during exit start; do
+			echo "$line" | grep -o "\b$f=[0-9.][0-9.]*" | cut -d= -f2 >>"$WORK/$which.$f"
+		done
 	done
 done
-echo "before us/connection: $(stats <"$WORK/before")"
-echo "after  us/connection: $(stats <"$WORK/after")"
+# The whole run's figure, then its parts: while the load ran (what the
+# agent takes from the load test), after it (the exit: the last ring
+# reads, final census and reconcile, report, detach) and before it (traced,
+# the load not started yet). They sum to the first.
+for f in us_per_conn during exit start; do
+	case $f in
+	us_per_conn) what="us/connection, tracing to exit" ;;
+	during) what="  of it while the load ran" ;;
+	exit) what="  of it after the load (exit)" ;;
+	start) what="  of it before the load" ;;
+	esac
+	for which in before after; do
+		printf '%-6s %-34s %s\n' "$which" "$what:" "$(stats <"$WORK/$which.$f" 2>/dev/null)"
+	done
+done

@@ -180,6 +180,56 @@ agent_perf_ms() {
 	awk -F, '$3 == "task-clock" { print $1 }' "$1" 2>/dev/null
 }
 
+# cpu_clock_open PID / cpu_clock_read VAR / cpu_clock_close: PID's CPU
+# time so far in ns, all its threads, exact to the moment read: the
+# kernel's process CPU clock (clock_gettime on MAKE_PROCESS_CPUCLOCK(PID,
+# CPUCLOCK_SCHED)), which brings a running thread's time up to date where
+# /proc/PID/schedstat lags it by up to a tick. One reader started before,
+# asked a line at a time (a Python start takes 50-200 ms on a busy
+# machine, in which an agent can exit); empty once PID has exited and was
+# reaped. The agent's CPU at the load's start and end (agent_ab.sh,
+# run.sh): the part of agent_perf_ms spent while the load ran.
+cpu_clock_open() {
+	coproc CPUCLK { python3 -u -c 'import sys, time
+clk = ((~int(sys.argv[1])) << 3) | 2
+for _ in sys.stdin:
+    try:
+        print(time.clock_gettime_ns(clk))
+    except OSError:
+        print("")' "$1" 2>/dev/null; }
+	BG+=("$CPUCLK_PID")
+}
+
+# cpu_clock_read VAR: the reading into VAR (a coprocess's fds are not
+# there in a $(...) subshell).
+cpu_clock_read() {
+	local v=
+
+	[[ -n ${CPUCLK[1]:-} ]] && echo >&"${CPUCLK[1]}" 2>/dev/null &&
+		read -r -t 10 v <&"${CPUCLK[0]}"
+	printf -v "$1" '%s' "$v"
+}
+
+cpu_clock_close() {
+	local p=${CPUCLK_PID:-}
+
+	[[ -n ${CPUCLK[1]:-} ]] && eval "exec ${CPUCLK[1]}>&-"
+	[[ -n $p ]] && { wait "$p" 2>/dev/null; bg_forget "$p"; }
+}
+
+# agent_split MS C0 C1 C2 CONNS: the agent's task-clock MS (agent_perf_ms,
+# from the moment it traced until it exited) split by its CPU clock read
+# just after perf attached (C0), just before the load's go (C1) and just
+# after the load ended (C2), each in us a connection: "start during exit"
+# (before the load, while it ran, after it: the last ring reads, the final
+# census and reconcile, the report, the detach). They sum to MS's figure.
+agent_split() {
+	awk -v ms="${1:-0}" -v c0="${2:-0}" -v c1="${3:-0}" -v c2="${4:-0}" -v n="${5:-0}" 'BEGIN {
+		if (!n || !ms || !c0 || !c1 || !c2) { print "- - -"; exit }
+		printf "%.3f %.3f %.3f\n", (c1 - c0) / 1e3 / n, (c2 - c1) / 1e3 / n,
+		       (ms * 1e6 - (c2 - c0)) / 1e3 / n }'
+}
+
 # The tracer attached: a perf_event fd (tracepoint attach) in PID, then a moment.
 wait_perf_event() {
 	wait_for "ls -l /proc/$1/fd 2>/dev/null | grep -q perf_event" 20 || return 1
