@@ -19,7 +19,9 @@
  *		--toggle-collect=tick_timed counts them alone);
  *		then R reconciles against a dump of every TIME_WAIT the books
  *		hold (what each interval's census costs them; callgrind
- *		--toggle-collect=reconcile_timed counts them alone)
+ *		--toggle-collect=reconcile_timed counts them alone), and R
+ *		looks of the limits at that dump's ports (limits_ns_per_tw;
+ *		callgrind --toggle-collect=limits_timed)
  *	aggbench mem -n SOCKETS [--procs P] [--tw N]
  *		SOCKETS live connections fed into the books: RSS before/after,
  *		then one reconcile against a dump of them: its time and peak;
@@ -46,6 +48,8 @@
 #include "fdinv.h"
 #include "snapshot.h"
 #include "tcp_tracer.h"
+#include "tcp_limits.h"
+#include "ports.h"
 
 #define EVFILE_MAGIC "CSEVT1\0"
 
@@ -481,9 +485,23 @@ __attribute__((noinline)) void reconcile_timed(struct agg *a, const struct sd_so
 		agg_reconcile(a, socks, n, owners);
 }
 
-static double replay_reconciles(struct agg *a, uint64_t rounds, size_t *nsocks)
+/* R looks of the limits at the same dump's ephemeral ports, as each
+ * census's limits_observe takes them (callgrind
+ * --toggle-collect=limits_timed counts them alone). */
+__attribute__((noinline)) void limits_timed(const struct sd_sock *socks, size_t n,
+					    uint64_t rounds)
 {
-	struct sd_sock *socks = calloc(a->tw.count ? a->tw.count : 1, sizeof(*socks));
+	struct port_use u[LIMITS_TOP_DESTS];
+
+	for (uint64_t r = 0; r < rounds; r++)
+		ports_usage(socks, n, 1024, 65535, u, LIMITS_TOP_DESTS);
+}
+
+static double replay_reconciles(struct agg *a, uint64_t rounds, size_t *nsocks,
+				double *limits_ms)
+{
+	/* The TIME_WAIT and their server's listener, as a census has them. */
+	struct sd_sock *socks = calloc(a->tw.count + 1, sizeof(*socks));
 	const struct cs_tuple *t;
 	struct inode_map owners;
 	struct tw_entry *tw;
@@ -511,8 +529,21 @@ static double replay_reconciles(struct agg *a, uint64_t rounds, size_t *nsocks)
 	reconcile_timed(a, socks, n, &owners, rounds);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	inode_map_free(&owners);
-	free(socks);
 	*nsocks = n;
+	if (n) {
+		uint64_t c1;
+
+		socks[n] = socks[0];
+		socks[n].state = CS_TCP_LISTEN;
+		socks[n].timer = 0;
+		socks[n].sport = socks[0].dport;
+		socks[n].dport = 0;
+		memset(socks[n].daddr, 0, sizeof(socks[n].daddr));
+		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		limits_timed(socks, n + 1, rounds);
+		*limits_ms = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c1) / 1e6;
+	}
+	free(socks);
 	return c0 / 1e6;
 }
 
@@ -599,11 +630,12 @@ static int cmd_replay(int argc, char **argv)
 		       tick_ns / 1e9);
 	if (reconciles) {
 		size_t ns;
-		double ms = replay_reconciles(&a, reconciles, &ns);
+		double lms = 0, ms = replay_reconciles(&a, reconciles, &ns, &lms);
 
 		printf("reconciles=%llu tw_dumped=%zu cpu_ms_per_reconcile=%.3f "
-		       "ns_per_tw=%.1f\n", (unsigned long long)reconciles, ns,
-		       ms / reconciles, ns ? ms * 1e6 / reconciles / ns : 0);
+		       "ns_per_tw=%.1f limits_ns_per_tw=%.1f\n", (unsigned long long)reconciles,
+		       ns, ms / reconciles, ns ? ms * 1e6 / reconciles / ns : 0,
+		       ns ? lms * 1e6 / reconciles / ns : 0);
 	}
 	agg_free(&a);
 	free(ev);

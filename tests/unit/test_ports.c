@@ -76,4 +76,38 @@ TEST(a_listener_hides_only_its_own_netns_and_address)
 	ASSERT_EQ(u[0].established, 2, "both_clients_counted");
 	ASSERT_EQ(u[0].other + u[0].time_wait, 0, "nothing_else");
 }
+TEST(each_destination_counted_however_its_sockets_come)
+{
+	/* The census's sockets come in runs towards one destination (a
+	 * churn's TIME_WAIT), interleaved with others; a local port that a
+	 * listener of another address has is still a client's. Every
+	 * socket counts once towards its own destination: 40000 gets
+	 * 50001-50003 and 50006, 40001 gets 50004, 50005 and 40000 (a
+	 * client port equal to a listener's port, the listener bound to
+	 * 127.0.0.2). */
+	struct sd_sock s[] = {
+		sock(CS_TCP_LISTEN, 40000, 0),
+		sock(CS_TCP_TIME_WAIT, 50001, 40000),
+		sock(CS_TCP_TIME_WAIT, 50002, 40000),
+		sock(CS_TCP_ESTABLISHED, 50003, 40000),
+		sock(CS_TCP_TIME_WAIT, 50004, 40001),
+		sock(CS_TCP_FIN_WAIT2, 50005, 40001),
+		sock(CS_TCP_TIME_WAIT, 50006, 40000),
+		sock(CS_TCP_ESTABLISHED, 40000, 40001),
+	};
+	struct port_use u[8];
+	size_t n;
+
+	s[0].saddr[3] = 2;
+	n = ports_usage(s, sizeof(s) / sizeof(s[0]), 32768, 60999, u, 8);
+	ASSERT_EQ(n, 2, "two_destinations");
+	ASSERT_EQ(u[0].dport, 40000, "busiest_first");
+	ASSERT_EQ(u[0].time_wait, 3, "40000_time_wait");
+	ASSERT_EQ(u[0].established, 1, "40000_established");
+	ASSERT_EQ(u[0].other, 0, "40000_other");
+	ASSERT_EQ(u[1].dport, 40001, "then_40001");
+	ASSERT_EQ(u[1].time_wait, 1, "40001_time_wait");
+	ASSERT_EQ(u[1].established, 1, "40001_established");
+	ASSERT_EQ(u[1].other, 1, "40001_other");
+}
 UNIT_MAIN()
