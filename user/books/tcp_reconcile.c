@@ -422,9 +422,15 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		free(dead);
 	}
 
-	/* TIME_WAIT the books hold, per pid: one pass, not one a process. */
+	/* TIME_WAIT the books hold, per pid: one pass, not one a process.
+	 * The table's TIME_WAIT come in runs of one holder (a churn's are
+	 * its client's): the last holder's count is kept, where each was
+	 * an upsert's hash and probe every interval (#23 item 6). Valid
+	 * until the next insert, which replaces it. */
 	hmap_init(&tw_held, sizeof(pid_t), sizeof(uint32_t));
 	{
+		uint32_t *last_held = NULL;
+		pid_t last_pid = 0;
 		struct tw_entry *tw;
 
 		for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);) {
@@ -436,11 +442,16 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * the churn's last close came in the dump's time). */
 			bool after = a->snapshot_ns && tw->entered_ns >= a->snapshot_ns;
 			bool held_now = tw->seen || (!tw->maybe && !after);
-			uint32_t *held = held_now ? hmap_upsert(&tw_held, &tw->pid, NULL) : NULL;
 
 			tw->seen = 0;
-			if (held)
-				(*held)++;
+			if (!held_now)
+				continue;
+			if (!last_held || last_pid != tw->pid) {
+				last_held = hmap_upsert(&tw_held, &tw->pid, NULL);
+				last_pid = tw->pid;
+			}
+			if (last_held)
+				(*last_held)++;
 		}
 	}
 
