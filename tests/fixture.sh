@@ -123,6 +123,14 @@ inns() {
 	ip netns exec "$NS" "$@"
 }
 
+# netstat_field NAME: fx_netns's namespace's own TcpExt counter NAME, as
+# /proc/net/netstat names it without "TcpExt" (TW: TcpExtTW, the TIME_WAIT
+# sockets made; TCPTimeWaitOverflow: those not made, the table full).
+netstat_field() {
+	inns awk -v f="$1" '/^TcpExt:/ { if (!n) { for (i = 2; i <= NF; i++) k[i] = $i; n = 1 }
+		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
+}
+
 # fx_twns TAG: fx_netns TAG (NS: lo up, deleted at exit however the test
 # ends) with net.ipv4.tcp_rfc1337=1 inside it, and FX_WRAP=(ip netns exec
 # NS): fx_start, fx_port, tw_on_port and closes_done then work there, and

@@ -27,12 +27,6 @@ if ! command -v nginx >/dev/null || ! command -v haproxy >/dev/null || ! command
 	exit 0
 fi
 
-# netstat_field NAME: the namespace's own TcpExt counter.
-netstat_field() {
-	inns awk -v f="$1" '/^TcpExt:/ { if (!n) { for (i = 2; i <= NF; i++) k[i] = $i; n = 1 }
-		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
-}
-
 proxy_case() {
 	local m=$1 J NGX kept made ab_tw procs
 	shift

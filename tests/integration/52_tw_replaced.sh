@@ -18,13 +18,6 @@ require_root
 TMP=$(lib_tmpdir)
 TWR=$TESTS_DIR/fixtures/twreplace.py
 
-# netstat_field NAME: the namespace's own TcpExt counter (TW: TcpExtTW,
-# the TIME_WAIT sockets made).
-netstat_field() {
-	inns awk -v f="$1" '/^TcpExt:/ { if (!n) { for (i = 2; i <= NF; i++) k[i] = $i; n = 1 }
-		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
-}
-
 fx_twns twrep
 port=$(fx_port)
 fix_start A "${FX_WRAP[@]}" python3 "$TWR" server "$port" && fix_expect A "listening *" 10 ||

@@ -18,12 +18,6 @@ require_root
 TMP=$(lib_tmpdir)
 N=20
 
-# netstat_field NAME: the namespace's own TcpExt counter (TW: TcpExtTW).
-netstat_field() {
-	inns awk -v f="$1" '/^TcpExt:/ { if (!n) { for (i = 2; i <= NF; i++) k[i] = $i; n = 1 }
-		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
-}
-
 takeover_case() {
 	local m=$1 J S C kernel_tw made
 	shift

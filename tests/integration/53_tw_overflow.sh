@@ -16,11 +16,6 @@ require_root
 TMP=$(lib_tmpdir)
 N=500 MAX=50
 
-netstat_field() {	# NAME: the namespace's TcpExt counter (TW: TcpExtTW)
-	inns awk -v f="$1" '/^TcpExt:/ { if (!n) { for (i = 2; i <= NF; i++) k[i] = $i; n = 1 }
-		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
-}
-
 overflow_case() {
 	local m=$1 J C made over kernel_tw
 	shift
