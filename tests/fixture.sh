@@ -111,6 +111,55 @@ cs_stop() {
 	wait "$CS_PID"
 }
 
+# run_until_told OUT ERR CMD...: CMD, a `connscope run` command line
+# without its "-- COMMAND", in the background (RUN_PID), its COMMAND a
+# shell that waits for the test's word (run_tell) on a FIFO: `run` for its
+# interval lines, ending when the test says. Returns once COMMAND started
+# (the agent attached and seeded), nonzero when the run ended first (ERR
+# says why). The test holds the FIFO's only writer from then on: however
+# it ends (a failure, a signal, a SIGKILL) the fd closes, COMMAND reads
+# EOF and the run ends; the FIFO is in the scratch directory.
+run_until_told() {
+	local out=$1 err=$2 dir
+	shift 2
+	dir=$(lib_tmpdir)
+	rm -f "$dir/run.told" "$dir/run.started"
+	mkfifo "$dir/run.told" || return 1
+	# The FIFO opened before "started": the word cannot come too early.
+	spawn_bg "$@" -- sh -c 'exec <"$2"; touch "$1"; read -r _' sh \
+		"$dir/run.started" "$dir/run.told" >"$out" 2>"$err"
+	RUN_PID=$BG_PID
+	# After spawn_bg, so the run does not inherit it. Read-write: the open
+	# waits for no reader, and a word to a COMMAND gone gets no SIGPIPE.
+	exec {RUN_TOLD_FD}<>"$dir/run.told"
+	on_exit _run_told_close
+	wait_for "[ -e '$dir/run.started' ] || ! kill -0 $RUN_PID 2>/dev/null" 90
+	[ -e "$dir/run.started" ]
+}
+
+# run_tell: run_until_told's COMMAND ends, and the run with it; returns
+# the run's exit status.
+run_tell() {
+	echo go >&"$RUN_TOLD_FD"
+	_run_told_close
+	wait "$RUN_PID"
+}
+
+_run_told_close() {
+	[[ -n ${RUN_TOLD_FD:-} ]] && exec {RUN_TOLD_FD}>&-
+	RUN_TOLD_FD=
+}
+
+# tw_now_shown STREAM PID...: the TIME_WAIT the last interval's census
+# showed for processes PID... (their time_wait_now summed), from the last
+# line of a --json-stream file.
+tw_now_shown() {
+	local stream=$1 sel
+	shift
+	sel=$(printf ' or .pid == %s' "$@")
+	tail -n 1 "$stream" | jq "[.processes[] | select(${sel# or }) | .time_wait_now] | add"
+}
+
 # fx_netns TAG: the test's own network namespace, NS=connscope-TAG-PID (lo
 # up, deleted at exit; lib.sh's new_netns); failing to make it ends the
 # script. inns CMD...: CMD inside it.

@@ -30,25 +30,18 @@ c4=$FX_PID_c4 c6=$FX_PID_c6
 # `run` for its interval lines (attach has none with -j): its command is
 # a waiter that ends when the test says, and the run with it.
 J=$TMP/look.json S=$TMP/look.ndjson
-spawn_bg env CONNSCOPE_CENSUS_FAULT=lack-tw "$CONNSCOPE" run -p "$c4,$c6,$FX_PID_s4,$FX_PID_s6" \
-	--no-trace-command -j -i 0.2 --json-stream "$S" -- \
-	sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done' \
-	sh "$TMP/started" "$TMP/done" >"$J" 2>"$TMP/look.err"
-RUN_PID=$BG_PID
-wait_for "[ -e '$TMP/started' ] || ! kill -0 $RUN_PID 2>/dev/null" 90
-[ -e "$TMP/started" ] || { fail run_started "$(cat "$TMP/look.err")"; exit 1; }
+run_until_told "$J" "$TMP/look.err" env CONNSCOPE_CENSUS_FAULT=lack-tw "$CONNSCOPE" run \
+	-p "$c4,$c6,$FX_PID_s4,$FX_PID_s6" --no-trace-command -j -i 0.2 --json-stream "$S" ||
+	{ fail run_started "$(cat "$TMP/look.err")"; exit 1; }
 assert_eq "$(fx_cmd c4 "churn $N")" "churned $N" churned_ipv4
 assert_eq "$(fx_cmd c6 "churn $N")" "churned $N" churned_ipv6
 wait_for "[ \$(tw_on_port $p4) -eq $N ] && [ \$(tw_on_port $p6) -eq $N ] && closes_done $p4 && closes_done $p6" 20 ||
 	fail kernel_closed "kernel: $(tw_on_port "$p4") + $(tw_on_port "$p6") TIME_WAIT in $NS, want $N + $N"
 # The look names the device a census showed each one bound to: one census
 # must have shown them all before the last (an interval's line says so).
-shown() {
-	tail -n 1 "$S" | jq "[.processes[] | select(.pid == $c4 or .pid == $c6) | .time_wait_now] | add"
-}
-wait_for "[ \"\$(shown)\" = $((2 * N)) ]" 20 || fail census_showed_them "last line: $(tail -n 1 "$S")"
-touch "$TMP/done"
-wait "$RUN_PID"
+wait_for "[ \"\$(tw_now_shown $S $c4 $c6)\" = $((2 * N)) ]" 20 ||
+	fail census_showed_them "last line: $(tail -n 1 "$S")"
+run_tell
 assert_eq "$?" 0 exit_status
 kernel4=$(tw_on_port "$p4") kernel6=$(tw_on_port "$p6")
 assert_eq "$kernel4 $kernel6" "$N $N" kernel_still_holds_them

@@ -26,12 +26,8 @@ apid=$A_PID
 
 # `run` for its interval lines; its command waits for the test's word.
 J=$TMP/rep.json S=$TMP/rep.ndjson
-spawn_bg "$CONNSCOPE" run -p "$apid" --no-trace-command -j -i 0.5 --json-stream "$S" -- \
-	sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done' \
-	sh "$TMP/started" "$TMP/done" >"$J" 2>"$TMP/rep.err"
-RUN_PID=$BG_PID
-wait_for "[ -e '$TMP/started' ] || ! kill -0 $RUN_PID 2>/dev/null" 90
-[ -e "$TMP/started" ] || { fail run_started "$(cat "$TMP/rep.err")"; exit 1; }
+run_until_told "$J" "$TMP/rep.err" "$CONNSCOPE" run -p "$apid" --no-trace-command -j -i 0.5 \
+	--json-stream "$S" || { fail run_started "$(cat "$TMP/rep.err")"; exit 1; }
 
 # The traced server's TIME_WAIT at (port, cport), shown by a census (which
 # gives the books its cookie).
@@ -39,10 +35,7 @@ fix_send A serve
 cport=$(inns python3 "$TWR" client "$port" 0 | awk '{print $2}')
 fix_expect A "served $cport" 10 || fail served "traced server: '$FIX_LINE'"
 wait_for "[ \$(tw_on_port $port) -eq 1 ]" 10 || fail first_time_wait "kernel: $(tw_on_port "$port") TIME_WAIT"
-shown() {
-	tail -n 1 "$S" | jq "[.processes[] | select(.pid == $apid) | .time_wait_now] | add"
-}
-wait_for "[ \"\$(shown)\" = 1 ]" 20 || fail census_showed_it "last line: $(tail -n 1 "$S")"
+wait_for "[ \"\$(tw_now_shown $S $apid)\" = 1 ]" 20 || fail census_showed_it "last line: $(tail -n 1 "$S")"
 
 # Its port let go, an untraced server takes the next SYN from cport.
 fix_cmd A unlisten "unlistened" || fail unlisten "traced server: '$FIX_LINE'"
@@ -53,8 +46,7 @@ assert_eq "$(inns python3 "$TWR" client "$port" "$cport")" "done $cport" client_
 fix_expect B "served $cport" 10 || fail served "untraced server: '$FIX_LINE'"
 wait_for "[ \$(netstat_field TW) -eq 2 ]" 10
 assert_eq "$(netstat_field TW) $(tw_on_port "$port")" "2 1" kernel_made_two_holds_one
-touch "$TMP/done"
-wait "$RUN_PID"
+run_tell
 assert_eq "$?" 0 exit_status
 P=".processes[] | select(.pid == $apid)"
 assert_eq "$(jqn "$P | [.totals.time_wait_entered, .totals.time_wait_ended_early, .totals.time_wait_expired, .totals.time_wait_end_unseen] | @tsv" "$J")" \
