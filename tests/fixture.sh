@@ -224,6 +224,40 @@ bpf_owned() {
 	done | sort -u
 }
 
+# agent_hooks PID: "TP SYS FEXIT": the agent's classic tracepoint programs
+# (prog_type 5), its links on sys_enter or sys_exit (raw_tp, tp_btf) and
+# its fexit links (attach_type 25, BPF_TRACE_FEXIT), as the kernel lists
+# them in the agent's fdinfo. A syscall tracepoint of any kind puts every
+# syscall of every task of the machine on the tracing path
+# (SYSCALL_WORK_SYSCALL_TRACEPOINT). 6.1 shows no perf link's tracepoint
+# in fdinfo, so every classic tracepoint program counts: the default
+# loads none other (its state hook is tp_btf). The kernel guests' test
+# (tests/kernels/guest.sh) and their getpid bench
+# (tests/bench/getpid_kernels_guest.sh) read it.
+agent_hooks() {
+	awk '/^prog_type:/ && $2 == 5 {tp++} /^tp_name:/ && $2 ~ /^sys_(enter|exit)$/ {sys++}
+		/^attach_type:/ && $2 == 25 {fexit++}
+		END {print tp + 0, sys + 0, fexit + 0}' /proc/"$1"/fdinfo/* 2>/dev/null
+}
+
+# syscall_hooks PID: agent_hooks's first two, "0 0" when nothing of the
+# agent runs for every syscall.
+syscall_hooks() {
+	local h
+
+	h=$(agent_hooks "$1")
+	echo "${h% *}"
+}
+
+# fexit_links PID: agent_hooks's third, the accept hook's fexit link where
+# it attached.
+fexit_links() {
+	local h
+
+	h=$(agent_hooks "$1")
+	echo "${h##* }"
+}
+
 # bpf_alive LIST: the objects of LIST (bpf_owned's output) the kernel still has.
 bpf_alive() {
 	local kind id

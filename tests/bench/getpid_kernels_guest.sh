@@ -18,11 +18,11 @@ WAIT_FOR_POLL_S=0.2
 TMP=$(lib_tmpdir)
 ROUNDS=8
 
-hooks() {
-	awk '/^prog_type:/ && $2 == 5 {tp++} /^tp_name:/ && $2 ~ /^sys_(enter|exit)$/ {sys++}
-		/^attach_type:/ && $2 == 25 {fexit++}
-		END {print "tracepoint_progs", tp + 0, "syscall_links", sys + 0, "fexit_links", fexit + 0}' \
-		/proc/"$1"/fdinfo/* 2>/dev/null
+hooks() {	# hooks PID: fixture.sh's agent_hooks, named
+	local tp sys fexit
+
+	read -r tp sys fexit < <(agent_hooks "$1")
+	echo "tracepoint_progs $tp syscall_links $sys fexit_links $fexit"
 }
 
 loop() {	# loop LABEL ROUND

@@ -40,24 +40,6 @@ jqs() {
 	done
 }
 
-# syscall_hooks PID: the agent's classic tracepoint programs (prog_type 5)
-# and its links on sys_enter or sys_exit (raw_tp, tp_btf), as the kernel
-# lists them in the agent's fdinfo. A syscall tracepoint of any kind puts
-# every syscall of every task of the machine on the tracing path
-# (SYSCALL_WORK_SYSCALL_TRACEPOINT). 6.1 shows no perf link's tracepoint
-# in fdinfo, so every classic tracepoint program counts: the default
-# loads none other (its state hook is tp_btf, checked below).
-syscall_hooks() {
-	awk '/^prog_type:/ && $2 == 5 {tp++} /^tp_name:/ && $2 ~ /^sys_(enter|exit)$/ {raw++}
-		END {print tp + 0, raw + 0}' /proc/"$1"/fdinfo/* 2>/dev/null
-}
-
-# fexit_links PID: the agent's fexit links (attach_type 25,
-# BPF_TRACE_FEXIT) in its fdinfo: the accept hook's, where it attached.
-fexit_links() {
-	awk '/^attach_type:/ && $2 == 25 {n++} END {print n + 0}' /proc/"$1"/fdinfo/* 2>/dev/null
-}
-
 # The agent in a child pid namespace (this script again, under unshare):
 # a churn there traced by -p with --children, so every unit loads with
 # its pid translation (bpf/agent.bpf.h) and the fork hooks, on this kernel.
@@ -288,7 +270,7 @@ case $(uname -r) in
 		unset CONNSCOPE_HOOK_FAULT
 		# The kernel's view: the two accept() exit programs loaded
 		# (classic tracepoints), no fexit link.
-		assert_eq "$(syscall_hooks "$CS_PID") $(fexit_links "$CS_PID")" "2 0 0" \
+		assert_eq "$(agent_hooks "$CS_PID")" "2 0 0" \
 			fexit_refused/accept_exits_not_fexit
 		assert_eq "$(fx_cmd fcli "churn $N")" "churned $N" fexit_refused/churned
 		kill -STOP "$FX_PID_fnsrv"
