@@ -39,7 +39,8 @@ struct recon_memo {
 	struct endpoint_stats *es;
 };
 
-static struct proc_books *memo_proc(struct agg *a, struct recon_memo *m, pid_t pid)
+static struct proc_books *memo_proc(struct agg *a, struct recon_memo *m,
+				     pid_t pid)
 {
 	if (!m->p || m->pid != pid) {
 		m->p = agg_find_proc(a, pid);
@@ -48,7 +49,8 @@ static struct proc_books *memo_proc(struct agg *a, struct recon_memo *m, pid_t p
 	return m->p;
 }
 
-static struct endpoint_stats *memo_endpoint(struct recon_memo *m, struct proc_books *p,
+static struct endpoint_stats *memo_endpoint(struct recon_memo *m,
+					    struct proc_books *p,
 					    const struct endpoint_key *ep)
 {
 	if (!m->es || m->ep_p != p || memcmp(&m->ep, ep, sizeof(*ep))) {
@@ -77,7 +79,8 @@ static void port_bits(struct agg *a, uint8_t bits[8192])
  * timer's ms left read at at_ns (the census's start, or the look's time;
  * 0: unknown). */
 static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
-		     uint32_t expires_ms, uint32_t bound_if, uint64_t at_ns, uint64_t cookie)
+		     uint32_t expires_ms, uint32_t bound_if, uint64_t at_ns,
+		     uint64_t cookie)
 {
 	struct proc_books *p = memo_proc(a, m, tw->pid);
 	struct endpoint_stats *es;
@@ -128,8 +131,9 @@ static bool tw_look_worth(const struct agg *a, size_t n)
  * census began (dead[], its gone_ns that census's start, as a second
  * census lacking it would have said); one without an answer waits for
  * the next census, as before. */
-static void tw_look_again(struct agg *a, struct agg_tw_look *look, struct tw_entry **tws,
-			  size_t n, struct cs_tuple *dead, size_t *ndead)
+static void tw_look_again(struct agg *a, struct agg_tw_look *look,
+			  struct tw_entry **tws, size_t n,
+			  struct cs_tuple *dead, size_t *ndead)
 {
 	a->tw_look(a->tw_look_ctx, look, n);
 	for (size_t i = 0; i < n; i++) {
@@ -145,8 +149,10 @@ static void tw_look_again(struct agg *a, struct agg_tw_look *look, struct tw_ent
 			tw->gone_ns = 0;
 			/* Its ms left as at the look, made after the
 			 * census (early by the census's time else). */
-			if (!tw_shown(a, &memo, tw, look[i].expires_ms, look[i].bound_if,
-				      look[i].at_ns ? look[i].at_ns : a->snapshot_ns, look[i].cookie))
+			if (!tw_shown(a, &memo, tw, look[i].expires_ms,
+				      look[i].bound_if, look[i].at_ns ?
+				      look[i].at_ns : a->snapshot_ns,
+				      look[i].cookie))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			if (tw->maybe)
 				agg_tw_confirm(a, tw);
@@ -201,7 +207,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 		if (s->state == CS_TCP_TIME_WAIT || s->timer == 3)
 			continue;
-		if (s->inode && (s->state == CS_TCP_LISTEN || inode_map_get(owners, s->inode)))
+		if (s->inode && (s->state == CS_TCP_LISTEN ||
+				  inode_map_get(owners, s->inode)))
 			continue;
 		if (s->inode) {
 			if (!books_ported) {
@@ -215,7 +222,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		hmap_upsert(&fileless, &t, NULL);
 		unowned_ports[h >> 3] |= (uint8_t)(1u << (h & 7));
 	}
-	for (size_t i = 0; fileless.count && hmap_next(&a->conns, &i, NULL, (void **)&c);) {
+	for (size_t i = 0; fileless.count &&
+			   hmap_next(&a->conns, &i, NULL, (void **)&c);) {
 		uint16_t h = c->tuple.sport ^ c->tuple.dport;
 
 		if (!(unowned_ports[h >> 3] & (1u << (h & 7))))
@@ -229,7 +237,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 		memset(&p->truth, 0, sizeof(p->truth));
 		p->truth.valid = true;
-		for (size_t k = 0; hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
+		for (size_t k = 0;
+		     hmap_next(&p->endpoints, &k, NULL, (void **)&es);)
 			es->tw_live = 0;
 	}
 	memset(&a->unattributed, 0, sizeof(a->unattributed));
@@ -245,7 +254,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		struct tw_entry *tw;
 
 		if (s->inode) {
-			const struct inode_owner *o = inode_map_get(owners, s->inode);
+			const struct inode_owner *o =
+				inode_map_get(owners, s->inode);
 
 			p = o ? memo_proc(a, &memo, o->pid) : NULL;
 			cc = cut ? cut_match(a, cut, s) : NULL;
@@ -260,7 +270,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 
 				tuple_from_sd(&t, s);
 				owner_pid = hmap_get(&fileless, &t);
-				p = owner_pid && *owner_pid ? memo_proc(a, &memo, *owner_pid) : NULL;
+				p = owner_pid && *owner_pid ?
+				    memo_proc(a, &memo, *owner_pid) : NULL;
 			}
 			if (p)
 				p->truth.state[st]++;
@@ -277,16 +288,20 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * Not it, nor its holder's: the books' one is
 			 * absent, and a traced newcomer's end replaces it
 			 * anyway. */
-			if (tw && tw->cookie && s->cookie && tw->cookie != s->cookie &&
-			    (!a->snapshot_ns || tw->entered_ns < a->snapshot_ns))
+			if (tw && tw->cookie && s->cookie &&
+			    tw->cookie != s->cookie &&
+			    (!a->snapshot_ns ||
+			     tw->entered_ns < a->snapshot_ns))
 				tw = NULL;
-			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms, s->bound_if,
-					     a->snapshot_ns, s->cookie))
+			if (!tw || !tw_shown(a, &memo, tw, s->expires_ms,
+					     s->bound_if, a->snapshot_ns,
+					     s->cookie))
 				a->unattributed.state[CS_TCP_TIME_WAIT]++;
 			continue;
 		}
 		owner_pid = hmap_get(&fileless, &t);
-		p = owner_pid && *owner_pid ? agg_find_proc(a, *owner_pid) : NULL;
+		p = owner_pid && *owner_pid ?
+		    agg_find_proc(a, *owner_pid) : NULL;
 		/* Held at the start and closed since, its end record still to
 		 * come (socket storage sends nothing before it): the seed's
 		 * process, whose books count it live. Before, it was
@@ -318,20 +333,23 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 	/* TIME_WAIT tuples the kernel no longer has: expired or killed.
 	 * Collected first: deleting shifts entries under the iterator. */
 	{
-		struct cs_tuple *dead = calloc(a->tw.count ? a->tw.count : 1, sizeof(*dead));
+		struct cs_tuple *dead = calloc(a->tw.count ? a->tw.count : 1,
+					       sizeof(*dead));
 		const struct cs_tuple *key;
 		size_t ndead = 0, nlook = 0;
 		/* The caller's second look, for those a census has shown
 		 * (their device known: a look naming none misses a bound
 		 * one). */
 		struct agg_tw_look *look = a->tw_look && a->tw.count ?
-					   calloc(a->tw.count, sizeof(*look)) : NULL;
-		struct tw_entry **tws = look ? calloc(a->tw.count, sizeof(*tws)) : NULL;
+			calloc(a->tw.count, sizeof(*look)) : NULL;
+		struct tw_entry **tws = look ?
+			calloc(a->tw.count, sizeof(*tws)) : NULL;
 
 		a->tw_absent_once = 0;
 		struct tw_entry *tw;
 
-		for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key, (void **)&tw);) {
+		for (size_t i = 0; hmap_next(&a->tw, &i, (const void **)&key,
+					      (void **)&tw);) {
 			bool seen = tw->seen;
 
 			/* Cleared where the books' TIME_WAIT are counted,
@@ -349,9 +367,11 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * timer's events end it: once its timer is cancelled
 			 * early (the namespace deleted), the next reconcile
 			 * ends it, as killed. So it stays at one absence. */
-			if (!ns_dumped(a, key->netns) && tw->tw && !tw->cancelled &&
+			if (!ns_dumped(a, key->netns) && tw->tw &&
+			    !tw->cancelled &&
 			    (a->snapshot_ns <= tw->entered_ns ||
-			     a->snapshot_ns - tw->entered_ns < AGG_TW_TIMER_BOUND_NS)) {
+			     a->snapshot_ns - tw->entered_ns <
+			     AGG_TW_TIMER_BOUND_NS)) {
 				tw->missed = 1;
 				continue;
 			}
@@ -359,7 +379,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * reads its namespace: alive until its deadline and a
 			 * margin; past it, ended unseen. */
 			if (!ns_dumped(a, key->netns) && !agg_tw_timed(a, tw) &&
-			    a->snapshot_ns < tw->deadline_ns + (AGG_TW_TIMER_BOUND_NS - AGG_TW_LEN_NS)) {
+			    a->snapshot_ns < tw->deadline_ns +
+			    (AGG_TW_TIMER_BOUND_NS - AGG_TW_LEN_NS)) {
 				tw->missed = 1;
 				continue;
 			}
@@ -371,7 +392,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * of 3,000 dropped while still in the kernel). */
 			/* Entered after the dump began: not in it, not gone,
 			 * and not an absence either. */
-			if (a->snapshot_ns && tw->entered_ns >= a->snapshot_ns) {
+			if (a->snapshot_ns &&
+			    tw->entered_ns >= a->snapshot_ns) {
 				a->tw_entered_during_dump++;
 				continue;
 			}
@@ -382,10 +404,12 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 				tw->gone_ns = a->snapshot_ns;
 			/* The run's last dump is the last word on one whose
 			 * making is in doubt. */
-			if (++tw->missed < 2 && !(tw->maybe && a->final_reconcile)) {
+			if (++tw->missed < 2 &&
+			    !(tw->maybe && a->final_reconcile)) {
 				if (tws && tw->bound_if1) {
 					look[nlook].t = *key;
-					look[nlook].bound_if = tw->bound_if1 - 1;
+					look[nlook].bound_if =
+						tw->bound_if1 - 1;
 					look[nlook].cookie = tw->cookie;
 					tws[nlook++] = tw;
 				} else {
@@ -414,7 +438,8 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		for (size_t i = 0; i < ndead; i++) {
 			struct tw_entry *gone = hmap_get(&a->tw, &dead[i]);
 
-			if (gone && !agg_tw_timed(a, gone) && !gone->gone_ns && !gone->maybe)
+			if (gone && !agg_tw_timed(a, gone) && !gone->gone_ns &&
+			    !gone->maybe)
 				agg_tw_ended(a, &dead[i], false);
 			else if (gone)
 				agg_tw_gone(a, &dead[i], gone->gone_ns, false);
@@ -440,14 +465,16 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 			 * the dump shows it or not by where its walk was (the
 			 * demo's books disagreed by 1-4 at the end, each time
 			 * the churn's last close came in the dump's time). */
-			bool after = a->snapshot_ns && tw->entered_ns >= a->snapshot_ns;
+			bool after = a->snapshot_ns &&
+				     tw->entered_ns >= a->snapshot_ns;
 			bool held_now = tw->seen || (!tw->maybe && !after);
 
 			tw->seen = 0;
 			if (!held_now)
 				continue;
 			if (!last_held || last_pid != tw->pid) {
-				last_held = hmap_upsert(&tw_held, &tw->pid, NULL);
+				last_held = hmap_upsert(&tw_held, &tw->pid,
+							 NULL);
 				last_pid = tw->pid;
 			}
 			if (last_held)
@@ -485,8 +512,10 @@ void agg_reconcile(struct agg *a, const struct sd_sock *socks, size_t n,
 		if (adj)
 			book += *adj;
 
-		tw = (int64_t)(held ? *held : 0) - (int64_t)p->truth.state[CS_TCP_TIME_WAIT];
-		a->mismatch_last += (book > kernel ? book - kernel : kernel - book) +
+		tw = (int64_t)(held ? *held : 0) -
+		     (int64_t)p->truth.state[CS_TCP_TIME_WAIT];
+		a->mismatch_last += (book > kernel ? book - kernel :
+					kernel - book) +
 				    (tw < 0 ? -tw : tw);
 	}
 	if (a->mismatch_last > a->mismatch_max)
