@@ -191,8 +191,6 @@ int cmd_summary(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* Every process's fds, so that a socket of another process is not
-	 * mistaken for an unattributed one. */
 	/* The namespaces of the processes listed (ours without -p), and
 	 * every process's fds, so that a socket of another process is not
 	 * mistaken for an unattributed one. */
