@@ -174,7 +174,42 @@ row report_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the r
 	$C attach -p $ME -d 1 --report "$WORK/link.html"
 row prom_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
 	$C attach -p $ME -d 1 --prom "$WORK/link.html"
+row run_stream_is_symlink 2 "--json-stream $WORK/link\.html is a symbolic link" "give the real path" \
+	$C run --json-stream "$WORK/link.html" -- touch ran
 rm "$WORK/link.html"
+
+# ---- every output file alike, whichever command writes it ----
+# A path that names no file is a bad command line (2); a directory that is
+# missing or cannot be written, an error (1). Both found before any work:
+# `run` checks its outputs before it starts COMMAND (touch ran: a file in
+# WORK if it did), and makes --json-stream's file once tracing works.
+NODIR=$WORK/nodir
+NOWRITE='check the directory exists and is writable'
+row prom_missing_directory 1 "cannot write the report $NODIR/m\.prom: No such file" "$NOWRITE" \
+	$C attach -p $ME -d 1 --prom "$NODIR/m.prom"
+row prom_is_directory 2 "report $WORK/adir is a directory" "give a file name \(e\.g\. .*/metrics\.prom\)" \
+	$C attach -p $ME -d 1 --prom "$WORK/adir"
+row doctor_report_missing_directory 1 "cannot write the report $NODIR/r\.html: No such file" "$NOWRITE" \
+	$C doctor -p $ME -d 1 --report "$NODIR/r.html"
+row run_report_missing_directory 1 "cannot write the report $NODIR/r\.html: No such file" "$NOWRITE" \
+	$C run --report "$NODIR/r.html" -- touch ran
+row run_prom_missing_directory 1 "cannot write the report $NODIR/m\.prom: No such file" "$NOWRITE" \
+	$C run --prom "$NODIR/m.prom" -- touch ran
+row run_report_is_directory 2 "report $WORK/adir is a directory" "give a file name" \
+	$C run --report "$WORK/adir" -- touch ran
+row run_stream_missing_directory 1 "cannot write --json-stream $NODIR/s\.ndjson: No such file" "$NOWRITE" \
+	$C run --json-stream "$NODIR/s.ndjson" -- touch ran
+row run_stream_unwritable_directory 1 "cannot write --json-stream /proc/s\.ndjson" "$NOWRITE" \
+	$C run --json-stream /proc/s.ndjson -- touch ran
+row run_stream_is_directory 2 "--json-stream $WORK/adir is a directory" \
+	"give a file name \(e\.g\. .*/stream\.ndjson\)" $C run --json-stream "$WORK/adir" -- touch ran
+row run_stream_empty_name 2 "--json-stream's file name is empty" "give one" \
+	$C run --json-stream "" -- touch ran
+# A good stream path beside a bad one, or a bad target: no stream file.
+row run_stream_beside_bad_report 1 "cannot write the report $NODIR/r\.html" "$NOWRITE" \
+	$C run --json-stream s.ndjson --report "$NODIR/r.html" -- touch ran
+row run_stream_no_such_pid 1 "no such process: $NOPID" "pgrep" \
+	$C run -p "$NOPID" --json-stream s.ndjson -- touch ran
 
 # ---- privileges and the kernel ----
 row not_root 1 "needs root" "run it with sudo" \

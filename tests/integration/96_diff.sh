@@ -114,6 +114,23 @@ DFPID=${FIX_LINE#ready }
 fix_send df exit
 bad different_programs "traced poolfix but $TMP/df.json traced doctorfix: diff compares two runs of the same program" \
 	"$TMP/small.json" "$TMP/df.json"
+# The report's path, as every command's output file (21_bad_input_table):
+# a directory missing or unwritable is an error (1), a path that names no
+# file a bad command line (2); nothing printed, nothing left in TMP.
+# bad_out NAME STATUS MESSAGE PATH
+bad_out() {
+	local before
+	before=$(ls -A "$TMP")
+	"$CONNSCOPE" diff "$TMP/small.json" "$TMP/sized.json" --report "$4" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	assert_eq "$?" "$2" "bad/$1/exit_status"
+	assert_eq "$(cat "$TMP/bad.err")" "$3" "bad/$1/message"
+	assert_eq "$(wc -c <"$TMP/bad.out")" 0 "bad/$1/nothing_printed"
+	assert_eq "$(ls -A "$TMP")" "$before" "bad/$1/nothing_written"
+}
+bad_out report_missing_directory 1 "connscope: cannot write the report $TMP/nodir/d.html: No such file or directory (check the directory exists and is writable)" \
+	"$TMP/nodir/d.html"
+bad_out report_is_directory 2 "connscope: the report $TMP is a directory; give a file name (e.g. $TMP/diff.html)" \
+	"$TMP"
 "$CONNSCOPE" diff "$TMP/small.json" >"$TMP/one.out" 2>"$TMP/one.err"
 assert_eq "$?" 2 bad/one_file/exit_2
 assert_eq "$(cat "$TMP/one.err")" "connscope diff: give two reports, BEFORE.json AFTER.json (from \`connscope doctor -j\`); got 1 file" bad/one_file/message

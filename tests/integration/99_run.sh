@@ -104,7 +104,8 @@ bad missing_command "cannot run 'no-such-load-generator'" -- no-such-load-genera
 bad fail_on_level "give warning or critical" --fail-on sometimes -- true
 bad duration "give --cooldown S" -d 5 -- true
 bad nothing_traced "nothing to trace" --no-trace-command -- true
-bad stream_path "give a writable file" --json-stream /nonexistent/dir/x.ndjson -- true
+# (A directory that cannot be written is an error, 1: 21_bad_input_table.)
+bad stream_path "is a directory; give a file name" --json-stream "$TMP" -- true
 
 # COMMAND's fds before its exec (run lists it while it waits at the gate:
 # connscope's own few) are not where its growth starts: a program that

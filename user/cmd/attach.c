@@ -160,11 +160,13 @@ int attach_run(const struct attach_opts *in)
 	if (o->exporter && !(exp = exporter_start(o->listen_addr, o->listen_port,
 						   &o->exporter_limits)))
 		return 1;
-	if (o->report_html && (err = safefile_open(&html, o->report_html))) {
+	if (o->report_html &&
+	    (err = safefile_open(&html, o->report_html, "the report", "report.html"))) {
 		exporter_stop(exp);
 		return err;
 	}
-	if (o->prom_file && (err = safefile_open(&prom, o->prom_file))) {
+	if (o->prom_file &&
+	    (err = safefile_open(&prom, o->prom_file, "the report", "metrics.prom"))) {
 		exporter_stop(exp);
 		safefile_abort(&html);
 		return err;
@@ -379,6 +381,11 @@ int attach_run(const struct attach_opts *in)
 	 * instead of 32). */
 	malloc_trim(0);
 
+	/* --json-stream's file, made once tracing works (`run` checked its
+	 * path before it began): a run that could not start leaves none. */
+	if (o->json_stream_path &&
+	    !(all_targets.json_stream = safefile_stream(o->json_stream_path, "--json-stream")))
+		goto cleanup;
 	if (o->tracer.all)
 		fprintf(stderr, "connscope: tracing every process (--all");
 	else
@@ -617,6 +624,8 @@ cleanup:
 	kernel_quic_books = NULL;
 	safefile_abort(&html);
 	safefile_abort(&prom);
+	if (all_targets.json_stream && all_targets.json_stream != stdout)
+		fclose(all_targets.json_stream);
 	tracer_close(&tracer);
 	snapshot_free(&snap);
 	agg_free(&agg);

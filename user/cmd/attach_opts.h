@@ -47,7 +47,9 @@ struct attach_opts {
 	 * there, so none of its connections straddles the start). */
 	void (*on_tracing)(void *ctx);
 	void *on_tracing_ctx;
-	/* --json-stream: one JSON line an interval (NULL: none). */
+	/* --json-stream FILE ("-": stdout): one JSON line an interval
+	 * (NULL: none), written to json_stream, which attach_run opens. */
+	const char *json_stream_path;
 	FILE *json_stream;
 	/* `connscope run`: the run ends cooldown_s after this process (the
 	 * load generator, a child of ours) exits, whatever else is traced. */

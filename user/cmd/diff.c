@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "diff_report.h"
+#include "safefile.h"
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -483,9 +484,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_model *m;
 	const char *html = NULL;
 	bool json = false;
-	char tmp[4096];
 	int c, ret;
-	FILE *f;
 
 	optind = 1;
 	opterr = 0;
@@ -516,22 +515,16 @@ int cmd_diff(int argc, char **argv)
 	ret = diff_load(m, argv[optind], argv[optind + 1]);
 	if (ret)
 		goto out;
-	/* The HTML first, into FILE.tmp renamed when whole: bad output
-	 * paths fail before anything is printed. */
+	/* The HTML first, into a temporary renamed when whole (safefile.h):
+	 * bad output paths fail before anything is printed. */
 	if (html) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp", html);
-		f = fopen(tmp, "w");
-		if (!f) {
-			fprintf(stderr, "connscope diff: cannot write the report %s: %s (check the "
-					"directory exists and is writable)\n", html, strerror(errno));
-			ret = EXIT_USAGE;
+		struct safefile sf;
+
+		ret = safefile_open(&sf, html, "the report", "diff.html");
+		if (ret)
 			goto out;
-		}
-		format_diff_html(f, m);
-		if (fclose(f) || rename(tmp, html)) {
-			fprintf(stderr, "connscope diff: writing %s failed: %s\n", html,
-				strerror(errno));
-			unlink(tmp);
+		format_diff_html(sf.f, m);
+		if (safefile_commit(&sf)) {
 			ret = 1;
 			goto out;
 		}

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "doctor.h"
 #include "run.h"
+#include "safefile.h"
 #include "targets.h"
 #include "timeutil.h"
 
@@ -217,7 +218,7 @@ int cmd_run(int argc, char **argv)
 	int fail_on = 0, worst = 0, status, c, r, ret;
 	double warmup_s = 0;
 	struct child ch = { .gate = -1 };
-	FILE *stream = NULL;
+	bool stream_stdout;
 
 	optind = 1;
 	opterr = 0;
@@ -291,21 +292,23 @@ int cmd_run(int argc, char **argv)
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
-	if (stream_path) {
-		stream = strcmp(stream_path, "-") ? fopen(stream_path, "we") : stdout;
-		if (!stream) {
-			fprintf(stderr, "connscope run: --json-stream %s: %s (give a writable "
-					"file, or - for stdout)\n", stream_path, strerror(errno));
-			targets_free(&o.sel);
-			return EXIT_USAGE;
-		}
-		o.json_stream = stream;
+	/* Every output path checked before COMMAND starts: a bad one ends the
+	 * run before any work, with nothing written (the stream's file is
+	 * made once tracing works). */
+	if ((o.report_html && (r = safefile_probe(o.report_html, "the report", "report.html"))) ||
+	    (o.prom_file && (r = safefile_probe(o.prom_file, "the report", "metrics.prom"))) ||
+	    (stream_path && strcmp(stream_path, "-") &&
+	     (r = safefile_probe(stream_path, "--json-stream", "stream.ndjson")))) {
+		targets_free(&o.sel);
+		return r;
 	}
+	o.json_stream_path = stream_path;
+	stream_stdout = stream_path && !strcmp(stream_path, "-");
 
 	/* Before the fork: what COMMAND prints must not carry our buffer. */
 	fflush(stdout);
 	ch.pid = spawn_command(argv + optind, warmup_s > 0 ? NULL : &ch.gate,
-			       o.json || stream == stdout);
+			       o.json || stream_stdout);
 	if (ch.pid < 0) {
 		fprintf(stderr, "connscope run: cannot start %s: %s\n", argv[optind],
 			strerror(errno));
@@ -335,8 +338,6 @@ int cmd_run(int argc, char **argv)
 		close(ch.gate);
 	status = reap(ch.pid);
 	targets_free(&o.sel);
-	if (stream && stream != stdout)
-		fclose(stream);
 	if (ret && ret != EXIT_TARGET_GONE)
 		return ret;
 	if (WIFSIGNALED(status)) {

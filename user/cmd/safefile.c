@@ -9,50 +9,61 @@
 #include "cli.h"
 #include "safefile.h"
 
-int safefile_open(struct safefile *sf, const char *path)
+/* A path that names no file to write: empty, ending in '/', a symbolic
+ * link or a directory (EXIT_USAGE, said). */
+static int check(const char *path, const char *what, const char *eg)
 {
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	struct stat st;
+
+	if (!*path) {
+		fprintf(stderr, "connscope: %s's file name is empty; give one (e.g. %s)\n",
+			what, eg);
+		return EXIT_USAGE;
+	}
+	if (!*base) {
+		fprintf(stderr, "connscope: %s %s names a directory; give a file name "
+				"(e.g. %s%s)\n", what, path, path, eg);
+		return EXIT_USAGE;
+	}
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode)) {
+			fprintf(stderr, "connscope: %s %s is a symbolic link, which is not "
+					"followed (a planted link would redirect a root write); "
+					"give the real path\n", what, path);
+			return EXIT_USAGE;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "connscope: %s %s is a directory; give a file name "
+					"(e.g. %s/%s)\n", what, path, path, eg);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* The temporary for path, as check() passed it, made and opened. */
+static int open_tmp(struct safefile *sf, const char *path, const char *what)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	mode_t mask;
 	int fd;
 
 	memset(sf, 0, sizeof(*sf));
 	sf->path = path;
-	if (!*path) {
-		fprintf(stderr, "connscope: the report's file name is empty; give one "
-				"(e.g. report.html)\n");
-		return EXIT_USAGE;
-	}
-	if (!*base) {
-		fprintf(stderr, "connscope: the report %s names a directory; give a file name "
-				"(e.g. %sreport.html)\n", path, path);
-		return EXIT_USAGE;
-	}
-	if (!lstat(path, &st)) {
-		if (S_ISLNK(st.st_mode)) {
-			fprintf(stderr, "connscope: the report %s is a symbolic link, which is "
-					"not followed (a planted link would redirect a root write); "
-					"give the real path\n", path);
-			return EXIT_USAGE;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "connscope: the report %s is a directory; give a file "
-					"name (e.g. %s/report.html)\n", path, path);
-			return EXIT_USAGE;
-		}
-	}
 	if (snprintf(sf->tmp, sizeof(sf->tmp), "%.*s.%s.XXXXXX", slash ? (int)(base - path) : 0,
 		     path, base) >= (int)sizeof(sf->tmp)) {
-		fprintf(stderr, "connscope: the report path %s is too long; give a shorter "
-				"one\n", path);
+		fprintf(stderr, "connscope: %s path %s is too long; give a shorter one\n",
+			what, path);
+		sf->tmp[0] = '\0';
 		return EXIT_USAGE;
 	}
 	/* mkostemp: O_CREAT|O_EXCL with a random name, so an existing file or
 	 * link of that name fails instead of being opened. */
 	fd = mkostemp(sf->tmp, O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "connscope: cannot write the report %s: %s (check the directory "
-				"exists and is writable)\n", path, strerror(errno));
+		fprintf(stderr, "connscope: cannot write %s %s: %s (check the directory "
+				"exists and is writable)\n", what, path, strerror(errno));
 		sf->tmp[0] = '\0';
 		return 1;
 	}
@@ -63,13 +74,33 @@ int safefile_open(struct safefile *sf, const char *path)
 	(void)!fchmod(fd, 0666 & ~mask);
 	sf->f = fdopen(fd, "w");
 	if (!sf->f) {
-		fprintf(stderr, "connscope: cannot write the report %s: %s\n", path,
+		fprintf(stderr, "connscope: cannot write %s %s: %s\n", what, path,
 			strerror(errno));
 		close(fd);
 		unlink(sf->tmp);
 		sf->tmp[0] = '\0';
 		return 1;
 	}
+	return 0;
+}
+
+int safefile_open(struct safefile *sf, const char *path, const char *what, const char *eg)
+{
+	int err;
+
+	memset(sf, 0, sizeof(*sf));
+	err = check(path, what, eg);
+	return err ? err : open_tmp(sf, path, what);
+}
+
+int safefile_probe(const char *path, const char *what, const char *eg)
+{
+	struct safefile sf;
+	int err = check(path, what, eg);
+
+	if (err || (err = open_tmp(&sf, path, what)))
+		return err;
+	safefile_abort(&sf);
 	return 0;
 }
 
@@ -106,4 +137,22 @@ void safefile_abort(struct safefile *sf)
 	if (sf->tmp[0])
 		unlink(sf->tmp);
 	sf->tmp[0] = '\0';
+}
+
+FILE *safefile_stream(const char *path, const char *what)
+{
+	FILE *f = NULL;
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return stdout;
+	/* O_NOFOLLOW: a link planted since the check is refused, not
+	 * followed. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
+	if (!f)
+		fprintf(stderr, "connscope: cannot write %s %s: %s (check the directory exists "
+				"and is writable)\n", what, path, strerror(errno));
+	return f;
 }

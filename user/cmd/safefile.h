@@ -19,9 +19,19 @@ struct safefile {
 };
 
 /* 0 and sf->f open; else the message is printed and the exit status
- * returned: 2 (EXIT_USAGE) for a path that names a symbolic link or a
- * directory, 1 for a directory that cannot be written. */
-int safefile_open(struct safefile *sf, const char *path);
+ * returned: 2 (EXIT_USAGE) for a path that names no file (empty, ending in
+ * '/', a symbolic link, a directory), 1 for a directory that is missing
+ * or cannot be written. what names the path in the messages ("the
+ * report", "--json-stream"), eg is an example file name ("report.html"). */
+int safefile_open(struct safefile *sf, const char *path, const char *what, const char *eg);
+/* The same checks, for a file written later (`run` checks its outputs
+ * before it starts COMMAND) or as it goes: a temporary made in the
+ * directory and removed. 0, else as safefile_open; leaves nothing. */
+int safefile_probe(const char *path, const char *what, const char *eg);
+/* A file written as it goes (--json-stream; "-" is stdout), made or
+ * emptied now: no rename at the end, but no link followed either. NULL
+ * after the message (what names it). */
+FILE *safefile_stream(const char *path, const char *what);
 /* Flush, fsync, rename over the target. 0, or -errno (the temporary is
  * removed and the message printed). Closes sf->f either way. */
 int safefile_commit(struct safefile *sf);
