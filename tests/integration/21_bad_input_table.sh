@@ -210,6 +210,17 @@ row run_stream_beside_bad_report 1 "cannot write the report $NODIR/r\.html" "$NO
 	$C run --json-stream s.ndjson --report "$NODIR/r.html" -- touch ran
 row run_stream_no_such_pid 1 "no such process: $NOPID" "pgrep" \
 	$C run -p "$NOPID" --json-stream s.ndjson -- touch ran
+# -j takes no file, and the HTML report is --report's: the way to each.
+row json_file_attach 2 "unexpected argument 'out\.json'" \
+	"-j writes the report to stdout: connscope attach \.\.\. -j > out\.json" $C attach -p $ME -d 1 -j out.json
+row json_file_summary 2 "unexpected argument 'out\.json'" "-j > out\.json" $C summary -j out.json
+row json_file_run 2 "cannot run 'out\.json'" "-j writes the report to stdout: .* -j -- COMMAND > out\.json" \
+	$C run -j out.json -- touch ran
+row json_equals_file 2 "option '--json=out\.json'" "-j > out\.json" $C attach -p $ME -d 1 --json=out.json
+row json_file_demo 2 "unexpected argument 'out\.json'" "-j > out\.json" $C demo -j out.json
+row html_option 2 "option '--html' is unknown" "the HTML report is --report FILE\.html" \
+	$C attach -p $ME -d 1 --html r.html
+row html_option_run 2 "option '--html' is unknown" "--report FILE\.html" $C run --html r.html -- touch ran
 
 # ---- privileges and the kernel ----
 row not_root 1 "needs root" "run it with sudo" \

@@ -291,6 +291,8 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 			break;
 		}
 	}
+	if (cli_json_file(cmd, o.json, argc, argv))
+		return EXIT_USAGE;
 	if (doctor ? cli_no_more_args(cmd, argc, argv) :
 		     cli_interval_count(cmd, argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;

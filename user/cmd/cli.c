@@ -87,8 +87,17 @@ int cli_bad_option(const char *cmd, char **argv)
 {
 	extern int optind, optopt;
 	const char *arg = argv[optind - 1];
+	bool reports = !strcmp(cmd, "attach") || !strcmp(cmd, "doctor") ||
+		       !strcmp(cmd, "run") || !strcmp(cmd, "diff");
 
-	if (optopt && strncmp(arg, "--", 2))
+	if (reports && !strncmp(arg, "--html", 6) && (!arg[6] || arg[6] == '='))
+		fprintf(stderr, "connscope %s: option '%s' is unknown: the HTML report is "
+				"--report FILE.html\n", cmd, arg);
+	else if (!strncmp(arg, "--json=", 7) && strcmp(cmd, "exporter"))
+		fprintf(stderr, "connscope %s: option '%s': --json takes no file, it writes "
+				"the report to stdout: connscope %s ... -j > %s\n", cmd, arg, cmd,
+			arg + 7);
+	else if (optopt && strncmp(arg, "--", 2))
 		fprintf(stderr, "connscope %s: option '-%c' is unknown or lacks its value "
 				"(connscope %s --help)\n", cmd, optopt, cmd);
 	else
@@ -169,6 +178,22 @@ int cli_no_more_args(const char *cmd, int argc, char **argv)
 		return 0;
 	fprintf(stderr, "connscope %s: unexpected argument '%s' (connscope %s --help)\n", cmd,
 		argv[optind], cmd);
+	return EXIT_USAGE;
+}
+
+int cli_json_file(const char *cmd, bool json, int argc, char **argv)
+{
+	extern int optind;
+	const char *w = optind < argc ? argv[optind] : NULL;
+	char *end;
+
+	if (!json || !w)
+		return 0;
+	(void)strtod(w, &end);
+	if (end != w && !*end)
+		return 0;
+	fprintf(stderr, "connscope %s: unexpected argument '%s': -j writes the report to "
+			"stdout: connscope %s ... -j > %s\n", cmd, w, cmd, w);
 	return EXIT_USAGE;
 }
 

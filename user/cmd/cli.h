@@ -50,8 +50,13 @@ int cli_interval_count(const char *cmd, int argc, char **argv, bool interval_set
 /* No -p given: "connscope CMD: ASK", EXIT_USAGE; 0 when there are pids. */
 int cli_need_pids(const char *cmd, size_t npids, const char *ask);
 
-/* getopt_long's failure (opterr must be 0): one line naming the option. */
+/* getopt_long's failure (opterr must be 0): one line naming the option
+ * (--html: the HTML report's option, where cmd has one). */
 int cli_bad_option(const char *cmd, char **argv);
+/* After getopt, -j given: a word left that is no number (attach's
+ * [interval [count]]) is a file -j was taken to write; said (-j writes to
+ * stdout, and the redirection), EXIT_USAGE. Else 0. */
+int cli_json_file(const char *cmd, bool json, int argc, char **argv);
 /* Every pid names a live process (said on stderr when not: 1); comms, when
  * not NULL, gets each one's name. */
 int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16]);

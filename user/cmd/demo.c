@@ -209,6 +209,8 @@ int cmd_demo(int argc, char **argv)
 			return cli_bad_option("demo", argv);
 		}
 	}
+	if (cli_json_file("demo", o.json, argc, argv) || cli_no_more_args("demo", argc, argv))
+		return EXIT_USAGE;
 	ret = tracer_preflight(&o.tracer);
 	if (ret)
 		return ret;

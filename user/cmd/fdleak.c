@@ -309,7 +309,8 @@ int cmd_fdleak(int argc, char **argv)
 			break;
 		}
 	}
-	if (cli_interval_count("fdleak", argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
+	if (cli_json_file("fdleak", o.json, argc, argv) ||
+	    cli_interval_count("fdleak", argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
 	    cli_need_pids("fdleak", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "

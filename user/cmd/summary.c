@@ -180,7 +180,7 @@ int cmd_summary(int argc, char **argv)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (cli_no_more_args("summary", argc, argv))
+	if (cli_json_file("summary", json, argc, argv) || cli_no_more_args("summary", argc, argv))
 		return EXIT_USAGE;
 	for (size_t i = 0; i < npids; i++) {
 		struct proc_ident id;
