@@ -491,6 +491,14 @@ static __always_inline int emit(const struct sock *sk, const struct cs_owner *o,
 	if (!e)
 		return 0;
 	e->tuple = *t;
+	/* A close into TIME_WAIT: the cookie its socket had before it (made
+	 * at its FIN_WAIT1, handle_state), which the TIME_WAIT carries too.
+	 * Only where sk is a BTF pointer; 0 where it had none. */
+	if (trusted && type == CS_EV_STATE && newstate == TCP_CLOSE && !(flags & CS_F_QUIC) &&
+	    (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING)) {
+		e->cookie = sk->__sk_common.skc_cookie.counter;
+		e->sum = e->cookie ? CS_SUM_COOKIE_BEFORE : 0;
+	}
 	/* Its traffic at its end, and so far where its process closes it
 	 * (FIN_WAIT1, LAST_ACK): the books end its concurrency at its last
 	 * byte sent or read (io.last_us), which these closes follow. */
@@ -558,6 +566,10 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		flags |= CS_F_NEW_OWNER;
 	}
 
+	/* Its cookie made before its TIME_WAIT (as handle_state_sk's), for
+	 * its close record (emit). */
+	if (trusted && newstate == TCP_FIN_WAIT1 && !quic && !sk->__sk_common.skc_cookie.counter)
+		bpf_get_socket_cookie((void *)sk);
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
 	    !quic) {
 		if (tw_follow)

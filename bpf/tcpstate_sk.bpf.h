@@ -139,12 +139,24 @@ static __always_inline void skb_ended(const struct sock *sk, const struct cs_sk 
 		skb_count(sk, st, st->owner.tgid, told, true);
 }
 
+/* The socket's cookie, and whether it had one before: a plain load where
+ * it has (made at its FIN_WAIT1, below, by a census or a birth), the
+ * helper, which makes one, where not. */
+static __always_inline __u64 sk_cookie(const struct sock *sk, bool *had)
+{
+	__u64 c = sk->__sk_common.skc_cookie.counter;
+
+	*had = c;
+	return c ? c : bpf_get_socket_cookie((void *)sk);
+}
+
 static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st,
 				   const struct cs_owner *o, __u8 type, int oldstate,
 				   int newstate, __u8 flags, __u64 tw, __u64 now)
 {
 	struct cs_event *e = ev_reserve_at(sk, o, type, oldstate, newstate,
 					   flags | CS_F_SUMMARY, tw, true, SK_NOW(now));
+	bool had;
 
 	if (!e)
 		return -1;	/* counted lost */
@@ -154,8 +166,8 @@ static __always_inline int emit_sk(const struct sock *sk, const struct cs_sk *st
 	e->est_ns = st->est_ns;
 	e->fin_ns = st->fin_ns;
 	e->orphan_ns = st->orphan_ns;
-	e->cookie = bpf_get_socket_cookie((void *)sk);
-	e->sum = st->sum;
+	e->cookie = sk_cookie(sk, &had);
+	e->sum = st->sum | (had ? CS_SUM_COOKIE_BEFORE : 0);
 	ev_submit(e);
 	return 0;
 }
@@ -455,6 +467,15 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		if (!quic)
 			skb_made(sk, st);
 	}
+	/* Its cookie made before its TIME_WAIT, where no census or birth
+	 * made one: tcp_time_wait() copies the cookie into the tw socket
+	 * (inet_twsk_alloc) before tcp_done() runs the CLOSE, so one first
+	 * made for the CLOSE record is not the TIME_WAIT's, which gets one
+	 * of its own when a census asks. The books tell the TIME_WAIT from
+	 * another connection's at its tuple by it (review-s40 C1). Only an
+	 * active close enters TIME_WAIT, and always through FIN_WAIT1. */
+	if (newstate == TCP_FIN_WAIT1 && !quic && !sk->__sk_common.skc_cookie.counter)
+		bpf_get_socket_cookie((void *)sk);
 	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_CLOSE_WAIT) && !st->fin_ns) {
 		st->fin_ns = SK_NOW(now);
 		st->sum |= newstate == TCP_FIN_WAIT1 ? CS_SUM_ACTIVE_CLOSE : CS_SUM_PASSIVE_CLOSE;

@@ -68,6 +68,14 @@
 					 * send, receive or close names the real one */
 #define CS_SUM_BORN		0x40	/* its birth record went out (a seed: the books
 					 * had it from the start) */
+#define CS_SUM_COOKIE_BEFORE	0x80	/* record only: the socket had its
+					 * cookie before the record (made at
+					 * FIN_WAIT1, by a census, a birth): a
+					 * TIME_WAIT it entered has the same
+					 * (inet_twsk_alloc copies it; one made
+					 * at the CLOSE comes after the copy).
+					 * Also on a per-transition close into
+					 * TIME_WAIT. */
 
 /* Per-CPU counters (stats map index). */
 #define CS_STAT_EVENTS		0	/* events written to the ring buffer */
@@ -182,7 +190,9 @@ struct cs_event {
 	__u64 est_ns;		/* ->ESTABLISHED */
 	__u64 fin_ns;		/* ->FIN_WAIT1 or ->CLOSE_WAIT: the close began */
 	__u64 orphan_ns;	/* first seen orphaned */
-	__u64 cookie;		/* the socket's cookie (SO_COOKIE, sock_diag's idiag_cookie) */
+	__u64 cookie;		/* the socket's cookie (SO_COOKIE, sock_diag's idiag_cookie);
+				 * per-transition: only a close into TIME_WAIT's,
+				 * with CS_SUM_COOKIE_BEFORE (else 0) */
 	__u8 sum;		/* CS_SUM_* */
 	__u8 pad2[7];
 };
