@@ -492,6 +492,92 @@ TEST(time_wait_newer_than_the_census_learns_no_cookie)
 	agg_free(&a);
 }
 
+/* A close into TIME_WAIT with its socket's cookie: as socket storage
+ * sends it (whole: its life in one record), or a per-transition record.
+ * cookie_before: the socket had that cookie before the record
+ * (CS_SUM_COOKIE_BEFORE), so its TIME_WAIT carries the same one. */
+static void client_close_cookie(struct agg *a, uint64_t sk, struct cs_tuple t, uint64_t ts,
+				uint64_t cookie, bool cookie_before, bool whole)
+{
+	struct cs_event e = ev(CS_EV_STATE, sk, CLIENT, t, CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+
+	e.ts_ns = ts;
+	e.sum = cookie_before ? CS_SUM_COOKIE_BEFORE : 0;
+	e.cookie = cookie;
+	if (whole) {
+		e.flags = CS_F_SUMMARY | CS_F_NEW_OWNER;
+		e.sum |= CS_SUM_EST | CS_SUM_ACTIVE_CLOSE;
+		e.syn_ns = ts - 3000, e.est_ns = ts - 2000, e.fin_ns = ts - 1000;
+	}
+	agg_event(a, &e);
+}
+
+/* A TIME_WAIT taken over at its tuple before any census showed it
+ * (review-s40 C1): an untraced connection took the tuple (a SYN, or
+ * tcp_tw_reuse after 1 s on loopback) and closed into TIME_WAIT there
+ * within the interval. The books' entry has its close record's cookie,
+ * which the kernel's TIME_WAIT carries too (made before tcp_time_wait()
+ * copied it into the tw socket): the successor's cookie at the tuple is
+ * another connection's, so the entry is absent, and ended early at the
+ * second census. Before, the entry had no cookie until a census, learned
+ * the successor's from the first census that showed the tuple, and the
+ * newcomer's TIME_WAIT was charged to it, kept live for its 60 s. */
+TEST(time_wait_taken_over_before_any_census_has_its_close_cookie)
+{
+	for (int whole = 0; whole < 2; whole++) {
+		struct cs_tuple a1 = tup(40001, 8080);
+		struct sd_sock successor = tw_sock(a1, 59500);
+		const struct proc_books *p;
+		struct agg a;
+
+		agg_init(&a, 0);
+		a.tw_census = true;
+		agg_proc(&a, CLIENT)->target = true;
+		client_close_cookie(&a, 1, a1, 1 * SEC, 0xa1, true, whole);
+		ASSERT_EQ(agg_tw_find(&a, &a1)->cookie, 0xa1,
+			  whole ? "sk/close_records_cookie" : "pt/close_records_cookie");
+		successor.cookie = 0xb1;
+		census(&a, 2 * SEC, &successor, 1);
+		p = agg_find_proc(&a, CLIENT);
+		ASSERT_EQ(agg_tw_find(&a, &a1)->cookie, 0xa1, "successors_cookie_not_learned");
+		ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 0, "successor_not_charged_to_it");
+		ASSERT_EQ(a.unattributed.state[CS_TCP_TIME_WAIT], 1, "successor_unattributed");
+		census(&a, 3 * SEC, &successor, 1);
+		ASSERT_EQ(p->total.tw_killed, 1, "ended_early");
+		ASSERT_EQ(agg_tw_count(&a, CLIENT), 0, "not_kept_live");
+		ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+		agg_free(&a);
+	}
+}
+
+/* A close record whose cookie was made for the record itself (no
+ * CS_SUM_COOKIE_BEFORE: the TIME_WAIT socket had copied none and gets one
+ * of its own) gives the entry no cookie: the first census older than it
+ * does, as before, and the TIME_WAIT stays its holder's. */
+TEST(time_wait_close_cookie_made_at_the_close_is_not_taken)
+{
+	struct cs_tuple a1 = tup(40001, 8080);
+	struct sd_sock own = tw_sock(a1, 59500);
+	const struct proc_books *p;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	agg_proc(&a, CLIENT)->target = true;
+	client_close_cookie(&a, 1, a1, 1 * SEC, 0xa1, false, true);
+	ASSERT_EQ(agg_tw_find(&a, &a1)->cookie, 0, "no_cookie_yet");
+	own.cookie = 0xc1;	/* the tw socket's own */
+	census(&a, 2 * SEC, &own, 1);
+	census(&a, 3 * SEC, &own, 1);
+	p = agg_find_proc(&a, CLIENT);
+	ASSERT_EQ(agg_tw_find(&a, &a1)->cookie, 0xc1, "learned_from_the_census");
+	ASSERT_EQ(p->truth.state[CS_TCP_TIME_WAIT], 1, "shown");
+	ASSERT_EQ(p->total.tw_killed, 0, "not_ended");
+	ASSERT_EQ(agg_tw_count(&a, CLIENT), 1, "live");
+	ASSERT_TRUE(balanced(&a, CLIENT), "balanced");
+	agg_free(&a);
+}
+
 /* The timer's ms left that the look reads are from the look's time, not
  * the census's start (review-hagent H2): a census of 800 ms, then the
  * look, puts the deadline 800 ms later than the census's start would. */

@@ -251,6 +251,14 @@ void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
 			tw->seen = 0;
 			tw->maybe = maybe;
 			tw->tw = e->tw;
+			/* Its socket's cookie, which the kernel's TIME_WAIT
+			 * carries too where the socket had it before this
+			 * record (CS_SUM_COOKIE_BEFORE: tcp_time_wait copied
+			 * it into the tw socket): another cookie at its tuple
+			 * is then another connection's from the first census
+			 * on (review-s40 C1). Else a census gives it
+			 * (tw_shown). */
+			tw->cookie = e->sum & CS_SUM_COOKIE_BEFORE ? e->cookie : 0;
 			/* A connection held at the start is not
 			 * known passive: its port says it. */
 			endpoint_of(&tw->ep, &e->tuple,

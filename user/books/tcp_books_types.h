@@ -399,11 +399,13 @@ struct tw_entry {
 	uint32_t bound_if1;	/* 1 + the device it is bound to, as the last census
 				 * that showed it said (an exact look must name it);
 				 * 0: no census has shown it */
-	uint64_t cookie;	/* its socket's cookie, as the first census that
-				 * showed it said (0: none yet, or not said): a
-				 * TIME_WAIT of another cookie at its tuple is
-				 * another connection's (the kernel took this one
-				 * over), and the exact look names it */
+	uint64_t cookie;	/* its socket's cookie, as its close record
+				 * said (CS_SUM_COOKIE_BEFORE), else as the
+				 * first census that showed it said (0: none
+				 * yet, or not said): a TIME_WAIT of another
+				 * cookie at its tuple is another connection's
+				 * (the kernel took this one over), and the
+				 * exact look names it */
 };
 
 #endif

@@ -93,10 +93,15 @@ static bool tw_shown(struct agg *a, struct recon_memo *m, struct tw_entry *tw,
 	 * growth for every TIME_WAIT of every dump (#23 item 6). */
 	tw->seen = 1;
 	tw->bound_if1 = bound_if + 1;
-	/* Its cookie, where the books' entry is older than the look: one
+	/* Its cookie, where its close record had none to give
+	 * (close_counts) and the books' entry is older than the look: one
 	 * entered after the census began may have a predecessor at its
 	 * tuple in the census (the kernel took it over meanwhile), whose
-	 * cookie is not its own. */
+	 * cookie is not its own. (One older than the census that an
+	 * untraced connection took over and closed into TIME_WAIT before
+	 * any census showed it learns that one's here: review-s40 C1, left
+	 * where the record has no cookie, per-transition records through
+	 * the classic tracepoint.) */
 	if (!tw->cookie && (!at_ns || tw->entered_ns < at_ns))
 		tw->cookie = cookie;
 	/* Its timer as the kernel has it now: re-armed by a FIN again, or
