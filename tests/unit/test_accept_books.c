@@ -182,4 +182,127 @@ TEST(a_close_after_its_accept_is_not_claimed_again)
 	agg_free(&a);
 }
 
+/* The reset's CLOSE and the accept hook race on the owners map in the
+ * kernel: the CLOSE looks the owner up, decides, then deletes it; the hook
+ * puts the accepting owner, then reads the state again, which the kernel
+ * stores only after the CLOSE's program has run. So the hook's record can
+ * say ESTABLISHED after the CLOSE's, and its put can land between the
+ * CLOSE's look-up and its delete (the CLOSE then counts it never accepted
+ * and deletes the hook's owner). Each order below is one connection,
+ * counted once: accepted or never accepted, and nothing left live. */
+struct race_want {
+	uint64_t accepted, never_accepted;
+};
+
+/* The child at SK from PEER (LISTEN -> SYN_RECV -> ESTABLISHED, the
+ * listener's), then RECS in order. */
+static void race(struct agg *a, uint64_t sk, uint16_t peer, const struct cs_event *recs, int n)
+{
+	struct cs_tuple t = tup(8080, peer);
+	struct cs_event e;
+
+	e = ev(CS_EV_STATE, sk, SERVER, CS_OWNER_LISTENER, t, CS_TCP_LISTEN, CS_TCP_SYN_RECV);
+	agg_event(a, &e);
+	e = ev(CS_EV_STATE, sk, SERVER, CS_OWNER_LISTENER, t, CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED);
+	agg_event(a, &e);
+	for (int i = 0; i < n; i++) {
+		e = recs[i];
+		e.sk = sk;
+		e.tuple = t;
+		agg_event(a, &e);
+	}
+}
+
+static struct cs_event race_close(uint32_t oflags, uint32_t flags)
+{
+	struct cs_event e = ev(CS_EV_STATE, 0, SERVER, oflags, tup(0, 0), CS_TCP_ESTABLISHED,
+			       CS_TCP_CLOSE);
+
+	e.flags = flags;
+	e.sk_err = ECONNRESET;
+	return e;
+}
+
+static struct cs_event race_accept(int state, uint32_t flags)
+{
+	struct cs_event e = ev(CS_EV_ACCEPT, 0, SERVER, CS_OWNER_ACCEPT, tup(0, 0), state, state);
+
+	e.flags = CS_F_NEW_OWNER | flags;
+	return e;
+}
+
+TEST(reset_racing_the_accept_hook_counted_once_in_every_order)
+{
+	const struct cs_event close_unaccepted = race_close(CS_OWNER_LISTENER, CS_F_NOT_ACCEPTED);
+	const struct cs_event close_grafted = race_close(CS_OWNER_LISTENER, 0);
+	const struct cs_event close_ours = race_close(CS_OWNER_ACCEPT, 0);
+	const struct cs_event acc_alive = race_accept(CS_TCP_ESTABLISHED, 0);
+	const struct cs_event acc_dead_ours = race_accept(CS_TCP_CLOSE, CS_F_ACCEPTED);
+	const struct {
+		const char *name;
+		struct cs_event recs[2];
+		struct race_want want;
+	} cases[] = {
+		/* The put between the CLOSE's look-up and its delete; the
+		 * hook read the state before the kernel stored CLOSE. */
+		{ "put_inside_close_alive_after", { close_unaccepted, acc_alive }, { 0, 1 } },
+		{ "put_inside_close_alive_before", { acc_alive, close_unaccepted }, { 1, 0 } },
+		/* ... or after: its delete failed, CS_F_ACCEPTED. */
+		{ "put_inside_close_dead", { close_unaccepted, acc_dead_ours }, { 0, 1 } },
+		/* The put before the CLOSE's look-up, the state read before
+		 * the kernel stored CLOSE: the CLOSE counted no accept. */
+		{ "put_before_close_alive_after", { close_ours, acc_alive }, { 1, 0 } },
+		/* At the accept() exits (the child grafted): the CLOSE left
+		 * the accept to the hook, whose record says ESTABLISHED. */
+		{ "grafted_close_alive_after", { close_grafted, acc_alive }, { 1, 0 } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct agg a;
+		struct proc_books *srv;
+		char what[96];
+
+		agg_init(&a, 0);
+		race(&a, 0x6000, 44000, cases[i].recs, 2);
+		srv = agg_find_proc(&a, SERVER);
+		snprintf(what, sizeof(what), "%s_accepted", cases[i].name);
+		ASSERT_EQ(srv->total.accepted, cases[i].want.accepted, what);
+		snprintf(what, sizeof(what), "%s_never_accepted", cases[i].name);
+		ASSERT_EQ(srv->total.never_accepted, cases[i].want.never_accepted, what);
+		snprintf(what, sizeof(what), "%s_closed", cases[i].name);
+		ASSERT_EQ(srv->total.closed, 1, what);
+		snprintf(what, sizeof(what), "%s_none_live", cases[i].name);
+		ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 0, what);
+		snprintf(what, sizeof(what), "%s_no_conn_left", cases[i].name);
+		ASSERT_EQ(a.conns.count, 0, what);
+		snprintf(what, sizeof(what), "%s_nothing_claimable_left", cases[i].name);
+		ASSERT_EQ(a.accepting.count, 0, what);
+		agg_free(&a);
+	}
+}
+
+/* What a child's CLOSE left for its accept record is that child's alone:
+ * another socket later at the same address whose birth the books did not
+ * see (a listener we do not trace, a process of ours accepting on it) is
+ * accepted and live as any other. */
+TEST(a_close_left_for_its_accept_is_not_another_sockets)
+{
+	struct cs_event e;
+	struct agg a;
+	struct proc_books *srv;
+	const struct cs_event recs[] = { race_close(CS_OWNER_LISTENER, CS_F_NOT_ACCEPTED) };
+
+	agg_init(&a, 0);
+	race(&a, 0x6040, 44010, recs, 1);
+	e = race_accept(CS_TCP_ESTABLISHED, 0);
+	e.sk = 0x6040;
+	e.tuple = tup(9090, 44011);
+	agg_event(&a, &e);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_EQ(srv->total.never_accepted, 1, "the_first_never_accepted");
+	ASSERT_EQ(srv->total.accepted, 1, "the_other_accepted");
+	ASSERT_EQ(srv->live[CS_TCP_ESTABLISHED], 1, "the_other_live");
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -30,7 +30,7 @@ void agg_init(struct agg *a, uint64_t t0_ns)
 	hmap_init(&a->tw, sizeof(struct cs_tuple), sizeof(struct tw_entry));
 	hmap_init(&a->tw_by_ptr, sizeof(uint64_t), sizeof(struct cs_tuple));
 	hmap_init(&a->births_pending, sizeof(uint64_t), sizeof(uint64_t));
-	hmap_init(&a->accepting, sizeof(uint64_t), sizeof(uint64_t));
+	hmap_init(&a->accepting, sizeof(uint64_t), sizeof(struct accept_wait));
 	hmap_init(&a->listen_addrs, sizeof(struct listen_addr_key), sizeof(uint8_t));
 	hmap_init(&a->parents, sizeof(pid_t), sizeof(struct parent_note));
 	skb_init(&a->skb);
@@ -117,31 +117,43 @@ uint64_t agg_orphan_since(const struct agg *a, uint64_t sk)
 
 static void apply_accept(struct agg *a, struct proc_books *p, const struct cs_event *e)
 {
+	struct accept_wait w;
 	struct conn *c;
 	bool is_new;
 
-	/* Already over. Ended in the accept queue: its CLOSE was charged to
-	 * the listener and counted never accepted; accept() only handed the
-	 * application a dead socket (socket-storage mode cannot see that
-	 * accept, so both modes count it alike). Or reset after accept() took
-	 * it off the queue (inet_accept() grafts it under the sock's lock, a
-	 * reset waits for release_sock()): accepted, its close already
-	 * counted. Or reset while the accept hook ran, after it made the
-	 * accepting process the owner (CS_F_ACCEPTED): that CLOSE was charged
-	 * to it, the accept is counted here. */
-	if (e->newstate == CS_TCP_CLOSE) {
-		if (hmap_del(&a->accepting, &e->sk) || (e->flags & CS_F_ACCEPTED))
+	/* Already over: its CLOSE came first and said what this record
+	 * counts (close_counts), whatever state the hook read (it can read
+	 * ESTABLISHED while a reset's CLOSE runs: the kernel stores the
+	 * state after the tracepoint). Ended in the accept queue: its CLOSE
+	 * was charged to the listener and counted never accepted; accept()
+	 * only handed the application a dead socket (socket-storage mode
+	 * cannot see that accept, so both modes count it alike), or the
+	 * hook's put landed between that CLOSE's look-up and its delete
+	 * (review s40 F1's residue). Else accepted, its close counted: reset
+	 * after accept() took it off the queue (inet_accept() grafts it
+	 * under the sock's lock, a reset waits for release_sock()), or while
+	 * the accept hook ran, after it made the accepting process the
+	 * owner. A record for another socket at its address (its birth
+	 * unseen) is not its. */
+	if (a->accepting.count && hmap_take(&a->accepting, &e->sk, &w) &&
+	    !memcmp(&w.tuple, &e->tuple, sizeof(w.tuple))) {
+		if (!w.counted)
 			p->total.accepted++;
 		return;
 	}
-	/* Reset between accept()'s look and its exit: counted here. */
-	if (a->accepting.count)
-		hmap_del(&a->accepting, &e->sk);
+	/* Over, and its CLOSE not in the books: counted where the hook's put
+	 * came first (CS_F_ACCEPTED: that CLOSE found it and dropped it). */
+	if (e->newstate == CS_TCP_CLOSE) {
+		if (e->flags & CS_F_ACCEPTED)
+			p->total.accepted++;
+		return;
+	}
 	p->total.accepted++;
 	c = conn_for(a, e, &is_new);
 	if (!c)
 		return;
 	c->passive = 1;
+	c->accepted = 1;	/* its CLOSE counts no accept of its own (close_counts) */
 	a->ev_ns = e->ts_ns;
 	if (is_new) {
 		c->listen_any = listen_any_for(a, &e->tuple);

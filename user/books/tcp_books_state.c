@@ -184,17 +184,29 @@ void close_counts(struct agg *a, struct proc_books *p, const struct conn *c,
 		p->total.connect_failed++;
 	/* Its handshake completed (a child is made at the last ACK;
 	 * only a Fast Open child ends in SYN_RECV) and it ended in the
-	 * accept queue: a slow acceptor's or a full backlog's sign. */
-	if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV)
+	 * accept queue: a slow acceptor's or a full backlog's sign. Not
+	 * where the accept hook's record came first, counted accepted: its
+	 * put landed between this CLOSE's look-up of the owner (still the
+	 * listener's) and its delete. */
+	if ((e->flags & CS_F_NOT_ACCEPTED) && old != CS_TCP_SYN_RECV &&
+	    !(c->accepted && !(e->flags & CS_F_SUMMARY)))
 		p->total.never_accepted++;
-	/* Still its listener's, yet out of the queue: accept() has
-	 * it and will hand it over dead (apply_accept). */
-	if (e->owner.flags == CS_OWNER_LISTENER &&
-	    !(e->flags & (CS_F_NOT_ACCEPTED | CS_F_SUMMARY))) {
-		uint64_t *when = hmap_upsert(&a->accepting, &e->sk, NULL);
+	/* Per transition, a listener's child ended before its accept
+	 * record came: what that record counts, kept for it
+	 * (apply_accept). Still the listener's: never accepted
+	 * (CS_F_NOT_ACCEPTED, counted above) or, out of the queue,
+	 * accept() has it and will hand it over dead; the accepting
+	 * process's: the hook's put came first, its record follows. */
+	if (!(e->flags & CS_F_SUMMARY) && !c->accepted &&
+	    (e->owner.flags == CS_OWNER_LISTENER ||
+	     (e->owner.flags == CS_OWNER_ACCEPT && c->passive))) {
+		struct accept_wait *w = hmap_upsert(&a->accepting, &e->sk, NULL);
 
-		if (when)
-			*when = e->ts_ns;
+		if (w) {
+			w->ts = e->ts_ns;
+			w->tuple = e->tuple;
+			w->counted = !!(e->flags & CS_F_NOT_ACCEPTED);
+		}
 	}
 	if (e->sk_err == ECONNRESET || e->sk_err == EPIPE)
 		p->total.resets++;

@@ -249,9 +249,9 @@ struct agg {
 	uint64_t births_late;	/* birth records that came after their socket's end */
 	uint64_t ends_unrun_born;	/* of the ends no program ran (ends_unrun), those
 					 * of connections told by a birth record */
-	struct hmap accepting;	/* u64 sk -> u64 ts: a listener's child that closed
-				 * while accept() held it, its accept record not yet
-				 * come (per-transition mode; apply_accept) */
+	struct hmap accepting;	/* u64 sk -> struct accept_wait: a listener's child
+				 * that closed before its accept record came
+				 * (per-transition mode; apply_accept) */
 	uint64_t birth_pass_failed;	/* birth passes that missed a namespace */
 	struct unattributed unattributed;
 	uint64_t t0_ns;		/* bpf_ktime_get_ns() at start */
@@ -346,6 +346,16 @@ struct agg {
 };
 
 #define AGG_DAEMON_ROWS 4
+
+/* A listener's child whose CLOSE came before its accept record (agg.
+ * accepting): what that record is to count. */
+struct accept_wait {
+	uint64_t ts;		/* the CLOSE's (first: the tick prunes by it) */
+	struct cs_tuple tuple;	/* the child's: a later socket at its address is
+				 * not it */
+	uint8_t counted;	/* its CLOSE counted it (never accepted): its
+				 * accept counts nothing */
+};
 
 /* A live connection in the books: 80 bytes (88 with its key), one for
  * every traced socket, so a field here costs 8 MiB at 1M sockets; the
