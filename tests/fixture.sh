@@ -180,6 +180,20 @@ netstat_field() {
 		else for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat
 }
 
+# tw_made: the TIME_WAIT sockets the namespace's kernel made, both ends'
+# (TcpExt TW + TWKilled, each counted when its timer is scheduled: in
+# TWKilled where that timer is short).
+tw_made() {
+	echo $(($(netstat_field TW) + $(netstat_field TWKilled)))
+}
+
+# snmp_tcp NAME: the namespace's own Tcp counter NAME of /proc/net/snmp
+# (PassiveOpens: the connections its listeners took).
+snmp_tcp() {
+	inns awk -v f="$1" '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++)
+		if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp
+}
+
 # fx_twns TAG: fx_netns TAG (NS: lo up, deleted at exit however the test
 # ends) with net.ipv4.tcp_rfc1337=1 inside it, and FX_WRAP=(ip netns exec
 # NS): fx_start, fx_port, tw_on_port and closes_done then work there, and

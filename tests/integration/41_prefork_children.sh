@@ -27,20 +27,6 @@ if ! command -v apache2 >/dev/null || ! command -v ab >/dev/null; then
 fi
 new_netns "$NS" || { fail netns "cannot make network namespace $NS"; exit 0; }
 
-# snmp_tcp FIELD: a Tcp counter of /proc/net/snmp in the namespace.
-snmp_tcp() {
-	ip netns exec "$NS" awk -v f="$1" '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++)
-		if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp
-}
-
-# tw_made: TIME_WAIT sockets the namespace's kernel made (TcpExt TW +
-# TWKilled of /proc/net/netstat), both sides: ab's too.
-tw_made() {
-	ip netns exec "$NS" awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) {
-		if ($i == "TW") a = i; if ($i == "TWKilled") b = i }; h = 1 }
-		else print $a + $b }' /proc/net/netstat
-}
-
 # tw_server: the server's TIME_WAIT sockets now (its port as source); a
 # run is shorter than their 60 s, so none has ended yet.
 tw_server() {

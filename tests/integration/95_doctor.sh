@@ -192,11 +192,6 @@ if new_netns "$NS"; then
 	fi
 
 	# ---- listen backlog: a listener of backlog 4 that never accepts ----
-	# TcpExt ListenOverflows of our namespace, from its own netstat file.
-	ns_overflows() {
-		ip netns exec "$NS" awk '/^TcpExt:/ { if (!n) { for (i = 1; i <= NF; i++) k[i] = $i; n = 1 }
-			else for (i = 1; i <= NF; i++) if (k[i] == "ListenOverflows") print $i }' /proc/net/netstat
-	}
 	fix_start bl "${FX_WRAP[@]}" "$FIXTURES/doctorfix" && fix_expect bl "ready *" 10 ||
 		fail backlog/start doctorfix
 	BPID=${FIX_LINE#ready }
@@ -206,7 +201,7 @@ if new_netns "$NS"; then
 		read -r _ BPORT QUEUED <<<"$FIX_LINE"
 		assert_eq "$QUEUED" 5 backlog/fixture_queue_full
 		# SYNs beyond the queue are dropped and counted in this netns.
-		wait_for "[ \$(ns_overflows) -gt 0 ]" 10
+		wait_for "[ \$(netstat_field ListenOverflows) -gt 0 ]" 10
 		dr_stop
 		assert_eq "$(jqn '.findings[0] | [.rule, .severity, .pid, .endpoint] | @tsv' "$J")" \
 			"$(printf 'listen_backlog\tcritical\t%s\tlisten 127.0.0.1:%s' "$BPID" "$BPORT")" backlog/first_finding

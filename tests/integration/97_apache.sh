@@ -39,19 +39,6 @@ fi
 fx_netns apache
 PORT=8080
 
-# snmp_tcp FIELD: a Tcp counter of /proc/net/snmp in the namespace.
-snmp_tcp() {
-	inns awk -v f="$1" '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++)
-		if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp
-}
-
-# tw_made: TIME_WAIT the namespace's kernel made (TcpExt TW + TWKilled).
-tw_made() {
-	inns awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) {
-		if ($i == "TW") a = i; if ($i == "TWKilled") b = i }; h = 1 }
-		else print $a + $b }' /proc/net/netstat
-}
-
 # tw_server: the server's live TIME_WAIT (its port as the source).
 tw_server() {
 	inns ss -Htan state time-wait "( sport = :$PORT )" | wc -l
