@@ -105,33 +105,72 @@ static void concurrency_sweep(struct agg *a)
 		reuse_sweep(p, all ? 0 : a->births_known_ns);
 }
 
-/* Keys older than a few intervals leave a map of u64 -> u64 ts: a birth
- * that never comes (lost in a full ring: counted there), a closed child
- * whose accept() is not traced. */
-static void stale_prune(struct hmap *m, uint64_t older_than_ns)
-{
-	uint64_t old[64], *when;
-	const uint64_t *key;
-	size_t n = 0;
+/* Whether an entry (its value; the value begins with its u64 ts) has
+ * gone stale, older_than_ns the prune's horizon (0: none this tick). */
+typedef bool (*stale_fn)(const struct agg *a, const void *val, uint64_t older_than_ns);
 
-	for (size_t i = 0; n < 64 && hmap_next(m, &i, (const void **)&key, (void **)&when);)
-		if (*when < older_than_ns)
-			old[n++] = *key;
+static bool older(const struct agg *a, const void *val, uint64_t older_than_ns)
+{
+	(void)a;
+	return *(const uint64_t *)val < older_than_ns;
+}
+
+/* A child's CLOSE that counted it never accepted kept its note only for
+ * an accept record racing that CLOSE (the hook's put between its look-up
+ * and its delete), reserved in the one ring within a program's run of
+ * it: gone once the books have applied a record from a bucket after it,
+ * not kept the ten buckets others are, so a stalled acceptor's resets in
+ * the queue hold at most an interval's notes (review s41 A1). By the
+ * events' clock, not the tick's: a drain behind the clock loses none. */
+static bool accept_stale(const struct agg *a, const void *val, uint64_t older_than_ns)
+{
+	const struct accept_wait *w = val;
+
+	return w->ts < older_than_ns || (w->counted && w->ts + a->bucket_ns < a->now_ns);
+}
+
+/* Every stale entry of a map of u64 keys leaves it: a birth that never
+ * comes (lost in a full ring: counted there), a closed child whose
+ * accept() is not traced. All of them, however many: 64 a tick let a
+ * thousand resets in an accept queue an interval grow the map by ~936 an
+ * interval. The keys are collected, then deleted (no delete during a
+ * walk: hashmap.h); where memory for them runs out, what was collected
+ * goes and the next tick takes the rest. */
+static void stale_prune(struct agg *a, struct hmap *m, stale_fn stale, uint64_t older_than_ns)
+{
+	uint64_t first[64], *old = first, *more = NULL;
+	size_t n = 0, cap = 0;
+	const uint64_t *key;
+	const void *val;
+
+	for (size_t i = 0; hmap_next(m, &i, (const void **)&key, (void **)&val);) {
+		if (!stale(a, val, older_than_ns))
+			continue;
+		if (n >= 64) {
+			if (grow_room((void **)&more, &cap, n, 1, sizeof(*more), 256))
+				break;
+			if (old == first)
+				memcpy(more, first, sizeof(first));
+			old = more;
+		}
+		old[n++] = *key;
+	}
 	for (size_t i = 0; i < n; i++)
 		hmap_del(m, &old[i]);
+	free(more);
 }
 
 void agg_tick(struct agg *a, uint64_t now_ns)
 {
 	struct proc_books *p;
+	uint64_t horizon;
 
 	concurrency_sweep(a);
-	if (now_ns > 10 * a->bucket_ns) {
-		if (a->births_pending.count)
-			stale_prune(&a->births_pending, now_ns - 10 * a->bucket_ns);
-		if (a->accepting.count)
-			stale_prune(&a->accepting, now_ns - 10 * a->bucket_ns);
-	}
+	horizon = now_ns > 10 * a->bucket_ns ? now_ns - 10 * a->bucket_ns : 0;
+	if (a->births_pending.count && horizon)
+		stale_prune(a, &a->births_pending, older, horizon);
+	if (a->accepting.count)
+		stale_prune(a, &a->accepting, accept_stale, horizon);
 
 	for (size_t i = 0; hmap_next(&a->procs, &i, NULL, (void **)&p);) {
 		struct interval_row *r;
