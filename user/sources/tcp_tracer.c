@@ -514,28 +514,41 @@ int tracer_seed_listener_sock(struct tracer *t, pid_t pid, int fd, const struct 
 	return err;
 }
 
-int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
+/* The runs that program of OBJ skipped, a program of it running on that
+ * CPU already (recursion_misses), summed: the state-change pair's left
+ * out, each covering the other's misses. */
+static uint64_t obj_skipped(struct tracer *t, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
-	int err = bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);
+	uint64_t n = 0;
 
-	if (err)
-		return err;
-	out[CS_STAT_SKIPPED] = 0;
-	out[CS_STAT_ENDS_UNRUN] = t->ends_unrun;
-	out[CS_STAT_TARGETS_GONE] += t->targets_removed;
-	bpf_object__for_each_program(prog, t->skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		/* The state-change pair covers each other's misses. */
 		if (prog == t->skel->progs.handle_set_state_btf ||
 		    prog == t->skel->progs.handle_set_state_nested)
 			continue;
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			out[CS_STAT_SKIPPED] += info.recursion_misses;
+			n += info.recursion_misses;
 	}
+	return n;
+}
+
+int tracer_stats(struct tracer *t, uint64_t out[CS_STAT_MAX])
+{
+	int err = bpf_percpu_sum(bpf_map__fd(t->skel->maps.stats), CS_STAT_MAX, out);
+
+	if (err)
+		return err;
+	out[CS_STAT_ENDS_UNRUN] = t->ends_unrun;
+	out[CS_STAT_TARGETS_GONE] += t->targets_removed;
+	/* The accept() exits that run in the refused fexit's place are the
+	 * second load's (tcp_tracer_accept.c): its only programs loaded. */
+	out[CS_STAT_SKIPPED] = obj_skipped(t, t->skel->obj);
+	if (t->accept_skel)
+		out[CS_STAT_SKIPPED] += obj_skipped(t, t->accept_skel->obj);
 	return 0;
 }
 
