@@ -50,7 +50,7 @@ unset CONNSCOPE_HOOK_FAULT
 assert_eq "$(jqn '.run.accept_hook' "$TMP/fault.json")" "$EXITS" fault/accept_hook_exits
 if [[ $hook == "$FEXIT" ]]; then
 	assert_eq "$(grep 'fexit' "$TMP/fault.err")" \
-		"connscope: cannot attach fexit/inet_csk_accept: Device or resource busy; accepts from $EXITS instead" \
+		"connscope: fexit/inet_csk_accept refused (EBUSY); using the accept() exits" \
 		fault/said_once
 else
 	# Not loaded here: the knob is silent, stderr as without it.

@@ -291,7 +291,7 @@ case $(uname -r) in
 		assert_eq "$(grep -c '<dt>accept hook</dt><dd class="mono">tracepoint/syscalls/sys_exit_accept, sys_exit_accept4</dd>' "$TMP/r.html") $(grep -c 'inet_csk_accept' "$TMP/r.html")" \
 			"1 0" fexit_refused/html_names_accept_exits
 		assert_eq "$(grep -c 'fexit' "$TMP/r.err") $(grep 'fexit' "$TMP/r.err")" \
-			"1 connscope: cannot attach fexit/inet_csk_accept: Device or resource busy; accepts from tracepoint/syscalls/sys_exit_accept, sys_exit_accept4 instead" \
+			"1 connscope: fexit/inet_csk_accept refused (EBUSY); using the accept() exits" \
 			fexit_refused/said_once
 		assert_eq "${V[calm]}" "$(printf '%s\t0\t%s' "$N" "$N")" fexit_refused/calm_accepted
 		assert_eq "${V[never]}" "$(printf '0\t%s' "$N")" fexit_refused/never_accepted

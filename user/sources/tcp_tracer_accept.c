@@ -10,6 +10,7 @@
  * in its place, from a second load of the unit that takes every map of
  * the first (its load is over, and the other units share its targets
  * map), and the run says so once on stderr. */
+#define _GNU_SOURCE	/* strerrorname_np */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,21 @@ static int load_accept_exits(struct tracer *t, const struct tracer_opts *o)
 	return 0;
 }
 
+/* An errno's name (EBUSY) for a line that must fit 80 columns, its
+ * number where the C library names none. */
+static const char *errno_name(int err, char *buf, size_t len)
+{
+	const char *name = strerrorname_np(err);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "errno %d", err);
+	return buf;
+}
+
 int tracer_attach_accept(struct tracer *t, const struct tracer_opts *o)
 {
+	char b1[24], b2[24];
 	struct bpf_program *fexit = t->skel->progs.handle_accept_fexit;
 	struct bpf_link *link = NULL;
 	int err, lerr;
@@ -87,16 +101,17 @@ int tracer_attach_accept(struct tracer *t, const struct tracer_opts *o)
 		return 0;
 	}
 	lerr = load_accept_exits(t, o);
+	/* One line of at most 80 columns: the hook refused, why, and what
+	 * runs instead (run.accept_hook names the tracepoints, as do the
+	 * text report's accept: line and the HTML Run). */
 	if (lerr) {
-		fprintf(stderr, "connscope: cannot attach fexit/inet_csk_accept: %s; nor load the "
-				"accept() exits instead: %s (run with -v for details)\n",
-			strerror(-err), strerror(-lerr));
+		fprintf(stderr, "connscope: no accept hook: fexit/inet_csk_accept %s, "
+				"accept() exits %s\n",
+			errno_name(-err, b1, sizeof(b1)), errno_name(-lerr, b2, sizeof(b2)));
 		return lerr;
 	}
-	/* One line: the hook refused, why, and what runs instead (also
-	 * run.accept_hook, the text report's accept: line, the HTML Run). */
-	fprintf(stderr, "connscope: cannot attach fexit/inet_csk_accept: %s; accepts from %s "
-			"instead\n", strerror(-err), TRACER_ACCEPT_EXITS);
+	fprintf(stderr, "connscope: fexit/inet_csk_accept refused (%s); using the accept() "
+			"exits\n", errno_name(-err, b1, sizeof(b1)));
 	t->accept_method = TRACER_ACCEPT_EXITS;
 	return 0;
 }
