@@ -256,3 +256,62 @@ fx_stop tgt
 rm -f "$WORK/r.html.tmp" "$WORK/r.html"
 leftover=$(find "$WORK" -name '.r.html.*')
 assert_eq "$leftover" "" planted_tmp_link/no_temporary_left
+
+# ---- run --json-stream into a pipe ----
+# /dev/stdout and bash's >(...) (/dev/fd/63) are symbolic links no one
+# planted, and a link to a FIFO leads to no file a write could spoil: the
+# stream goes into each, one JSON object a line, and the run's status is
+# COMMAND's. (A link to a regular file stays refused: run_stream_is_symlink.)
+STREAM_CMD=(sh -c 'echo said; sleep 0.5; exit 3')
+# stream_ok NAME RC FILE: RC is COMMAND's 3; FILE holds the interval lines
+# ({"t_s":...}, each valid JSON), at least one, and not COMMAND's "said"
+# (which goes to stderr when the stream is on stdout). On stdout the text
+# report follows them, as with --json-stream -.
+stream_ok() {
+	local name=$1 rc=$2 file=$3 lines
+	if [[ $rc -ne 3 ]]; then
+		fail "$name" "exit status $rc, want COMMAND's 3; stderr: $(tail -3 "$TMP/err")"
+		return
+	fi
+	lines=$(grep -c '^{"t_s":' "$file")
+	if [[ $lines -lt 1 ]] || grep -qx said "$file" ||
+		[[ $(grep '^{"t_s":' "$file" | jq -c . 2>/dev/null | wc -l) -ne $lines ]]; then
+		fail "$name" "want JSON lines and no 'said', got: $(head -c 300 "$file")"
+		return
+	fi
+	ok "$name ($lines lines)"
+}
+timeout 60 "$C" run -i 0.2 --json-stream >(cat >"$TMP/ps.ndjson") -- "${STREAM_CMD[@]}" \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+wait $!
+stream_ok run_stream_process_substitution $rc "$TMP/ps.ndjson"
+timeout 60 "$C" run -i 0.2 --json-stream /dev/stdout -- "${STREAM_CMD[@]}" 2>"$TMP/err" |
+	cat >"$TMP/pipe.ndjson"
+stream_ok run_stream_dev_stdout_pipe "${PIPESTATUS[0]}" "$TMP/pipe.ndjson"
+timeout 60 "$C" run -i 0.2 --json-stream /dev/stdout -- "${STREAM_CMD[@]}" \
+	>"$TMP/redir.ndjson" 2>"$TMP/err"
+stream_ok run_stream_dev_stdout_file $? "$TMP/redir.ndjson"
+mkfifo "$TMP/fifo"
+ln -s "$TMP/fifo" "$WORK/fifo.link"
+cat "$TMP/fifo" >"$TMP/fifo.ndjson" &
+reader=$!
+timeout 60 "$C" run -i 0.2 --json-stream "$WORK/fifo.link" -- "${STREAM_CMD[@]}" \
+	>"$TMP/out" 2>"$TMP/err"
+rc=$?
+[[ $rc -eq 3 ]] || kill "$reader" 2>/dev/null	# never opened: no EOF comes
+wait "$reader"
+stream_ok run_stream_link_to_fifo $rc "$TMP/fifo.ndjson"
+rm "$WORK/fifo.link"
+
+# A stream file that is there but cannot be written (here a read-only
+# bind, in a mount namespace of its own) is found before COMMAND starts
+# (with --warmup, COMMAND runs before tracing begins: `touch ran` would
+# leave a file), and keeps its bytes.
+printf 'kept\n' >"$WORK/ro.ndjson"
+row run_stream_read_only 1 "cannot write --json-stream $WORK/ro\.ndjson: Read-only file system" \
+	"" unshare -m --propagation private sh -c 'mount --bind "$1" "$1" &&
+		mount -o remount,ro,bind "$1" && exec "$2" run --warmup 0.1 --json-stream "$1" \
+		-- touch ran' \
+	sh "$WORK/ro.ndjson" "$C"
+rm "$WORK/ro.ndjson"

@@ -303,13 +303,14 @@ int cmd_run(int argc, char **argv)
 	 * made once tracing works). */
 	if ((o.report_html && (r = safefile_probe(o.report_html, "the report", "report.html"))) ||
 	    (o.prom_file && (r = safefile_probe(o.prom_file, "the report", "metrics.prom"))) ||
-	    (stream_path && strcmp(stream_path, "-") &&
-	     (r = safefile_probe(stream_path, "--json-stream", "stream.ndjson")))) {
+	    (stream_path &&
+	     (r = safefile_stream_check(stream_path, "--json-stream", "stream.ndjson")))) {
 		targets_free(&o.sel);
 		return r;
 	}
 	o.json_stream_path = stream_path;
-	stream_stdout = stream_path && !strcmp(stream_path, "-");
+	stream_stdout = stream_path && (!strcmp(stream_path, "-") ||
+					safefile_fd_named(stream_path) == STDOUT_FILENO);
 
 	/* Before the fork: what COMMAND prints must not carry our buffer. */
 	fflush(stdout);

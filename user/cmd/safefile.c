@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -139,6 +141,95 @@ void safefile_abort(struct safefile *sf)
 	sf->tmp[0] = '\0';
 }
 
+int safefile_fd_named(const char *path)
+{
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return STDOUT_FILENO;
+	if (!strcmp(path, "/dev/stderr"))
+		return STDERR_FILENO;
+	if (!strncmp(path, "/dev/fd/", 8))
+		n = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		n = path + 14;
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	fd = strtol(n, &end, 10);
+	return errno || *end || fd > INT_MAX ? -1 : (int)fd;
+}
+
+/* Nothing there a write could spoil, and no directory to make a
+ * temporary in: a pipe, a socket, a terminal or another device. */
+static bool no_file(mode_t mode)
+{
+	return S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode);
+}
+
+static int cannot_write(const char *path, const char *what, int err)
+{
+	fprintf(stderr, "connscope: cannot write %s %s: %s\n", what, path, strerror(err));
+	return 1;
+}
+
+int safefile_stream_check(const char *path, const char *what, const char *eg)
+{
+	struct stat st;
+	int fd, fl, err;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	/* One of ours (the shell's >(...), /dev/stdout): written through a
+	 * dup, so it must be open for writing. */
+	if ((fd = safefile_fd_named(path)) >= 0) {
+		fl = fcntl(fd, F_GETFL);
+		return fl < 0 || (fl & O_ACCMODE) == O_RDONLY ? cannot_write(path, what, EBADF) : 0;
+	}
+	/* A link to a pipe or a device is followed: the planted link check()
+	 * refuses is one to a file. */
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode) && !stat(path, &st) && no_file(st.st_mode))
+		return 0;
+	if ((err = check(path, what, eg)))
+		return err;
+	if (lstat(path, &st))
+		return safefile_probe(path, what, eg);	/* made in its directory */
+	if (no_file(st.st_mode))
+		return 0;
+	/* There already: opened as it will be, but not emptied (a run that
+	 * cannot start leaves it as it was). */
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return cannot_write(path, what, errno);
+	close(fd);
+	return 0;
+}
+
+/* path is a link (O_NOFOLLOW said ELOOP): opened through it only where it
+ * leads to no file, as safefile_stream_check allowed; else -1, ELOOP. */
+static int open_link_to_no_file(const char *path)
+{
+	char proc[64];
+	struct stat st;
+	int p, fd = -1, err = ELOOP;
+
+	/* O_PATH then the fd's own name: what is opened is what was looked
+	 * at, whatever the link says by then. */
+	p = open(path, O_PATH | O_CLOEXEC);
+	if (p < 0)
+		return -1;
+	if (!fstat(p, &st) && no_file(st.st_mode)) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p);
+		fd = open(proc, O_WRONLY | O_CLOEXEC);
+		err = errno;
+	}
+	close(p);
+	errno = err;
+	return fd;
+}
+
 FILE *safefile_stream(const char *path, const char *what)
 {
 	FILE *f = NULL;
@@ -146,13 +237,18 @@ FILE *safefile_stream(const char *path, const char *what)
 
 	if (!strcmp(path, "-"))
 		return stdout;
-	/* O_NOFOLLOW: a link planted since the check is refused, not
-	 * followed. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if ((fd = safefile_fd_named(path)) >= 0) {
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	} else {
+		/* O_NOFOLLOW: a link to a file, planted since the check, is
+		 * refused, not followed. */
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && errno == ELOOP)
+			fd = open_link_to_no_file(path);
+	}
 	if (fd >= 0 && !(f = fdopen(fd, "w")))
 		close(fd);
 	if (!f)
-		fprintf(stderr, "connscope: cannot write %s %s: %s (check the directory exists "
-				"and is writable)\n", what, path, strerror(errno));
+		cannot_write(path, what, errno);
 	return f;
 }

@@ -29,9 +29,19 @@ int safefile_open(struct safefile *sf, const char *path, const char *what, const
  * directory and removed. 0, else as safefile_open; leaves nothing. */
 int safefile_probe(const char *path, const char *what, const char *eg);
 /* A file written as it goes (--json-stream; "-" is stdout), made or
- * emptied now: no rename at the end, but no link followed either. NULL
- * after the message (what names it). */
+ * emptied now: no rename at the end, and no link to a file followed. A
+ * pipe is written into: /dev/stdout, /dev/fd/N (bash's >(...)) through a
+ * dup of the fd, a link to a FIFO, socket or device through the link.
+ * NULL after the message (what names it). */
 FILE *safefile_stream(const char *path, const char *what);
+/* safefile_stream's path checked before any work: safefile_probe's
+ * checks and statuses for a file to make; one already there is opened
+ * for writing (not emptied); a pipe or device, or an fd of ours, must be
+ * writable. 0, else the message is printed and 1 or 2 returned. */
+int safefile_stream_check(const char *path, const char *what, const char *eg);
+/* The fd path names when it is one of ours (/dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N), else -1. */
+int safefile_fd_named(const char *path);
 /* Flush, fsync, rename over the target. 0, or -errno (the temporary is
  * removed and the message printed). Closes sf->f either way. */
 int safefile_commit(struct safefile *sf);
