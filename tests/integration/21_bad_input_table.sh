@@ -58,6 +58,18 @@ row() {
 	ok "$name"
 }
 
+# fits80 NAME [PATH]: the last row's line fits 80 columns, PATH (a long
+# test directory the user would not type) counted as the 10 of "out/r.html".
+fits80() {
+	local w
+	w=$(sed "s|${2:-//}|out/r.html|g" "$TMP/err" | awk '{ print length }')
+	if [[ $w -le 80 ]]; then
+		ok "$1/fits_80_columns ($w)"
+	else
+		fail "$1/fits_80_columns" "$w columns: $(cat "$TMP/err")"
+	fi
+}
+
 C=$CONNSCOPE
 ME=$$
 NOPID=$(cat /proc/sys/kernel/pid_max)
@@ -172,10 +184,13 @@ printf 'precious\n' >"$TMP/victim"
 ln -s "$TMP/victim" "$WORK/link.html"
 row report_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
 	$C attach -p $ME -d 1 --report "$WORK/link.html"
+fits80 report_is_symlink "$WORK/link.html"
 row prom_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
 	$C attach -p $ME -d 1 --prom "$WORK/link.html"
+fits80 prom_is_symlink "$WORK/link.html"
 row run_stream_is_symlink 2 "--json-stream $WORK/link\.html is a symbolic link" "give the real path" \
 	$C run --json-stream "$WORK/link.html" -- touch ran
+fits80 run_stream_is_symlink "$WORK/link.html"
 rm "$WORK/link.html"
 
 # ---- every output file alike, whichever command writes it ----
@@ -211,16 +226,24 @@ row run_stream_beside_bad_report 1 "cannot write the report $NODIR/r\.html" "$NO
 row run_stream_no_such_pid 1 "no such process: $NOPID" "pgrep" \
 	$C run -p "$NOPID" --json-stream s.ndjson -- touch ran
 # -j takes no file, and the HTML report is --report's: the way to each.
-row json_file_attach 2 "unexpected argument 'out\.json'" \
-	"-j writes the report to stdout: connscope attach \.\.\. -j > out\.json" $C attach -p $ME -d 1 -j out.json
-row json_file_summary 2 "unexpected argument 'out\.json'" "-j > out\.json" $C summary -j out.json
-row json_file_run 2 "cannot run 'out\.json'" "-j writes the report to stdout: .* -j -- COMMAND > out\.json" \
+row json_file_attach 2 "-j takes no file \('out\.json'\)" "; use -j > out\.json$" \
+	$C attach -p $ME -d 1 -j out.json
+fits80 json_file_attach
+row json_file_summary 2 "-j takes no file \('out\.json'\)" "-j > out\.json" $C summary -j out.json
+fits80 json_file_summary
+row json_file_run 2 "-j takes no file \('out\.json'\)" "; use -j -- COMMAND > out\.json$" \
 	$C run -j out.json -- touch ran
-row json_equals_file 2 "option '--json=out\.json'" "-j > out\.json" $C attach -p $ME -d 1 --json=out.json
-row json_file_demo 2 "unexpected argument 'out\.json'" "-j > out\.json" $C demo -j out.json
-row html_option 2 "option '--html' is unknown" "the HTML report is --report FILE\.html" \
+fits80 json_file_run
+row json_equals_file 2 "--json takes no file \('out\.json'\)" "-j > out\.json" \
+	$C attach -p $ME -d 1 --json=out.json
+fits80 json_equals_file
+row json_file_demo 2 "-j takes no file \('out\.json'\)" "-j > out\.json" $C demo -j out.json
+fits80 json_file_demo
+row html_option 2 "'--html' is unknown" "the HTML report is --report FILE\.html" \
 	$C attach -p $ME -d 1 --html r.html
-row html_option_run 2 "option '--html' is unknown" "--report FILE\.html" $C run --html r.html -- touch ran
+fits80 html_option
+row html_option_run 2 "'--html' is unknown" "--report FILE\.html" $C run --html r.html -- touch ran
+fits80 html_option_run
 
 # ---- privileges and the kernel ----
 row not_root 1 "needs root" "run it with sudo" \

@@ -91,12 +91,11 @@ int cli_bad_option(const char *cmd, char **argv)
 		       !strcmp(cmd, "run") || !strcmp(cmd, "diff");
 
 	if (reports && !strncmp(arg, "--html", 6) && (!arg[6] || arg[6] == '='))
-		fprintf(stderr, "connscope %s: option '%s' is unknown: the HTML report is "
-				"--report FILE.html\n", cmd, arg);
+		fprintf(stderr, "connscope %s: '%s' is unknown; the HTML report is --report "
+				"FILE.html\n", cmd, arg);
 	else if (!strncmp(arg, "--json=", 7) && strcmp(cmd, "exporter"))
-		fprintf(stderr, "connscope %s: option '%s': --json takes no file, it writes "
-				"the report to stdout: connscope %s ... -j > %s\n", cmd, arg, cmd,
-			arg + 7);
+		fprintf(stderr, "connscope %s: --json takes no file ('%s'); use -j > %s\n",
+			cmd, arg + 7, arg + 7);
 	else if (optopt && strncmp(arg, "--", 2))
 		fprintf(stderr, "connscope %s: option '-%c' is unknown or lacks its value "
 				"(connscope %s --help)\n", cmd, optopt, cmd);
@@ -192,8 +191,7 @@ int cli_json_file(const char *cmd, bool json, int argc, char **argv)
 	(void)strtod(w, &end);
 	if (end != w && !*end)
 		return 0;
-	fprintf(stderr, "connscope %s: unexpected argument '%s': -j writes the report to "
-			"stdout: connscope %s ... -j > %s\n", cmd, w, cmd, w);
+	fprintf(stderr, "connscope %s: -j takes no file ('%s'); use -j > %s\n", cmd, w, w);
 	return EXIT_USAGE;
 }
 

@@ -277,9 +277,8 @@ int cmd_run(int argc, char **argv)
 	if ((r = command_ok(argv[optind]))) {
 		/* `-j FILE -- COMMAND`: FILE taken for COMMAND. */
 		if (o.json && optind + 1 < argc && !strcmp(argv[optind + 1], "--"))
-			fprintf(stderr, "connscope run: cannot run '%s': %s (-j writes the report "
-					"to stdout: connscope run ... -j -- COMMAND > %s)\n",
-				argv[optind], strerror(-r), argv[optind]);
+			fprintf(stderr, "connscope run: -j takes no file ('%s'); use -j -- "
+					"COMMAND > %s\n", argv[optind], argv[optind]);
 		else
 			fprintf(stderr, "connscope run: cannot run '%s': %s (give its path, or "
 					"install it)\n", argv[optind], strerror(-r));

@@ -29,10 +29,11 @@ static int check(const char *path, const char *what, const char *eg)
 		return EXIT_USAGE;
 	}
 	if (!lstat(path, &st)) {
+		/* Not followed: a link planted in a shared directory would
+		 * send root's write wherever it points. */
 		if (S_ISLNK(st.st_mode)) {
-			fprintf(stderr, "connscope: %s %s is a symbolic link, which is not "
-					"followed (a planted link would redirect a root write); "
-					"give the real path\n", what, path);
+			fprintf(stderr, "connscope: %s %s is a symbolic link; give the real "
+					"path\n", what, path);
 			return EXIT_USAGE;
 		}
 		if (S_ISDIR(st.st_mode)) {
