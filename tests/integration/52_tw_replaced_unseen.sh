@@ -42,13 +42,8 @@ unseen_case() {
 		{ fail "$name/start" "untraced taker in $NS"; return; }
 
 	J=$TMP/$name.json S=$TMP/$name.ndjson
-	rm -f "$TMP/started" "$TMP/done"
-	spawn_bg "$CONNSCOPE" run -p "$apid" "$@" --no-trace-command -j -i 2 --json-stream "$S" -- \
-		sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done' \
-		sh "$TMP/started" "$TMP/done" >"$J" 2>"$TMP/$name.err"
-	RUN_PID=$BG_PID
-	wait_for "[ -e '$TMP/started' ] || ! kill -0 $RUN_PID 2>/dev/null" 90
-	[ -e "$TMP/started" ] || { fail "$name/run_started" "$(cat "$TMP/$name.err")"; return; }
+	run_until_told "$J" "$TMP/$name.err" "$CONNSCOPE" run -p "$apid" "$@" --no-trace-command -j -i 2 \
+		--json-stream "$S" || { fail "$name/run_started" "$(cat "$TMP/$name.err")"; return; }
 
 	# Just after an interval's census (its line), the traced TIME_WAIT
 	# and its takeover, well inside the interval: no census began
@@ -81,8 +76,7 @@ unseen_case() {
 	n=$(lines)
 	wait_for "[ \$(lines) -ge $((n + 2)) ]" 10 ||
 		fail "$name/two_more_censuses" "$(lines) lines, want $((n + 2))"
-	touch "$TMP/done"
-	wait "$RUN_PID"
+	run_tell
 	assert_eq "$?" 0 "$name/exit_status"
 	P=".processes[] | select(.pid == $apid)"
 	assert_eq "$(jqn "$P | [.totals.time_wait_entered, .totals.time_wait_ended_early, .totals.time_wait_expired, .totals.time_wait_end_unseen] | @tsv" "$J")" \
