@@ -122,6 +122,9 @@ cs_stop() {
 run_until_told() {
 	local out=$1 err=$2 dir
 	shift 2
+	# A run the test left untold (a case that returned early) ends now,
+	# not at the test's exit: its fd is not inherited by what follows.
+	_run_told_close
 	dir=$(lib_tmpdir)
 	rm -f "$dir/run.told" "$dir/run.started"
 	mkfifo "$dir/run.told" || return 1

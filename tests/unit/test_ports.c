@@ -110,4 +110,40 @@ TEST(each_destination_counted_however_its_sockets_come)
 	ASSERT_EQ(u[1].established, 1, "40001_established");
 	ASSERT_EQ(u[1].other, 1, "40001_other");
 }
+TEST(destinations_told_apart_by_their_whole_key)
+{
+	/* Four destinations with one port, interleaved: 127.0.0.1 and
+	 * 127.0.0.3 from 127.0.0.1, 127.0.0.1 from 127.0.0.5, and ::1 from
+	 * ::1. A cache of the last destination that compared the port alone
+	 * (or not the family or the source) would merge them. */
+	struct sd_sock s[10];
+	const char order[] = "ABACBAVCBA";
+	struct port_use u[8];
+	size_t n, i;
+
+	for (i = 0; i < 10; i++) {
+		s[i] = sock(CS_TCP_TIME_WAIT, (uint16_t)(50001 + i), 40000);
+		if (order[i] == 'B')
+			s[i].daddr[3] = 3;
+		if (order[i] == 'C')
+			s[i].saddr[3] = 5;
+		if (order[i] == 'V') {
+			s[i].family = AF_INET6;
+			memset(s[i].saddr, 0, sizeof(s[i].saddr));
+			memset(s[i].daddr, 0, sizeof(s[i].daddr));
+			s[i].saddr[15] = s[i].daddr[15] = 1;
+		}
+	}
+	n = ports_usage(s, 10, 32768, 60999, u, 8);
+	ASSERT_EQ(n, 4, "four_destinations");
+	ASSERT_EQ(u[0].time_wait, 4, "a_127_0_0_1");
+	ASSERT_EQ(u[0].daddr[3], 1, "a_daddr");
+	ASSERT_EQ(u[0].saddr[3], 1, "a_saddr");
+	ASSERT_EQ(u[1].time_wait, 3, "b_127_0_0_3");
+	ASSERT_EQ(u[1].daddr[3], 3, "b_daddr");
+	ASSERT_EQ(u[2].time_wait, 2, "c_from_127_0_0_5");
+	ASSERT_EQ(u[2].saddr[3], 5, "c_saddr");
+	ASSERT_EQ(u[3].time_wait, 1, "v6");
+	ASSERT_EQ(u[3].family, AF_INET6, "v6_family");
+}
 UNIT_MAIN()
