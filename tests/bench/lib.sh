@@ -164,16 +164,26 @@ proc_cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
+# perf_fd_held PID SECONDS: PID holds a perf_event fd (a perf counter
+# opened, a tracepoint attached) within SECONDS.
+perf_fd_held() {
+	wait_for "ls -l /proc/$1/fd 2>/dev/null | grep -q perf_event" "$2"
+}
+
 # agent_perf_start PID FILE: the agent's CPU from now until it exits (perf
 # stat -p, task-clock in ns: GNU time's and /proc/PID/stat's 10 ms ticks
 # are 0.5 us a connection at 20,000); AGENT_PERF is the perf process, to
 # be waited for once the agent ended. agent_perf_ms FILE: its milliseconds.
-# CPU time, not throughput: it does not depend on who else runs.
+# CPU time, not throughput: it does not depend on who else runs. Returns
+# once perf holds its counter (a perf_event fd, ~60 ms): its -o FILE stays
+# empty until perf ends, so a wait for FILE's first bytes ran out its 5 s
+# every time, and the idle agent's five or so censuses of those seconds
+# went into the figure (and into the exit, agent_split's residual).
 agent_perf_start() {
 	perf stat -x, -e task-clock -p "$1" -o "$2" &
 	AGENT_PERF=$!
 	BG+=("$AGENT_PERF")
-	wait_for "[[ -s '$2' ]]" 5
+	perf_fd_held "$AGENT_PERF" 5
 }
 
 agent_perf_ms() {
@@ -232,7 +242,7 @@ agent_split() {
 
 # The tracer attached: a perf_event fd (tracepoint attach) in PID, then a moment.
 wait_perf_event() {
-	wait_for "ls -l /proc/$1/fd 2>/dev/null | grep -q perf_event" 20 || return 1
+	perf_fd_held "$1" 20 || return 1
 	sleep 0.3
 }
 
