@@ -25,7 +25,9 @@
  *	aggbench mem -n SOCKETS [--procs P] [--tw N]
  *		SOCKETS live connections fed into the books: RSS before/after,
  *		then one reconcile against a dump of them: its time and peak;
- *		with N, then N entries in the books' TIME_WAIT table: its RSS
+ *		with N, then N entries in the books' TIME_WAIT table: its RSS,
+ *		and the report's count of each of P holders' (a pass a
+ *		process against one pass: "twcount" lines)
  *	aggbench fdinv PID
  *		one fd inventory (fdinv_scan, as every fdleak/attach interval)
  *
@@ -691,10 +693,46 @@ static void reconcile_cost(struct agg *a, uint64_t sockets, double *ms, long *pe
 	free(socks);
 }
 
+/* The report's TIME_WAIT in the books of each of procs processes: a pass
+ * over the table a process (agg_tw_count) against one pass for all
+ * (agg_tw_counts), the CPU time of each, and whether they agree. layout:
+ * the entries held by each process in turn ("turns", the worst case for
+ * the one pass's kept holder) or in runs of one holder ("runs", as a
+ * churn's client holds its own). */
+static void tw_counts_cost(const struct agg *a, int procs, const char *layout)
+{
+	uint64_t t0, t1, t2, sum_each = 0, sum_once = 0;
+	struct hmap by_pid;
+	bool same = true;
+
+	t0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	for (pid_t pid = 1; pid <= procs; pid++)
+		sum_each += agg_tw_count(a, pid);
+	t1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	if (agg_tw_counts(a, &by_pid))
+		die("agg_tw_counts");
+	for (pid_t pid = 1; pid <= procs; pid++) {
+		const uint32_t *c = hmap_get(&by_pid, &pid);
+
+		sum_once += c ? *c : 0;
+	}
+	t2 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	for (pid_t pid = 1; pid <= procs; pid++) {
+		const uint32_t *c = hmap_get(&by_pid, &pid);
+
+		same = same && (c ? *c : 0) == agg_tw_count(a, pid);
+	}
+	hmap_free(&by_pid);
+	printf("twcount layout=%s procs=%d tw=%zu each_ms=%.3f once_ms=%.3f sum_each=%llu "
+	       "sum_once=%llu same=%d\n", layout, procs, a->tw.count, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+	       (unsigned long long)sum_each, (unsigned long long)sum_once, same);
+}
+
 /* n entries in the books' TIME_WAIT table (a client's towards one
  * server, 127.0.0.x), as closes make them: its RSS (struct tw_entry's
- * size is what a field more costs). */
-static void tw_table_mem(struct agg *a, uint64_t n)
+ * size is what a field more costs), their holders procs pids in turn,
+ * then the report's count of each process's (tw_counts_cost). */
+static void tw_table_mem(struct agg *a, uint64_t n, int procs)
 {
 	long rss0 = status_kib("VmRSS"), rss1;
 	bool fresh;
@@ -712,12 +750,21 @@ static void tw_table_mem(struct agg *a, uint64_t n)
 		tw = agg_tw_upsert(a, &t, &fresh);
 		if (!tw)
 			die("agg_tw_upsert");
-		tw->pid = 1;
+		tw->pid = 1 + (pid_t)(i % (uint64_t)procs);
 		tw->entered_ns = i;
 	}
 	rss1 = status_kib("VmRSS");
 	printf("mem tw=%zu tw_entry_bytes=%zu tw_kib=%ld bytes_per_tw=%.1f\n", a->tw.count,
 	       sizeof(struct tw_entry), rss1 - rss0, (rss1 - rss0) * 1024.0 / (n ? n : 1));
+	tw_counts_cost(a, procs, "turns");
+	{
+		struct tw_entry *tw;
+		size_t k = 0;
+
+		for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw); k++)
+			tw->pid = 1 + (pid_t)(k * (uint64_t)procs / a->tw.count);
+	}
+	tw_counts_cost(a, procs, "runs");
 }
 
 static int cmd_mem(int argc, char **argv)
@@ -767,7 +814,7 @@ static int cmd_mem(int argc, char **argv)
 	       (unsigned long long)sockets, a.conns.count, rss0, rss1, rss1 - rss0,
 	       (rss1 - rss0) * 1024.0 / (sockets ? sockets : 1), hwm, rec_ms, rec_kib);
 	if (tws)
-		tw_table_mem(&a, tws);
+		tw_table_mem(&a, tws, g.procs);
 	agg_free(&a);
 	return 0;
 }

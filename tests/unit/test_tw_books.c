@@ -695,4 +695,42 @@ TEST(census_second_look_not_dearer_than_a_census)
 	agg_free(&a);
 }
 
+/* The report's one pass over the table (agg_tw_counts) counts each
+ * holder's TIME_WAIT as a pass a holder (agg_tw_count) does: holders in
+ * runs and in turns, and those in doubt (CS_F_TW_MAYBE) left out. */
+TEST(tw_counts_one_pass_as_each)
+{
+	static const struct {
+		pid_t pid;
+		uint8_t flags;
+	} closes[] = {
+		{ 101, 0 }, { 101, 0 }, { 102, 0 }, { 101, CS_F_TW_MAYBE }, { 103, 0 },
+		{ 103, 0 }, { 104, CS_F_TW_MAYBE }, { 103, 0 }, { 102, 0 }, { 101, 0 },
+	};
+	static const uint32_t want[] = { [101 - 100] = 3, [102 - 100] = 2, [103 - 100] = 3 };
+	struct hmap by_pid;
+	struct agg a;
+
+	agg_init(&a, 0);
+	a.tw_census = true;
+	for (size_t i = 0; i < sizeof(closes) / sizeof(closes[0]); i++) {
+		struct cs_event e = ev(CS_EV_STATE, i + 1, closes[i].pid, tup(40001 + i, 8080),
+				       CS_TCP_FIN_WAIT2, CS_TCP_CLOSE);
+
+		e.ts_ns = 1 * SEC;
+		e.flags = closes[i].flags;
+		agg_event(&a, &e);
+	}
+	ASSERT_EQ(agg_tw_counts(&a, &by_pid), 0, "counted");
+	for (pid_t pid = 100; pid <= 105; pid++) {
+		const uint32_t *got = hmap_get(&by_pid, &pid);
+		uint32_t n = got ? *got : 0;
+
+		ASSERT_EQ(n, agg_tw_count(&a, pid), "one_pass_as_each");
+		ASSERT_EQ(n, pid - 100 < 4 ? want[pid - 100] : 0, "held");
+	}
+	hmap_free(&by_pid);
+	agg_free(&a);
+}
+
 UNIT_MAIN()

@@ -170,6 +170,10 @@ void agg_tw_confirm(struct agg *a, struct tw_entry *tw);
 
 /* TIME_WAIT sockets the books charge to pid (tuples still alive). */
 uint32_t agg_tw_count(const struct agg *a, pid_t pid);
+/* The same for every pid at once, in one pass over the table: by_pid maps
+ * pid_t -> uint32_t (initialised here; hmap_free it). A pid absent holds
+ * none. -1 when memory ran out (by_pid then empty): ask agg_tw_count. */
+int agg_tw_counts(const struct agg *a, struct hmap *by_pid);
 
 /* Traffic of a connection still open at the end (read from the kernel):
  * its requests count too. */

@@ -202,6 +202,31 @@ uint32_t agg_tw_count(const struct agg *a, pid_t pid)
 	return n;
 }
 
+int agg_tw_counts(const struct agg *a, struct hmap *by_pid)
+{
+	uint32_t *last = NULL;
+	pid_t last_pid = 0;
+	struct tw_entry *tw;
+
+	hmap_init(by_pid, sizeof(pid_t), sizeof(uint32_t));
+	/* The table's TIME_WAIT come in runs of one holder: the last one's
+	 * count is kept (valid until the next insert, which replaces it). */
+	for (size_t i = 0; hmap_next(&a->tw, &i, NULL, (void **)&tw);) {
+		if (tw->maybe)
+			continue;
+		if (!last || last_pid != tw->pid) {
+			last = hmap_upsert(by_pid, &tw->pid, NULL);
+			last_pid = tw->pid;
+			if (!last) {
+				hmap_free(by_pid);
+				return -1;
+			}
+		}
+		(*last)++;
+	}
+	return 0;
+}
+
 void agg_add_live_io(struct agg *a, uint64_t sk, const struct cs_conn_io *io)
 {
 	struct conn *c = hmap_get(&a->conns, &sk);
