@@ -566,10 +566,10 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate, int
 		flags |= CS_F_NEW_OWNER;
 	}
 
-	/* Its cookie made before its TIME_WAIT (as handle_state_sk's), for
-	 * its close record (emit). */
-	if (trusted && newstate == TCP_FIN_WAIT1 && !quic && !sk->__sk_common.skc_cookie.counter)
-		bpf_get_socket_cookie((void *)sk);
+	/* Its cookie made before its TIME_WAIT, for its close record (emit).
+	 * The classic tracepoint's sock cannot be given to the helper. */
+	if (trusted)
+		SK_COOKIE_AT_FIN_WAIT1(sk, newstate, quic);
 	if (newstate == TCP_CLOSE && (oldstate == TCP_FIN_WAIT2 || oldstate == TCP_CLOSING) &&
 	    !quic) {
 		if (tw_follow)

@@ -467,15 +467,8 @@ static __always_inline int handle_state_sk(const struct sock *sk, int oldstate, 
 		if (!quic)
 			skb_made(sk, st);
 	}
-	/* Its cookie made before its TIME_WAIT, where no census or birth
-	 * made one: tcp_time_wait() copies the cookie into the tw socket
-	 * (inet_twsk_alloc) before tcp_done() runs the CLOSE, so one first
-	 * made for the CLOSE record is not the TIME_WAIT's, which gets one
-	 * of its own when a census asks. The books tell the TIME_WAIT from
-	 * another connection's at its tuple by it (review-s40 C1). Only an
-	 * active close enters TIME_WAIT, and always through FIN_WAIT1. */
-	if (newstate == TCP_FIN_WAIT1 && !quic && !sk->__sk_common.skc_cookie.counter)
-		bpf_get_socket_cookie((void *)sk);
+	/* Its cookie made before its TIME_WAIT (sock_read.bpf.h). */
+	SK_COOKIE_AT_FIN_WAIT1(sk, newstate, quic);
 	if ((newstate == TCP_FIN_WAIT1 || newstate == TCP_CLOSE_WAIT) && !st->fin_ns) {
 		st->fin_ns = SK_NOW(now);
 		st->sum |= newstate == TCP_FIN_WAIT1 ? CS_SUM_ACTIVE_CLOSE : CS_SUM_PASSIVE_CLOSE;
