@@ -11,9 +11,10 @@
  * the first (its load is over, and the other units share its targets
  * map), and the run says so once on stderr. That load parses the kernel's
  * BTF again, after the ring is mapped (tracer_map_ring): in Debian's 6.1
- * it cost a refused start 0.24 s of CPU and 1.7 MiB of RSS; the exits
- * loaded beside the fexit instead cost each start it attaches 0.14 s: not
- * (docs/performance-kernel.md, "Where the kernel refuses the fexit"). */
+ * (a QEMU guest at -icount shift=2) it cost a refused start 7% more CPU
+ * and 1.7 MiB of RSS; the exits loaded beside the fexit instead cost
+ * each start it attaches 4%: not built (docs/performance-kernel.md,
+ * "Where the kernel refuses the fexit"). */
 #define _GNU_SOURCE	/* strerrorname_np */
 #include <errno.h>
 #include <stdio.h>
