@@ -470,7 +470,9 @@ TEST(time_wait_line_adds_up)
 	 * part of what it leaves unexplained. */
 	p->total.tw_end_unseen = 5;
 	out = render(format_report_text, &a, &base_run, NULL);
-	ASSERT_TRUE(strstr(out, "live 3239, expired 0, ended early 1, end unseen 5\n"
+	/* 84 columns on one line: wrapped under the figures. */
+	ASSERT_TRUE(strstr(out, "live 3239, expired 0, ended early 1, end\n"
+				"                unseen 5\n"
 				"                50 more: not in the end's socket dump\n") != NULL,
 		    "end_unseen_on_the_line");
 	ASSERT_TRUE(strstr(out, "TIME_WAIT entered while a socket dump ran 55") != NULL,

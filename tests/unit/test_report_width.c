@@ -153,6 +153,56 @@ TEST(birth_pass_failed_io_said)
 	agg_free(&a);
 }
 
+/* A busy process's own lines: `connscope attach` on two nginx workers
+ * behind ab (60,000 requests, tcp_tw_reuse on loopback) printed its
+ * "TIME_WAIT entered ..." and "reuse ... connections for ... requests"
+ * lines 82 columns wide; ten-digit counts and rates run longer still.
+ * Wrapped under the figures, the words the same. */
+TEST(busy_process_lines_fit_80)
+{
+	struct run_info run = {
+		.hook = "tp_btf/inet_sock_set_state", .interval_s = 1, .elapsed_s = 10,
+		.end_reason = "duration",
+	};
+	struct proc_books *p;
+	struct agg a;
+	FILE *f;
+
+	agg_init(&a, 0);
+	p = agg_proc(&a, 4194304);
+	p->target = true;
+	strcpy(p->comm, "nginx");
+	p->total.opened = 1564000000;
+	p->total.accepted = 3112300000;
+	p->total.closed = 4676300000;
+	p->total.tw_entered = 3112500000;
+	p->total.tw_killed = 1847400000;
+	p->total.tw_expired = 1265100000;
+	p->total.connect_failed = 1000000000;
+	p->total.resets = 2000000000;
+	p->total.resets_sent = 3000000000;
+	p->total.never_accepted = 4000000000;
+	p->truth.state[CS_TCP_TIME_WAIT] = 1264100;
+	p->requests = 46763000000;
+	p->bytes_sent = 5982995000000;
+	p->bytes_recv = 5005706000000;
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "busy_fits_80");
+	ASSERT_TRUE(has_joined(buf, "connections   opened 1564000000 (156400000.0/s), accepted "
+				    "3112300000 (311230000.0/s), closed 4676300000"), "conns_whole");
+	ASSERT_TRUE(has_joined(buf, "TIME_WAIT     entered 3112500000 (311250000.0/s), live "
+				    "1264100, expired 1265100000, ended early 1847400000"),
+		    "tw_whole");
+	ASSERT_TRUE(has_joined(buf, "reuse         4676300000 connections for 46763000000 requests: "
+				    "10.0 per connection, reuse 90%"), "reuse_whole");
+	ASSERT_TRUE(has_joined(buf, "failures      connect failed 1000000000, resets received "
+				    "2000000000, sent 3000000000"), "failures_whole");
+	free(buf);
+	agg_free(&a);
+}
+
 /* How many times word is in s. */
 static int count_of(const char *s, const char *word)
 {

@@ -196,32 +196,36 @@ static const char *fd_source(const struct run_info *run)
  * resets apart (the doctor's findings speak of either). */
 static void text_conns(FILE *out, const struct proc_counters *t, const struct run_info *run)
 {
-	fprintf(out, "  %-13s opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu\n",
-		"connections", (unsigned long long)t->opened, per_s(t->opened, run),
-		(unsigned long long)t->accepted, per_s(t->accepted, run),
-		(unsigned long long)t->closed);
+	/* Busy processes' figures run past 80 columns: wrapped under them. */
+	text_wrapf(out, "  connections   ", FIGURES_INDENT,
+		   "opened %llu (%.1f/s), accepted %llu (%.1f/s), closed %llu",
+		   (unsigned long long)t->opened, per_s(t->opened, run),
+		   (unsigned long long)t->accepted, per_s(t->accepted, run),
+		   (unsigned long long)t->closed);
 	if (t->connect_failed || t->resets || t->resets_sent)
-		fprintf(out, "  %-13s connect failed %llu, resets received %llu, sent %llu\n",
-			"failures", (unsigned long long)t->connect_failed,
-			(unsigned long long)t->resets, (unsigned long long)t->resets_sent);
+		text_wrapf(out, "  failures      ", FIGURES_INDENT,
+			   "connect failed %llu, resets received %llu, sent %llu",
+			   (unsigned long long)t->connect_failed,
+			   (unsigned long long)t->resets, (unsigned long long)t->resets_sent);
 	if (t->never_accepted)
-		fprintf(out, "  %-13s %llu handshakes completed, ended in the accept queue "
-			     "before accept()\n", "never accepted",
-			(unsigned long long)t->never_accepted);
+		text_wrapf(out, "  never accepted ", FIGURES_INDENT,
+			   "%llu handshakes completed, ended in the accept queue before accept()",
+			   (unsigned long long)t->never_accepted);
 }
 
 static void text_tw(FILE *out, const struct proc_counters *t, uint64_t live,
 		    const struct run_info *run)
 {
-	char rest[128];
+	char rest[128], unseen[48] = "";
 
-	fprintf(out, "  %-13s entered %llu (%.1f/s), live %llu, expired %llu, ended early "
-		     "%llu", "TIME_WAIT", (unsigned long long)t->tw_entered,
-		per_s(t->tw_entered, run), (unsigned long long)live,
-		(unsigned long long)t->tw_expired, (unsigned long long)t->tw_killed);
 	if (t->tw_end_unseen)
-		fprintf(out, ", end unseen %llu", (unsigned long long)t->tw_end_unseen);
-	fputc('\n', out);
+		snprintf(unseen, sizeof(unseen), ", end unseen %llu",
+			 (unsigned long long)t->tw_end_unseen);
+	text_wrapf(out, "  TIME_WAIT     ", FIGURES_INDENT,
+		   "entered %llu (%.1f/s), live %llu, expired %llu, ended early %llu%s",
+		   (unsigned long long)t->tw_entered, per_s(t->tw_entered, run),
+		   (unsigned long long)live, (unsigned long long)t->tw_expired,
+		   (unsigned long long)t->tw_killed, unseen);
 	if (tw_balance_rest(rest, sizeof(rest), t, live))
 		fprintf(out, "  %-13s %s\n", "", rest);
 	if (t->tw_not_made)

@@ -4,6 +4,7 @@
 #include "heatmap_top.h"
 #include "report_reuse.h"
 #include "reuse.h"
+#include "text_wrap.h"
 
 static double ratio(uint64_t conns, uint64_t requests)
 {
@@ -29,12 +30,12 @@ void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_re
 		return;
 	if (gap)
 		fprintf(out, "\n");
-	fprintf(out, "  %-13s %llu connections for %llu requests: %.1f per connection, "
-		     "reuse %.0f%%\n", "reuse", (unsigned long long)conns,
-		(unsigned long long)p->requests, conns ? (double)p->requests / conns : 0,
-		100 * ratio(conns, p->requests));
-	fprintf(out, "  %-13s %llu bytes sent, %llu received\n", "traffic",
-		(unsigned long long)p->bytes_sent, (unsigned long long)p->bytes_recv);
+	text_wrapf(out, "  reuse         ", FIGURES_INDENT,
+		   "%llu connections for %llu requests: %.1f per connection, reuse %.0f%%",
+		   (unsigned long long)conns, (unsigned long long)p->requests,
+		   conns ? (double)p->requests / conns : 0, 100 * ratio(conns, p->requests));
+	text_wrapf(out, "  traffic       ", FIGURES_INDENT, "%llu bytes sent, %llu received",
+		   (unsigned long long)p->bytes_sent, (unsigned long long)p->bytes_recv);
 	if (p->total.opened)
 		fprintf(out, "  %-13s p50 <= %llu us, p99 <= %llu us (SYN_SENT -> ESTABLISHED)\n",
 			"handshake", (unsigned long long)reuse_hist_quantile(p->handshake_us_hist, 0.5),
