@@ -429,6 +429,30 @@ TEST(limits_and_warnings)
 }
 
 
+/* tcp_max_orphans unread (the agent in a network namespace of its own,
+ * where the host-wide sysctl is not shown): unknown, no meter, not "of 0". */
+TEST(limits_orphans_unknown)
+{
+	struct agg a;
+	struct run_info run = base_run;
+	struct limits_view v = { .valid = true, .warn_share = 0.8 };
+	char *out;
+
+	sample(&a);
+	v.lim.port_lo = 40000;
+	v.lim.port_hi = 40099;
+	v.lim.max_tw_buckets = 1000;
+	v.host_orphan = 3;
+	v.host_orphan_peak = 8;
+	run.limits = &v;
+	out = render(&a, &run);
+	ASSERT_TRUE(strstr(out, "of tcp_max_orphans 0") == NULL, "no_limit_of_0");
+	ASSERT_TRUE(strstr(out, "3 (peak 8); tcp_max_orphans unknown (host-wide, readable in the "
+			   "host&#39;s network namespace only)") != NULL, "unknown_said");
+	free(out);
+	agg_free(&a);
+}
+
 TEST(write_error_is_eio)
 {
 	struct agg a;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
+#include "json.h"
 #include "fd_books.h"
 #include "fdleak_report.h"
 #include "tcp_limits.h"
@@ -400,6 +401,43 @@ TEST(limits_warnings_fit_80_and_html_whole)
 			   "resets them") != NULL, "html_words_joined");
 	free(html);
 	free(buf);
+}
+
+/* net.ipv4.tcp_max_orphans is host-wide: /proc/sys shows it in the
+ * host's network namespace only. The agent under `ip netns exec` read
+ * nothing and said "orphans 3 (peak 8) of tcp_max_orphans 0 (0.0%)", a
+ * limit of 0; JSON said 0 too. Unknown is said as unknown. */
+TEST(orphan_limit_unread_said_unknown)
+{
+	static struct limits_view v;
+	char *js = NULL;
+	size_t jlen = 0;
+	struct json j;
+	FILE *f;
+
+	v.valid = true;
+	v.warn_share = 0.8;
+	v.lim = (struct netlimits){ .port_lo = 32768, .port_hi = 60999,
+				    .max_tw_buckets = 131072, .max_orphans = 0 };
+	v.host_orphan = 3;
+	v.host_orphan_peak = 8;
+	f = open_out();
+	format_limits_text(f, &v, "iter/tcp + sock_diag");
+	fclose(f);
+	ASSERT_FITS(buf, "limits_fit_80");
+	ASSERT_TRUE(strstr(buf, "of tcp_max_orphans 0") == NULL, "no_limit_of_0");
+	ASSERT_TRUE(has_joined(buf, "orphans 3 (peak 8); tcp_max_orphans unknown (host-wide, "
+				    "readable in the host's network namespace only)"),
+		    "unknown_said");
+	free(buf);
+	f = open_memstream(&js, &jlen);
+	json_init(&j, f, false);
+	json_object_begin(&j);
+	json_limits(&j, &v);
+	json_object_end(&j);
+	fclose(f);
+	ASSERT_TRUE(strstr(js, "\"tcp_max_orphans\":null") != NULL, "json_null");
+	free(js);
 }
 
 /* What a run says on stderr as it goes: a target's exit (83 columns for

@@ -210,9 +210,16 @@ void format_limits_text(FILE *out, const struct limits_view *v, const char *sock
 	fprintf(out, "  TIME_WAIT %llu (peak %llu) of tcp_max_tw_buckets %llu (%.1f%%)\n",
 		(unsigned long long)v->host_tw, (unsigned long long)v->host_tw_peak,
 		(unsigned long long)v->lim.max_tw_buckets, pct(v->host_tw_peak, v->lim.max_tw_buckets));
-	fprintf(out, "  orphans %llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)\n",
-		(unsigned long long)v->host_orphan, (unsigned long long)v->host_orphan_peak,
-		(unsigned long long)v->lim.max_orphans, pct(v->host_orphan_peak, v->lim.max_orphans));
+	if (v->lim.max_orphans)
+		fprintf(out, "  orphans %llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)\n",
+			(unsigned long long)v->host_orphan,
+			(unsigned long long)v->host_orphan_peak,
+			(unsigned long long)v->lim.max_orphans,
+			pct(v->host_orphan_peak, v->lim.max_orphans));
+	else
+		text_wrapf(out, "  ", "    ", "orphans %llu (peak %llu); " ORPHAN_LIMIT_UNKNOWN,
+			   (unsigned long long)v->host_orphan,
+			   (unsigned long long)v->host_orphan_peak);
 	format_limits_warnings(out, v);
 }
 
@@ -328,7 +335,11 @@ void json_limits(struct json *j, const struct limits_view *v)
 	json_kv_uint(j, "ephemeral_ports", netlimits_ports(&v->lim));
 	json_kv_int(j, "tcp_tw_reuse", v->lim.tw_reuse);
 	json_kv_uint(j, "tcp_max_tw_buckets", v->lim.max_tw_buckets);
-	json_kv_uint(j, "tcp_max_orphans", v->lim.max_orphans);
+	json_key(j, "tcp_max_orphans");
+	if (v->lim.max_orphans)
+		json_uint(j, v->lim.max_orphans);
+	else
+		json_null(j);	/* unknown: not readable in this network namespace */
 	json_kv_uint(j, "time_wait_host", v->host_tw);
 	json_kv_uint(j, "time_wait_host_peak", v->host_tw_peak);
 	json_kv_uint(j, "orphans_host", v->host_orphan);

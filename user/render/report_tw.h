@@ -23,6 +23,10 @@ bool format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 /* One heatmap of a report part whole (every row): a blank line, then the
  * map; nothing for an empty one. */
 void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_report_opts *o);
+/* net.ipv4.tcp_max_orphans is host-wide: /proc/sys shows it in the host's
+ * network namespace only, and elsewhere it reads as 0 (unknown). */
+#define ORPHAN_LIMIT_UNKNOWN "tcp_max_orphans unknown (host-wide, readable in the " \
+	"host's network namespace only)"
 void format_limits_text(FILE *out, const struct limits_view *v, const char *sockets_src);
 /* The warning lines alone (also printed to stderr by attach). */
 int format_limits_warnings(FILE *out, const struct limits_view *v);

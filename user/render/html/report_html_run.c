@@ -10,6 +10,7 @@
 #include "kfeatures.h"
 #include "report_cost.h"
 #include "report_findings.h"
+#include "report_tw.h"
 #include "report_html.h"
 #include "report_html_internal.h"
 
@@ -47,10 +48,16 @@ void html_limits_section(FILE *out, const struct limits_view *v, const char *soc
 		ULL(v->host_tw), ULL(v->host_tw_peak), ULL(v->lim.max_tw_buckets),
 		html_pct(v->host_tw_peak, v->lim.max_tw_buckets));
 	fputs("<dt>orphans (host)</dt><dd>", out);
-	html_meter(out, html_pct(v->host_orphan_peak, v->lim.max_orphans), warn);
-	fprintf(out, "%llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)</dd>\n",
-		ULL(v->host_orphan), ULL(v->host_orphan_peak), ULL(v->lim.max_orphans),
-		html_pct(v->host_orphan_peak, v->lim.max_orphans));
+	if (v->lim.max_orphans) {
+		html_meter(out, html_pct(v->host_orphan_peak, v->lim.max_orphans), warn);
+		fprintf(out, "%llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)</dd>\n",
+			ULL(v->host_orphan), ULL(v->host_orphan_peak), ULL(v->lim.max_orphans),
+			html_pct(v->host_orphan_peak, v->lim.max_orphans));
+	} else {
+		fprintf(out, "%llu (peak %llu); ", ULL(v->host_orphan), ULL(v->host_orphan_peak));
+		html_esc(out, ORPHAN_LIMIT_UNKNOWN);
+		fputs("</dd>\n", out);
+	}
 	fprintf(out, "<dt>warn at</dt><dd>%.0f%% of a limit</dd>\n</dl>\n", warn);
 	if (v->ndests) {
 		fputs("<h3>Busiest destinations at the peak (ephemeral ports), of every process "
