@@ -453,6 +453,37 @@ TEST(limits_orphans_unknown)
 	agg_free(&a);
 }
 
+/* Every loss the text report leads with, the HTML report says too: it
+ * said a full ring buffer alone, so a run under `ip netns exec` (the QUIC
+ * wire source off, "LOST: 1 programs or sources not attached" first in
+ * the text) or with a full TIME_WAIT map read as whole. Said before any
+ * number, and each kind in the Run facts. */
+TEST(every_loss_said)
+{
+	struct agg a;
+	struct run_info run = base_run;
+	char *out;
+
+	sample(&a);
+	out = render(&a, &run);
+	ASSERT_TRUE(strstr(out, "data-k=\"losses\"") == NULL, "no_losses_no_warning");
+	ASSERT_TRUE(strstr(out, "<dt>losses</dt><dd class=\"good\">none") != NULL, "none_said");
+	free(out);
+	run.losses.n[LOSS_ATTACH_FAILED] = 1;
+	run.losses.n[LOSS_TW_MAP_FULL] = 2;
+	out = render(&a, &run);
+	ASSERT_TRUE(strstr(out, "<p class=\"warn bad\" data-k=\"losses\">LOST: 1 programs or "
+			   "sources not attached, 2 TIME_WAIT sockets not followed to their end")
+		    != NULL, "headline");
+	ASSERT_TRUE(strstr(out, "data-k=\"losses\"") < strstr(out, "id=\"summary\""),
+		    "before_the_numbers");
+	ASSERT_TRUE(strstr(out, "<dt>losses</dt><dd class=\"bad\">attach_failed 1, "
+			   "time_wait_map_full 2</dd>") != NULL, "run_facts");
+	assert_self_contained(out);
+	free(out);
+	agg_free(&a);
+}
+
 TEST(write_error_is_eio)
 {
 	struct agg a;

@@ -8,24 +8,33 @@ void format_losses_headline(FILE *out, const char *first, const struct agent_los
 	format_losses_headline_see(out, first, l, "agent: losses");
 }
 
+char *losses_headline(char *buf, size_t len, const struct agent_losses *l, const char *see)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	if (!losses_total(l))
+		return buf;
+	used = snprintf(buf, len, "LOST:");
+	for (int k = 0; k < LOSS_MAX && used < len; k++)
+		if (l->n[k])
+			used += snprintf(buf + used, len - used, "%s %llu %s",
+					 used > 5 ? "," : "", (unsigned long long)l->n[k],
+					 loss_text(k));
+	if (used < len)
+		snprintf(buf + used, len - used, "; counts below are low (see %s)", see);
+	return buf;
+}
+
 void format_losses_headline_see(FILE *out, const char *first, const struct agent_losses *l,
 				const char *see)
 {
 	char text[TEXT_WRAP_MAX];
-	size_t used;
 
 	if (!losses_total(l))
 		return;
-	used = snprintf(text, sizeof(text), "LOST:");
-	for (int k = 0; k < LOSS_MAX && used < sizeof(text); k++)
-		if (l->n[k])
-			used += snprintf(text + used, sizeof(text) - used, "%s %llu %s",
-					 used > 5 ? "," : "", (unsigned long long)l->n[k],
-					 loss_text(k));
-	if (used < sizeof(text))
-		snprintf(text + used, sizeof(text) - used, "; counts below are low (see %s)", see);
 	/* Every kind at once runs to many lines: wrapped like a finding. */
-	text_wrap(out, first, "  ", text);
+	text_wrap(out, first, "  ", losses_headline(text, sizeof(text), l, see));
 }
 
 void format_losses_text(FILE *out, const struct agent_losses *l)

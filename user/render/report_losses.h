@@ -16,6 +16,10 @@ void format_losses_headline(FILE *out, const char *first, const struct agent_los
 /* The same, naming where the kinds are told (the doctor has no agent block). */
 void format_losses_headline_see(FILE *out, const char *first, const struct agent_losses *l,
 				const char *see);
+/* The headline's text unwrapped into buf (len bytes): "LOST: ...; counts
+ * below are low (see SEE)", or "" with nothing lost. The HTML report's
+ * warning. Returns buf. */
+char *losses_headline(char *buf, size_t len, const struct agent_losses *l, const char *see);
 /* "losses: none", or one line per kind that lost something. */
 void format_losses_text(FILE *out, const struct agent_losses *l);
 /* "losses": { "total": N, "<key>": n, ... } with every kind. */

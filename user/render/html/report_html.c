@@ -26,6 +26,8 @@
 #include "report_cost.h"
 #include "report_findings.h"
 #include "report_html_internal.h"
+#include "report_losses.h"
+#include "text_wrap.h"
 #include "tcp_state_names.h"
 
 #define TOP_DEFAULT 10
@@ -192,6 +194,14 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 	html_esc(out, run->end_reason);
 	fputs("</p>\n</header>\n", out);
 
+	/* Every loss, in the text report's words, before any number. */
+	if (losses_total(&run->losses)) {
+		char text[TEXT_WRAP_MAX];
+
+		fputs("<p class=\"warn bad\" data-k=\"losses\">", out);
+		html_esc(out, losses_headline(text, sizeof(text), &run->losses, "Run: losses"));
+		fputs("</p>\n", out);
+	}
 	if (lost)
 		fprintf(out, "<p class=\"warn bad\"><b>%llu events were lost</b> (ring buffer "
 			     "full): event counts are low; raise --ringbuf-size</p>\n", ULL(lost));

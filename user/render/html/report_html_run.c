@@ -13,6 +13,7 @@
 #include "report_tw.h"
 #include "report_html.h"
 #include "report_html_internal.h"
+#include "report_losses.h"
 
 
 void html_limits_section(FILE *out, const struct limits_view *v, const char *sockets_src)
@@ -165,6 +166,18 @@ void html_run_section(FILE *out, const struct agg *a, const struct run_info *run
 	fprintf(out, "<dt>events lost</dt><dd%s>%llu</dd>\n",
 		run->stats[CS_STAT_RB_LOST] ? " class=\"bad\"" : "",
 		ULL(run->stats[CS_STAT_RB_LOST]));
+	/* Each kind that lost something, as JSON agent.losses names it. */
+	if (losses_total(&run->losses)) {
+		fputs("<dt>losses</dt><dd class=\"bad\">", out);
+		for (int k = 0, said = 0; k < LOSS_MAX; k++)
+			if (run->losses.n[k])
+				fprintf(out, "%s%s %llu", said++ ? ", " : "", loss_key(k),
+					ULL(run->losses.n[k]));
+		fputs("</dd>\n", out);
+	} else {
+		fputs("<dt>losses</dt><dd class=\"good\">none (no record lost, no map full, all "
+		      "seeded and attached)</dd>\n", out);
+	}
 	dd_u(out, "owner map full", run->stats[CS_STAT_OWNER_FULL]);
 	dd_u(out, "accept unresolved", run->stats[CS_STAT_ACCEPT_MISS]);
 	dd_u(out, "children followed", run->stats[CS_STAT_FORKS]);
