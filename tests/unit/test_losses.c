@@ -11,6 +11,8 @@
 #include "losses.h"
 #include "report_losses.h"
 #include "tcp_books.h"
+#include "quic_books.h"
+#include "tcpstate.h"
 
 /* What one formatter writes for l, as a string (freed by the caller). */
 static char *render(const struct agent_losses *l, int which)
@@ -82,6 +84,33 @@ TEST(open_at_once_not_noted_shown)
 	ASSERT_TRUE(has(&l, 0, "open_at_once_not_noted 2  "), "text_line");
 	ASSERT_TRUE(has(&l, 2, "\"open_at_once_not_noted\":2"), "json_key");
 	agg_free(&a);
+}
+
+/* The QUIC wire source off (no cgroup2 under `ip netns exec`, or no
+ * CAP_NET_ADMIN): one source not attached, as before, and known to be
+ * QUIC's, so the first line says the TCP and fd counts are whole (it said
+ * "counts below are low" of every count). An fd program that failed as
+ * well makes every count suspect again. */
+TEST(quic_wire_off_is_quic_only)
+{
+	uint64_t tcp[CS_STAT_MAX] = { 0 };
+	struct quic_run q = { .wire_on = false, .wire_error = "no cgroup v2 hierarchy" };
+	struct agent_losses l;
+
+	losses_collect(&l, tcp, 0, NULL, 0, 0, &q);
+	ASSERT_EQ(l.n[LOSS_ATTACH_FAILED], 1, "attach_failed_counted");
+	ASSERT_EQ(l.quic_attach_failed, 1, "known_quic");
+	ASSERT_TRUE(losses_quic_only(&l), "quic_only");
+	ASSERT_TRUE(has(&l, 1, "; QUIC counts below are low, TCP and fd"),
+		    "headline_scoped");
+	ASSERT_TRUE(has(&l, 2, "\"attach_failed\":1"), "json_unchanged");
+	losses_collect(&l, tcp, 0, NULL, 0, 1, &q);
+	ASSERT_EQ(l.n[LOSS_ATTACH_FAILED], 2, "fd_and_quic");
+	ASSERT_TRUE(!losses_quic_only(&l), "not_quic_only");
+	ASSERT_TRUE(has(&l, 1, "; counts below are low"), "headline_all");
+	tcp[CS_STAT_RB_LOST] = 5;
+	losses_collect(&l, tcp, 0, NULL, 0, 0, &q);
+	ASSERT_TRUE(!losses_quic_only(&l), "tcp_loss_not_quic_only");
 }
 
 UNIT_MAIN()

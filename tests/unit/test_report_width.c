@@ -111,13 +111,33 @@ TEST(netns_agent_report_fits_80)
 	agg_init(&a, 0);
 	run.quic = &q;
 	run.losses.n[LOSS_ATTACH_FAILED] = 1;
+	run.losses.quic_attach_failed = 1;
 	f = open_out();
 	format_report_text(f, &a, &run);
 	fclose(f);
 	ASSERT_FITS(buf, "report_fits_80");
 	ASSERT_TRUE(has_joined(buf, "QUIC wire: off: " NO_CGROUP2), "quic_reason_whole");
-	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
-				    "are low (see agent: losses)"), "lost_line_whole");
+	/* The QUIC source alone is off: the TCP counts are whole, and the
+	 * line says which are low (it said "counts below are low"). */
+	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; QUIC counts below "
+				    "are low, TCP and fd counts are not (see agent: losses)"),
+		    "lost_line_whole");
+	free(buf);
+	/* A TCP loss beside it: every count may be low again. */
+	run.losses.n[LOSS_OWNER_MAP_FULL] = 2;
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_TRUE(has_joined(buf, "not attached; counts below are low (see agent: losses)"),
+		    "tcp_loss_all_low");
+	free(buf);
+	run.losses.n[LOSS_OWNER_MAP_FULL] = 0;
+	run.losses.n[LOSS_ATTACH_FAILED] = 2;	/* and an fd program */
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_TRUE(has_joined(buf, "2 programs or sources not attached; counts below are low"),
+		    "fd_program_all_low");
 	free(buf);
 	agg_free(&a);
 }

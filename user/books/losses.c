@@ -61,6 +61,28 @@ uint64_t losses_total(const struct agent_losses *l)
 	return t;
 }
 
+bool losses_quic_only(const struct agent_losses *l)
+{
+	for (int k = 0; k < LOSS_MAX; k++) {
+		switch (k) {
+		case LOSS_QUIC_WIRE_EVENTS:
+		case LOSS_QUIC_NGTCP2_EVENTS:
+		case LOSS_QUIC_NGTCP2_CALLS:
+		case LOSS_QUIC_UDP_SEEDS:
+		case LOSS_QUIC_ATTEMPTS:
+			continue;
+		case LOSS_ATTACH_FAILED:
+			if (l->n[k] > l->quic_attach_failed)
+				return false;
+			continue;
+		default:
+			if (l->n[k])
+				return false;
+		}
+	}
+	return true;
+}
+
 void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_seeds_failed,
 		    const uint64_t *fd, uint64_t fd_listings_failed, int fd_progs_failed,
 		    const struct quic_run *q)
@@ -88,7 +110,8 @@ void losses_collect(struct agent_losses *l, const uint64_t *tcp, uint64_t tcp_se
 	l->n[LOSS_QUIC_NGTCP2_CALLS] = q->lib_stats[QN_STAT_CALLS_FULL];
 	l->n[LOSS_QUIC_UDP_SEEDS] = q->seed_failed;
 	/* The wire source asked for and off: its reason is in the report. */
-	l->n[LOSS_ATTACH_FAILED] += !q->wire_on && q->wire_error && q->wire_error[0];
+	l->quic_attach_failed = !q->wire_on && q->wire_error && q->wire_error[0];
+	l->n[LOSS_ATTACH_FAILED] += l->quic_attach_failed;
 	for (size_t i = 0; q->books && hmap_next(&q->books->procs, &i, NULL, (void **)&p);)
 		l->n[LOSS_QUIC_ATTEMPTS] += p->attempts_full;
 }

@@ -9,6 +9,7 @@
 #ifndef CONNSCOPE_LOSSES_H
 #define CONNSCOPE_LOSSES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum {
@@ -35,7 +36,14 @@ enum {
 
 struct agent_losses {
 	uint64_t n[LOSS_MAX];
+	/* Of n[LOSS_ATTACH_FAILED], the QUIC sources' (the wire source off
+	 * for want of cgroup2 or CAP_NET_ADMIN): they leave TCP and fd counts
+	 * whole, and the headline says so. */
+	uint64_t quic_attach_failed;
 };
+
+/* Every loss is a QUIC source's: TCP and fd counts are whole. */
+bool losses_quic_only(const struct agent_losses *l);
 
 /* "tcp_events": the JSON key and Prometheus label value. */
 const char *loss_key(int k);
