@@ -3,9 +3,10 @@
 # The man pages: connscope(8) and one page a command, made from the
 # command's --help (dist/man/mkman.sh). Every command `connscope --help`
 # lists has a page; each renders with `man --warnings -l` without a warning
-# and within 80 columns; the options its --help lists are exactly the ones
-# its page shows, both ways; --help ends with 2-4 examples and the page has
-# them; make install puts every page in place. -V is the version.
+# and within 80 columns, as its --help does; the options its --help lists
+# are exactly the ones its page shows, both ways; --help ends with 2-4
+# examples and the page has them; make install puts every page in place.
+# -V is the version.
 set -u
 source "$TESTS_DIR/lib.sh"
 
@@ -36,6 +37,9 @@ for c in "${CMDS[@]}"; do
 	assert_eq "$(awk 'length > 80' "$TMP/$c.txt" | head -1)" "" "$c/fits_80_columns"
 	"$CONNSCOPE" "$c" --help >"$TMP/$c.help" 2>&1
 	assert_eq "$?" 0 "$c/help_exit_status"
+	# --help is read in a terminal too: doctor's usage line and
+	# exporter's --fd-sites were 81 columns.
+	assert_eq "$(awk 'length > 80' "$TMP/$c.help" | head -1)" "" "$c/help_fits_80_columns"
 	# Both ways: what --help lists and the page does not, and the reverse.
 	options "$TMP/$c.help" >"$TMP/$c.hopts"
 	options "$TMP/$c.txt" >"$TMP/$c.mopts"

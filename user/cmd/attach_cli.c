@@ -168,7 +168,8 @@ static void doctor_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: connscope doctor -p PID[,PID...]|--comm NAME|--cgroup PATH [-d SECONDS]\n"
-		"                        [-i SECONDS] [-j] [--report FILE.html] [attach's options]\n"
+		"                        [-i SECONDS] [-j] [--report FILE.html]\n"
+		"                        [attach's options]\n"
 		"  attach for the window, then say what is wrong, with the numbers that prove\n"
 		"  it and the fix: churn, TIME_WAIT and ephemeral ports, fd leak, fd limit,\n"
 		"  connect failures, resets, listen backlog, orphans, connscope's own cost;\n"
@@ -347,7 +348,8 @@ static void exporter_usage(FILE *out)
 		"      --children         also trace processes the targets fork\n"
 		"      --no-fd            do not count fds (from /proc listings otherwise)\n"
 		"      --fd-sites         with -p: also the fd syscall tracepoints, for the\n"
-		"                         leak-suspect gauges (slows every syscall on the machine)\n"
+		"                         leak-suspect gauges (slows every syscall on the\n"
+		"                         machine)\n"
 		"      --cost-every N     measure the BPF programs' run time in one interval of\n"
 		"                         every N (default 10; 1: all; 0: never)\n"
 		"      --tw-timers        TIME_WAIT ends from the timer tracepoints as they\n"
