@@ -169,6 +169,11 @@ run_recipe "$RECIPE" >"$TMP/curl.out" 2>"$TMP/curl.err"
 O=$TMP/curl.out
 assert_eq "$(grep -c '^# TYPE connscope_process_connections_accepted_total counter$' "$O")" 1 curl/type_line
 assert_eq "$(grep -c "^connscope_process_connections_accepted_total{pid=\"$SPID\",comm=\"poolfix\"} 8$" "$O")" 1 curl/server_accepted
+# Only the lines the README shows: its grep matched
+# connscope_process_connections_never_accepted_total too (three more
+# lines and a HELP and TYPE the README did not show).
+assert_eq "$(grep -vc '^# \(HELP\|TYPE\) connscope_process_connections_accepted_total \|^connscope_process_connections_accepted_total{' "$O")" 0 \
+	curl/only_the_lines_shown
 # Ctrl-C as a reader stops it: SIGINT to the connscope below the shells.
 for p in $(_lib_descendants "$RPID"); do
 	[[ $(cat "/proc/$p/comm" 2>/dev/null) == connscope ]] && kill -INT "$p"
