@@ -221,6 +221,25 @@ TEST(busy_process_lines_fit_80)
 	ASSERT_TRUE(has_joined(buf, "failures      connect failed 1000000000, resets received "
 				    "2000000000, sent 3000000000"), "failures_whole");
 	free(buf);
+	/* The orphans' times carry their unit on both figures ("ended <= 2
+	 * ms median, max 2": 2 what?). */
+	p->total.orphaned = p->orphan_ended = 100;
+	p->orphan_ms_hist[1] = 60;	/* 2-4 ms */
+	p->orphan_ms_hist[5] = 40;	/* 32-64 ms */
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "orphans_fit_80");
+	ASSERT_TRUE(has_joined(buf, "100 passed through (normal), ended <= 4 ms median, <= 64 ms "
+				    "at most"), "orphan_times_with_units");
+	/* 49464 of them (attach on an nginx worker): 84 columns. */
+	p->total.orphaned = 4676300000;
+	free(buf);
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "many_orphans_fit_80");
+	free(buf);
 	agg_free(&a);
 }
 

@@ -10,10 +10,6 @@
 #include "json.h"
 #include "report_tw.h"
 
-/* A process block's figures start at column 16, after "  %-13s " (its
- * label); a line of them too long for 80 columns continues there. */
-#define FIGURES_INDENT "                "
-
 void format_reuse_text(FILE *out, const struct proc_books *p, const struct tw_report_opts *o,
 		       bool gap);
 /* "reuse": {...} member of a process object. */

@@ -93,10 +93,13 @@ bool format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 			longer += p->orphan_ms_hist[b];
 		fprintf(out, "  %-13s now %u; %llu of the ended stayed longer than 8 s\n",
 			"orphans", p->truth.orphan, (unsigned long long)longer);
-		fprintf(out, "  %-13s %llu passed through (normal), ended <= %llu ms median, "
-			     "max %llu\n", "", (unsigned long long)t->orphaned,
-			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 0.5),
-			(unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended, 1.0));
+		text_wrapf(out, FIGURES_INDENT, FIGURES_INDENT, "%llu passed through (normal), "
+			   "ended <= %llu ms median, <= %llu ms at most",
+			   (unsigned long long)t->orphaned,
+			   (unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended,
+								0.5),
+			   (unsigned long long)hist_quantile_ms(p->orphan_ms_hist, p->orphan_ended,
+								1.0));
 	}
 	rows = sorted_endpoints(p, &n);
 	if (rows && n) {

@@ -23,6 +23,10 @@ bool format_tw_text(FILE *out, const struct proc_books *p, const struct tw_repor
 /* One heatmap of a report part whole (every row): a blank line, then the
  * map; nothing for an empty one. */
 void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_report_opts *o);
+/* A process block's figures start at column 16, after "  %-13s " (its
+ * label); a line of them too long for 80 columns continues there. */
+#define FIGURES_INDENT "                "
+
 /* net.ipv4.tcp_max_orphans is host-wide: /proc/sys shows it in the host's
  * network namespace only, and elsewhere it reads as 0 (unknown). */
 #define ORPHAN_LIMIT_UNKNOWN "tcp_max_orphans unknown (host-wide, readable in the " \
