@@ -307,6 +307,49 @@ TEST(open_connections_count_their_requests_at_the_end)
 	agg_free(&a);
 }
 
+/* A socket of the start-up snapshot at tuple t. */
+static struct sd_sock snap_sock(struct cs_tuple t, int state, uint32_t inode)
+{
+	struct sd_sock s = { .family = t.family, .state = state, .sport = t.sport,
+			     .dport = t.dport, .inode = inode };
+
+	memcpy(s.saddr, t.saddr, 16);
+	memcpy(s.daddr, t.daddr, 16);
+	return s;
+}
+
+/* nginx's master holds the listener, a worker the connections it accepted
+ * before the attach (an upstream keep-alive pool, 127.0.0.1:8081 <- the
+ * pool's ports). The worker's held connections are its listen endpoint's:
+ * `connscope diff` after an nginx keepalive fix listed nine "endpoint
+ * 127.0.0.1:43020"-like rows, one a pool connection, each booked as a
+ * connection the worker made to its peer's ephemeral port. */
+TEST(held_accepted_connection_is_the_listeners)
+{
+	struct sd_sock lsn = snap_sock(tup(8081, 0), CS_TCP_LISTEN, 10);
+	struct sd_sock held = snap_sock(tup(8081, 43020), CS_TCP_ESTABLISHED, 11);
+	struct sd_sock mine = snap_sock(tup(43022, 8081), CS_TCP_ESTABLISHED, 12);
+	struct proc_books *w;
+	struct endpoint_stats *es;
+	struct endpoint_key k = { .family = AF_INET, .side = EP_REMOTE, .port = 43020 };
+	struct agg a;
+
+	agg_init(&a, 0);
+	agg_seed(&a, SERVER, &lsn);		/* the master */
+	agg_seed(&a, CLIENT, &held);		/* a worker: accepted, before us */
+	agg_seed(&a, CLIENT, &mine);		/* the same worker's own pool connection */
+	w = agg_find_proc(&a, CLIENT);
+	ASSERT_TRUE(w != NULL, "worker");
+	es = ep(w, EP_LISTEN, 8081);
+	ASSERT_TRUE(es != NULL, "listen_endpoint");
+	ASSERT_EQ(es ? es->held : 0, 1, "held_under_listen");
+	k.addr[0] = 127, k.addr[3] = 1;
+	ASSERT_TRUE(hmap_get(&w->endpoints, &k) == NULL, "no_peer_port_endpoint");
+	es = ep(w, EP_REMOTE, 8081);
+	ASSERT_EQ(es ? es->held : 0, 1, "own_connection_still_remote");
+	agg_free(&a);
+}
+
 UNIT_MAIN()
 
 /* A listening endpoint names its listener's bound address: a child of a

@@ -80,6 +80,15 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 		listen_addr_note(a, &t);
 	} else {
 		c->listen_any = listen_any_for(a, &t);
+		/* Accepted before the attach, held by another process than
+		 * its listener's (an nginx worker; the master listens): its
+		 * local port is a listener's, so it is this process's listen
+		 * endpoint, not a connection to its peer's port. The dump and
+		 * the walk give a namespace's listening hash before its
+		 * established one: its listener is seeded by now if a target
+		 * holds it (the master not traced: a remote endpoint still). */
+		if (listen_seen_for(a, &t))
+			reuse_listen(p, s->sport);
 	}
 	live_move(p, 0, s->state);
 	reuse_conn_seed(a, p, c);

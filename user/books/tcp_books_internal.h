@@ -19,6 +19,7 @@ struct proc_books;
 void live_move(struct proc_books *p, int from, int to);
 void listen_addr_note(struct agg *a, const struct cs_tuple *t);
 bool listen_any_for(const struct agg *a, const struct cs_tuple *t);
+bool listen_seen_for(const struct agg *a, const struct cs_tuple *t);
 void conn_del(struct agg *a, const struct conn *c, uint64_t sk);
 struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new);
 void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to);

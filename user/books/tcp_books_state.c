@@ -68,6 +68,19 @@ void listen_addr_note(struct agg *a, const struct cs_tuple *t)
 	hmap_upsert(&a->listen_addrs, &k, NULL);
 }
 
+/* A listener of the books is at t's local address and port, or at the
+ * wildcard address and t's port: t is one of its children. */
+bool listen_seen_for(const struct agg *a, const struct cs_tuple *t)
+{
+	struct listen_addr_key k;
+
+	listen_addr_key(&k, t, false);
+	if (hmap_get(&a->listen_addrs, &k))
+		return true;
+	listen_addr_key(&k, t, true);
+	return hmap_get(&a->listen_addrs, &k) != NULL;
+}
+
 /* A child's listener is bound to the wildcard address: no listener seen at
  * the child's own address and port, one seen at the wildcard. A listener
  * never seen (not a target's): the address the child was reached at. */
