@@ -287,6 +287,24 @@ TEST(doubles)
 		      "doubles");
 }
 
+/* -0, or a value that rounds to zero from below, is 0: a flat fd count's
+ * growth (-0.000000 in connscope diff -j and attach -j). */
+TEST(negative_zero_is_zero)
+{
+	struct sink s;
+	struct json *j = sink_open(&s, false);
+
+	json_array_begin(j);
+	json_double(j, -0.0, 6);
+	json_double(j, -0.0000001, 3);
+	json_double(j, -0.0004, 3);
+	json_double(j, -0.0006, 3);
+	json_double(j, -0.4, 0);
+	json_array_end(j);
+	json_finish(j);
+	ASSERT_OUTPUT(&s, "[0.000000,0.000,0.000,-0.001,0]\n", "zeros");
+}
+
 TEST(non_finite_is_null)
 {
 	struct sink s;

@@ -42,6 +42,8 @@ static void fmt(char *buf, size_t len, const struct diff_metric *x, bool after)
 {
 	double v = after ? x->after : x->before;
 
+	if (v == 0)
+		v = 0;	/* -0 (a flat fd count's growth) reads 0 */
 	if (!(after ? x->has_after : x->has_before))
 		snprintf(buf, len, "-");
 	else if (v == floor(v) && fabs(v) < 1e15)

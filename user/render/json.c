@@ -230,7 +230,8 @@ void json_double(struct json *j, double v, int prec)
 		if (*p == ',')
 			*p = '.';
 	element_begin(j);
-	fputs(buf, j->out);
+	/* -0 and what rounds to it from below read 0, not "-0.000". */
+	fputs(buf[0] == '-' && !buf[strspn(buf + 1, "0.") + 1] ? buf + 1 : buf, j->out);
 }
 
 void json_bool(struct json *j, bool v)
