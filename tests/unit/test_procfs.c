@@ -19,6 +19,7 @@
 
 #include "unit.h"
 #include "procfs.h"
+#include "netlimits.h"
 #include "sockdiag.h"
 
 #define TCP_ESTABLISHED_ 1
@@ -721,6 +722,42 @@ TEST(sockdiag_stop_and_no_fd_leak)
 		ASSERT_EQ(sockdiag_dump_tcp(SD_ALL_STATES, find_cb, &w), 0, "dump");
 	ASSERT_EQ(open_fds(), before, "netlink socket closed every time");
 	close(fd);
+}
+
+/* net.ipv4.tcp_max_orphans is host-wide: the network namespace of a
+ * container (or `ip netns exec`) has no file for it. Missing, it is
+ * unread, not a limit of 0; an admin's 0 is read as 0. */
+TEST(max_orphans_unread_or_read)
+{
+	char dir[] = "/tmp/connscope-procfs.XXXXXX", path[PATH_MAX];
+	const char *dirs[] = { "sys", "sys/net", "sys/net/ipv4" };
+	struct netlimits l;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp");
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, dirs[i]);
+		ASSERT_EQ(mkdir(path, 0755), 0, "mkdir");
+	}
+	write_file(dir, "sys/net/ipv4/ip_local_port_range", "32768\t60999\n");
+	procfs_root = dir;
+	ASSERT_EQ(netlimits_read(&l), 0, "ports_read");
+	ASSERT_EQ(l.port_hi, 60999, "port_hi");
+	ASSERT_TRUE(l.max_orphans_unread, "no_file_unread");
+	write_file(dir, "sys/net/ipv4/tcp_max_orphans", "0\n");
+	ASSERT_EQ(netlimits_read_orphans(&l), 0, "orphans_read");
+	ASSERT_TRUE(!l.max_orphans_unread, "read");
+	ASSERT_EQ(l.max_orphans, 0, "zero_is_zero");
+	procfs_root = "/proc";
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/sys/net/ipv4/%s", dir,
+			 i ? "tcp_max_orphans" : "ip_local_port_range");
+		unlink(path);
+	}
+	for (int i = 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", dir, dirs[i]);
+		rmdir(path);
+	}
+	rmdir(dir);
 }
 
 UNIT_MAIN()

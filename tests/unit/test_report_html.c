@@ -442,6 +442,7 @@ TEST(limits_orphans_unknown)
 	v.lim.port_lo = 40000;
 	v.lim.port_hi = 40099;
 	v.lim.max_tw_buckets = 1000;
+	v.lim.max_orphans_unread = true;
 	v.host_orphan = 3;
 	v.host_orphan_peak = 8;
 	run.limits = &v;

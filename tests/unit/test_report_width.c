@@ -445,7 +445,8 @@ TEST(limits_warnings_fit_80_and_html_whole)
 /* net.ipv4.tcp_max_orphans is host-wide: /proc/sys shows it in the
  * host's network namespace only. The agent under `ip netns exec` read
  * nothing and said "orphans 3 (peak 8) of tcp_max_orphans 0 (0.0%)", a
- * limit of 0; JSON said 0 too. Unknown is said as unknown. */
+ * limit of 0; JSON said 0 too. Unread is said as unknown; a limit an
+ * admin set to 0 (legal: every orphan reset) is read and said as 0. */
 TEST(orphan_limit_unread_said_unknown)
 {
 	static struct limits_view v;
@@ -457,7 +458,8 @@ TEST(orphan_limit_unread_said_unknown)
 	v.valid = true;
 	v.warn_share = 0.8;
 	v.lim = (struct netlimits){ .port_lo = 32768, .port_hi = 60999,
-				    .max_tw_buckets = 131072, .max_orphans = 0 };
+				    .max_tw_buckets = 131072, .max_orphans = 0,
+				    .max_orphans_unread = true };
 	v.host_orphan = 3;
 	v.host_orphan_peak = 8;
 	f = open_out();
@@ -477,6 +479,13 @@ TEST(orphan_limit_unread_said_unknown)
 	fclose(f);
 	ASSERT_TRUE(strstr(js, "\"tcp_max_orphans\":null") != NULL, "json_null");
 	free(js);
+	v.lim.max_orphans_unread = false;
+	f = open_out();
+	format_limits_text(f, &v, "iter/tcp + sock_diag");
+	fclose(f);
+	ASSERT_TRUE(has_joined(buf, "orphans 3 (peak 8) of tcp_max_orphans 0 (0.0%)"),
+		    "zero_read_is_zero");
+	free(buf);
 }
 
 /* What a run says on stderr as it goes: a target's exit (83 columns for

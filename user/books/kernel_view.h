@@ -5,6 +5,7 @@
 #ifndef CONNSCOPE_KERNEL_VIEW_H
 #define CONNSCOPE_KERNEL_VIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* One TCP socket as the kernel reports it. Ports in host order, addresses as
@@ -41,6 +42,9 @@ struct netlimits {
 	uint32_t port_lo, port_hi;	/* net.ipv4.ip_local_port_range */
 	uint64_t max_tw_buckets;	/* net.ipv4.tcp_max_tw_buckets */
 	uint64_t max_orphans;		/* net.ipv4.tcp_max_orphans */
+	bool max_orphans_unread;	/* host-wide: /proc/sys has it in init_net
+					 * only; read neither in the target's
+					 * namespace nor in the agent's */
 	int tw_reuse;			/* net.ipv4.tcp_tw_reuse: 0, 1, 2 (loopback only) */
 	int fin_timeout_s;		/* net.ipv4.tcp_fin_timeout */
 };

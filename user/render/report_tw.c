@@ -213,7 +213,7 @@ void format_limits_text(FILE *out, const struct limits_view *v, const char *sock
 	fprintf(out, "  TIME_WAIT %llu (peak %llu) of tcp_max_tw_buckets %llu (%.1f%%)\n",
 		(unsigned long long)v->host_tw, (unsigned long long)v->host_tw_peak,
 		(unsigned long long)v->lim.max_tw_buckets, pct(v->host_tw_peak, v->lim.max_tw_buckets));
-	if (v->lim.max_orphans)
+	if (!v->lim.max_orphans_unread)
 		fprintf(out, "  orphans %llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)\n",
 			(unsigned long long)v->host_orphan,
 			(unsigned long long)v->host_orphan_peak,
@@ -339,7 +339,7 @@ void json_limits(struct json *j, const struct limits_view *v)
 	json_kv_int(j, "tcp_tw_reuse", v->lim.tw_reuse);
 	json_kv_uint(j, "tcp_max_tw_buckets", v->lim.max_tw_buckets);
 	json_key(j, "tcp_max_orphans");
-	if (v->lim.max_orphans)
+	if (!v->lim.max_orphans_unread)
 		json_uint(j, v->lim.max_orphans);
 	else
 		json_null(j);	/* unknown: not readable in this network namespace */

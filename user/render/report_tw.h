@@ -28,7 +28,8 @@ void format_heatmap_text(FILE *out, const struct heatmap *h, const struct tw_rep
 #define FIGURES_INDENT "                "
 
 /* net.ipv4.tcp_max_orphans is host-wide: /proc/sys shows it in the host's
- * network namespace only, and elsewhere it reads as 0 (unknown). */
+ * network namespace only (the agent itself under ip netns exec reads
+ * none: netlimits.max_orphans_unread). */
 #define ORPHAN_LIMIT_UNKNOWN "tcp_max_orphans unknown (host-wide, readable in the " \
 	"host's network namespace only)"
 void format_limits_text(FILE *out, const struct limits_view *v, const char *sockets_src);

@@ -11,6 +11,10 @@
 /* Reads what it can; a missing file leaves its field 0. Returns 0, or
  * -errno when ip_local_port_range cannot be read. */
 int netlimits_read(struct netlimits *l);
+/* net.ipv4.tcp_max_orphans alone, into l (max_orphans_unread when this
+ * namespace's /proc/sys lacks it): it is host-wide, and only the host's
+ * network namespace shows it, so a target's namespace may not. */
+int netlimits_read_orphans(struct netlimits *l);
 
 
 #endif

@@ -185,8 +185,13 @@ static int take(struct tcp_snapshot *s, const pid_t *pids, size_t npids, bool al
 		}
 		/* The sysctls of /proc/sys/net are the reader's namespace's:
 		 * read from inside it. Once: they are settings, not counters. */
-		if (i == 0 && !s->lim.port_hi)
+		if (i == 0 && !s->lim.port_hi) {
 			netns_run(ns->pid, read_limits, &s->lim);
+			/* A container's namespace has no tcp_max_orphans: the
+			 * host's, from ours (the agent on the host). */
+			if (s->lim.max_orphans_unread)
+				netlimits_read_orphans(&s->lim);
+		}
 		err = ns_sockets(s, ns, &c);
 		if (err == -ENOENT && ns->pid)
 			continue;

@@ -49,7 +49,7 @@ void html_limits_section(FILE *out, const struct limits_view *v, const char *soc
 		ULL(v->host_tw), ULL(v->host_tw_peak), ULL(v->lim.max_tw_buckets),
 		html_pct(v->host_tw_peak, v->lim.max_tw_buckets));
 	fputs("<dt>orphans (host)</dt><dd>", out);
-	if (v->lim.max_orphans) {
+	if (!v->lim.max_orphans_unread) {
 		html_meter(out, html_pct(v->host_orphan_peak, v->lim.max_orphans), warn);
 		fprintf(out, "%llu (peak %llu) of tcp_max_orphans %llu (%.1f%%)</dd>\n",
 			ULL(v->host_orphan), ULL(v->host_orphan_peak), ULL(v->lim.max_orphans),
