@@ -200,11 +200,14 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 
 		fputs("<p class=\"warn bad\" data-k=\"losses\">", out);
 		html_esc(out, losses_headline(text, sizeof(text), &run->losses, "Run: losses"));
+		/* The ring's loss has a fix of its own: said here, once. */
+		if (run->losses.n[LOSS_TCP_EVENTS])
+			fputs("; raise --ringbuf-size", out);
 		fputs("</p>\n", out);
-	}
-	if (lost)
+	} else if (lost) {
 		fprintf(out, "<p class=\"warn bad\"><b>%llu events were lost</b> (ring buffer "
 			     "full): event counts are low; raise --ringbuf-size</p>\n", ULL(lost));
+	}
 	if (a->mismatch_last)
 		fprintf(out, "<p class=\"warn\">books and kernel <b>disagree by %llu "
 			     "sockets</b> at the end (largest gap %llu)</p>\n",
