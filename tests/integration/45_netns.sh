@@ -142,13 +142,13 @@ wait_for "[ \"\$(fx_cmd wsrv stats)\" = 'stats accepted 5 closed 5 open 0' ]" 20
 cs_stop
 assert_eq "$(grep -c '^QUIC wire: off: no cgroup v2 hierarchy' "$TMP/width.txt")" 1 width/quic_reason_said
 # The QUIC source alone is off: the line says the TCP counts are whole.
-assert_eq "$(lost_paragraph "$TMP/width.txt" | grep -c '^LOST: 1 programs or sources not attached; QUIC counts below are low, TCP and fd counts are not')" 1 \
+assert_eq "$(lost_paragraph "$TMP/width.txt" | grep -c '^LOST: 1 program or source not attached; QUIC counts below are low, TCP and fd counts are not')" 1 \
 	width/lost_said
 assert_eq "$(awk 'length > 80 {print FILENAME ": " $0}' "$TMP/width.txt" "$TMP/width.err")" "" width/fits_80_columns
 # The doctor's findings rest on the same counts: it says the same loss
 # (it said only a full ring buffer).
 ip netns exec "$NS" "$CONNSCOPE" doctor -p "$FX_PID_wcli,$FX_PID_wsrv" -d 1 >"$TMP/wdoc.txt" 2>"$TMP/wdoc.err"
-assert_eq "$(lost_paragraph "$TMP/wdoc.txt" | grep -c '^LOST: 1 programs or sources not attached; QUIC counts below are low, TCP and fd counts are not')" 1 \
+assert_eq "$(lost_paragraph "$TMP/wdoc.txt" | grep -c '^LOST: 1 program or source not attached; QUIC counts below are low, TCP and fd counts are not')" 1 \
 	width/doctor_lost_said
 assert_eq "$(awk 'length > 80 {print FILENAME ": " $0}' "$TMP/wdoc.txt")" "" width/doctor_fits_80_columns
 fx_stop wcli; fx_stop wsrv

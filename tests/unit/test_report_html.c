@@ -461,7 +461,7 @@ TEST(limits_orphans_unknown)
 
 /* Every loss the text report leads with, the HTML report says too: it
  * said a full ring buffer alone, so a run under `ip netns exec` (the QUIC
- * wire source off, "LOST: 1 programs or sources not attached" first in
+ * wire source off, "LOST: 1 program or source not attached" first in
  * the text) or with a full TIME_WAIT map read as whole. Said before any
  * number, and each kind in the Run facts. */
 TEST(every_loss_said)
@@ -478,8 +478,8 @@ TEST(every_loss_said)
 	run.losses.n[LOSS_ATTACH_FAILED] = 1;
 	run.losses.n[LOSS_TW_MAP_FULL] = 2;
 	out = render(&a, &run);
-	ASSERT_TRUE(strstr(out, "<p class=\"warn bad\" data-k=\"losses\">LOST: 1 programs or "
-			   "sources not attached, 2 TIME_WAIT sockets not followed to their end")
+	ASSERT_TRUE(strstr(out, "<p class=\"warn bad\" data-k=\"losses\">LOST: 1 program or "
+			   "source not attached, 2 TIME_WAIT sockets not followed to their end")
 		    != NULL, "headline");
 	ASSERT_TRUE(strstr(out, "data-k=\"losses\"") < strstr(out, "id=\"summary\""),
 		    "before_the_numbers");

@@ -119,7 +119,7 @@ TEST(netns_agent_report_fits_80)
 	ASSERT_TRUE(has_joined(buf, "QUIC wire: off: " NO_CGROUP2), "quic_reason_whole");
 	/* The QUIC source alone is off: the TCP counts are whole, and the
 	 * line says which are low (it said "counts below are low"). */
-	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; QUIC counts below "
+	ASSERT_TRUE(has_joined(buf, "LOST: 1 program or source not attached; QUIC counts below "
 				    "are low, TCP and fd counts are not (see agent: losses)"),
 		    "lost_line_whole");
 	free(buf);
@@ -277,14 +277,14 @@ TEST(doctor_says_every_loss)
 	run.losses.n[LOSS_ATTACH_FAILED] = 1;
 	doctor_text(&a, &run);
 	ASSERT_FITS(buf, "doctor_fits_80");
-	ASSERT_TRUE(has_joined(buf, "LOST: 1 programs or sources not attached; counts below "
+	ASSERT_TRUE(has_joined(buf, "LOST: 1 program or source not attached; counts below "
 				    "are low (see -j: agent.losses)"), "doctor_attach_loss_said");
 	ASSERT_TRUE(!strstr(buf, "ringbuf-size"), "doctor_no_ring_fix_without_ring_loss");
 	free(buf);
 	run.losses.n[LOSS_TCP_EVENTS] = run.stats[CS_STAT_RB_LOST] = 3;
 	doctor_text(&a, &run);
 	ASSERT_FITS(buf, "doctor_ring_fits_80");
-	ASSERT_TRUE(has_joined(buf, "LOST: 3 TCP events (ring buffer full), 1 programs or sources "
+	ASSERT_TRUE(has_joined(buf, "LOST: 3 TCP events (ring buffer full), 1 program or source "
 				    "not attached"), "doctor_both_losses_said");
 	ASSERT_EQ(count_of(buf, "raise --ringbuf-size"), 1, "doctor_ring_fix_named_once");
 	ASSERT_EQ(count_of(buf, "ring buffer full"), 1, "doctor_ring_loss_said_once");

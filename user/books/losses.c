@@ -9,6 +9,7 @@
 
 static const struct {
 	const char *key, *text;
+	const char *one;	/* the text after a count of 1, where it differs */
 } kinds[LOSS_MAX] = {
 	[LOSS_TCP_EVENTS] = { "tcp_events", "TCP events (ring buffer full)" },
 	[LOSS_TCP_SKIPPED] = { "tcp_events_skipped",
@@ -28,7 +29,8 @@ static const struct {
 	[LOSS_QUIC_UDP_SEEDS] = { "quic_udp_seeds", "UDP sockets held at start not seeded" },
 	[LOSS_QUIC_ATTEMPTS] = { "quic_attempts",
 				 "QUIC attempts not kept (cap reached: spoofed flood?)" },
-	[LOSS_ATTACH_FAILED] = { "attach_failed", "programs or sources not attached" },
+	[LOSS_ATTACH_FAILED] = { "attach_failed", "programs or sources not attached",
+				 "program or source not attached" },
 	[LOSS_TW_MAP_FULL] = { "time_wait_map_full", "TIME_WAIT sockets not followed to their "
 			       "end (TIME_WAIT map full: raise --max-time-wait)" },
 	[LOSS_TCP_ENDS_UNRUN] = { "tcp_ends_not_run", "connections whose end the kernel ran no "
@@ -50,6 +52,11 @@ const char *loss_key(int k)
 const char *loss_text(int k)
 {
 	return k >= 0 && k < LOSS_MAX ? kinds[k].text : "unknown";
+}
+
+const char *loss_text_n(int k, uint64_t n)
+{
+	return n == 1 && k >= 0 && k < LOSS_MAX && kinds[k].one ? kinds[k].one : loss_text(k);
 }
 
 uint64_t losses_total(const struct agent_losses *l)

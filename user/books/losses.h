@@ -49,6 +49,8 @@ bool losses_quic_only(const struct agent_losses *l);
 const char *loss_key(int k);
 /* "TCP events (ring buffer full)": what was missed, for people. */
 const char *loss_text(int k);
+/* The same after a count of n: "1 program or source not attached". */
+const char *loss_text_n(int k, uint64_t n);
 uint64_t losses_total(const struct agent_losses *l);
 
 /* From the sources' counters: tcp[CS_STAT_MAX] (tracer_stats), fd

@@ -20,7 +20,7 @@ char *losses_headline(char *buf, size_t len, const struct agent_losses *l, const
 		if (l->n[k])
 			used += snprintf(buf + used, len - used, "%s %llu %s",
 					 used > 5 ? "," : "", (unsigned long long)l->n[k],
-					 loss_text(k));
+					 loss_text_n(k, l->n[k]));
 	/* A QUIC source alone (the wire off under ip netns exec): the TCP
 	 * and fd figures a reader came for are whole, said so. */
 	if (used < len)
