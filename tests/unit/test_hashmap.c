@@ -195,4 +195,36 @@ TEST(index_load_bounded)
 	hmap_free(&m);
 }
 
+/* A run of lookups by hash, prefetched ahead (hashmap.h): hmap_get's
+ * answer for every key, present or absent, in a table of 44-byte keys
+ * (the TIME_WAIT table's), an empty one included. */
+TEST(hashed_lookups_answer_as_hmap_get)
+{
+	uint8_t key[44];
+	struct hmap m;
+
+	hmap_init(&m, sizeof(key), sizeof(uint32_t));
+	memset(key, 0, sizeof(key));
+	ASSERT_TRUE(hmap_get_hashed(&m, key, hmap_hash(&m, key)) == NULL, "empty");
+	hmap_prefetch_slot(&m, hmap_hash(&m, key));
+	hmap_prefetch_entry(&m, hmap_hash(&m, key));
+	for (uint32_t i = 0; i < 5000; i += 2) {
+		memcpy(key + 40, &i, sizeof(i));
+		*(uint32_t *)hmap_upsert(&m, key, NULL) = i;
+	}
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint64_t h;
+		uint32_t *v;
+
+		memcpy(key + 40, &i, sizeof(i));
+		h = hmap_hash(&m, key);
+		hmap_prefetch_slot(&m, h);
+		hmap_prefetch_entry(&m, h);
+		v = hmap_get_hashed(&m, key, h);
+		ASSERT_TRUE(v == hmap_get(&m, key), "same_entry");
+		ASSERT_EQ(v ? *v : 1, i % 2 ? 1 : i, "its_value");
+	}
+	hmap_free(&m);
+}
+
 UNIT_MAIN()

@@ -267,6 +267,39 @@ void *hmap_get(const struct hmap *m, const void *key)
 	return s ? entry_val(m, entry_at(m, (s & ~tag_mask(m)) - 1)) : NULL;
 }
 
+uint64_t hmap_hash(const struct hmap *m, const void *key)
+{
+	return hash_key(m, key);
+}
+
+void hmap_prefetch_slot(const struct hmap *m, uint64_t h)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->index[h & (m->cap - 1)]);
+}
+
+void hmap_prefetch_entry(const struct hmap *m, uint64_t h)
+{
+	uint32_t s, tmask;
+
+	if (!m->cap)
+		return;
+	s = m->index[h & (m->cap - 1)];
+	tmask = tag_mask(m);
+	if (s && (s & tmask) == tag_of(m, h))
+		__builtin_prefetch(entry_at(m, (s & ~tmask) - 1));
+}
+
+void *hmap_get_hashed(const struct hmap *m, const void *key, uint64_t h)
+{
+	uint32_t s;
+
+	if (!m->cap)
+		return NULL;
+	s = m->index[find_hashed(m, key, h)];
+	return s ? entry_val(m, entry_at(m, (s & ~tag_mask(m)) - 1)) : NULL;
+}
+
 /* A new index of twice the slots, filled from the entries. */
 static int grow_index(struct hmap *m)
 {

@@ -40,6 +40,16 @@ void hmap_init(struct hmap *m, size_t key_size, size_t val_size);
 void hmap_free(struct hmap *m);
 /* The value stored under key, or NULL. */
 void *hmap_get(const struct hmap *m, const void *key);
+/* Lookups in a run (a reconcile's, of every TIME_WAIT a census shows),
+ * their cache misses overlapped: each key hashed once (hmap_hash), its
+ * index slot fetched some keys ahead (hmap_prefetch_slot), its entry
+ * fewer keys ahead (hmap_prefetch_entry, which reads the slot), then
+ * hmap_get_hashed, hmap_get's answer. The prefetches are hints: any
+ * insert or delete between them costs only their use. */
+uint64_t hmap_hash(const struct hmap *m, const void *key);
+void hmap_prefetch_slot(const struct hmap *m, uint64_t h);
+void hmap_prefetch_entry(const struct hmap *m, uint64_t h);
+void *hmap_get_hashed(const struct hmap *m, const void *key, uint64_t h);
 /* The value under key, inserted zeroed when absent (*created says which);
  * NULL only when memory runs out. Pointers stay valid until the next insert
  * or delete. */
