@@ -442,6 +442,20 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 	if (!all)
 		mark_exited(a);
 	n = alive_pids(a, pids, sizeof(pids) / sizeof(pids[0]));
+	/* No target left: a census of no pids reads the agent's own
+	 * namespace, which is theirs only when the last census read it
+	 * (`run`'s command beside the agent). Otherwise, a target in a
+	 * container, it read ours: its TIME_WAIT came out as the run's
+	 * unattributed ones and the limits' host figures. Nothing is read
+	 * then: the last census's figures stand, and the namespaces it read
+	 * are said to be read no more. */
+	if (!all && !n && !snapshot_ns(snap, netns_self())) {
+		const struct tcp_snapshot none = { 0 };
+
+		netns_watch_before(nsw, &none, a);
+		netns_watch_after(nsw, a);
+		return 0;
+	}
 	/* The storages' books before any pass: the census walk is one. */
 	nb = attach_births_before(t, &before);
 	/* The census's moment, its start and end: what changed in the books
