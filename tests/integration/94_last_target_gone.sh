@@ -66,4 +66,10 @@ assert_eq "$(awk '$1 == "connscope_unattributed_tcp_sockets{state=\"time_wait\"}
 	prom/no_unattributed_from_agent_ns
 assert_eq "$(grep -Ec '^  TIME_WAIT +entered 20 \(.*\), live 20, ' "$O")" 1 text/books_hold_20
 assert_eq "$(grep -c ":$aport" "$O")" 0 text/nothing_of_agent_ns
+# The namespace the target left is still passed at the end while its
+# books do not balance (review s42 N1): nothing of TCP lost, no end
+# unrun. (Under ip netns exec the QUIC capture does not attach: that
+# loss is said, attach_failed, and is not TCP's.)
+assert_eq "$(awk '$1 ~ /^connscope_agent_losses_total/ && $1 !~ /attach_failed/ {n += $2}
+	END {print n + 0}' "$P")" 0 end/nothing_of_tcp_lost
 fx_stop srv

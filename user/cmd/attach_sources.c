@@ -270,6 +270,32 @@ int attach_births_before(struct tracer *t, struct skb_line **before)
 	return t->sk_mode ? tracer_sk_books(t, before) : 0;
 }
 
+/* A namespace its targets left (held, not among the np passed): passed
+ * while its books do not balance (a connection still closing, or one the
+ * kernel ended unseen, counted once two passes agree), then let go.
+ * Returns the count passed, theirs added. */
+static size_t births_held(struct agg *a, struct tracer *t, struct skb_line *before, int nb,
+			  uint32_t *passed, size_t np)
+{
+	for (size_t i = 0; i < t->nheld_ns;) {
+		uint32_t ino = t->held_ns[i].ino;
+		bool in = false;
+
+		for (size_t j = 0; j < np && !in; j++)
+			in = passed[j] == ino;
+		if (in) {
+			i++;
+		} else if (nb > 0 && skb_ns_open(&a->skb, before, nb, ino) &&
+			   !tracer_birth_pass_held(t, i)) {
+			passed[np++] = ino;
+			i++;
+		} else {
+			tracer_release_ns(t, i);
+		}
+	}
+	return np;
+}
+
 void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
 		   struct skb_line *before, int nb)
 {
@@ -305,25 +331,23 @@ void attach_births(struct agg *a, struct tracer *t, const struct tcp_snapshot *s
 			a->births_known_ns = began;
 		else
 			a->birth_pass_failed++;
-		/* A namespace its targets left: passed while its books do not
-		 * balance (a connection still closing, or one the kernel ended
-		 * unseen, counted once two passes agree), then let go. */
-		for (size_t i = 0; i < t->nheld_ns;) {
-			uint32_t ino = t->held_ns[i].ino;
-			bool in = false;
+		np = births_held(a, t, before, nb, passed, np);
+		attach_sk_books(a, t, before, nb, passed, np);
+	}
+	free(before);
+	ring_buffer__consume(t->rb);
+}
 
-			for (size_t j = 0; j < np && !in; j++)
-				in = passed[j] == ino;
-			if (in) {
-				i++;
-			} else if (nb > 0 && skb_ns_open(&a->skb, before, nb, ino) &&
-				   !tracer_birth_pass_held(t, i)) {
-				passed[np++] = ino;
-				i++;
-			} else {
-				tracer_release_ns(t, i);
-			}
-		}
+/* attach_births where no namespace was read (no target left): only the
+ * namespaces they left, the storages' books, the ring. */
+static void attach_births_unread(struct agg *a, struct tracer *t, struct skb_line *before,
+				 int nb)
+{
+	uint32_t passed[TRACER_HELD_NS];
+	size_t np;
+
+	if (t->sk_mode) {
+		np = births_held(a, t, before, nb, passed, 0);
 		attach_sk_books(a, t, before, nb, passed, np);
 	}
 	free(before);
@@ -452,7 +476,11 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 	if (!all && !n && !snapshot_ns(snap, netns_self())) {
 		const struct tcp_snapshot none = { 0 };
 
+		nb = attach_births_before(t, &before);
 		netns_watch_before(nsw, &none, a);
+		/* The namespaces they left still passed while their books do
+		 * not balance, as after any census (review s42 N1). */
+		attach_births_unread(a, t, before, nb);
 		netns_watch_after(nsw, a);
 		return 0;
 	}
