@@ -57,6 +57,36 @@ assert_eq() {
 	fi
 }
 
+# msg_join FILE: FILE (a command's stderr) with each continuation line
+# (indented two spaces: the agent wraps its messages so) joined to the line
+# before by one space; one message prints one line.
+msg_join() {
+	awk 'NR > 1 && /^  / { sub(/^ +/, ""); printf " %s", $0; next }
+		NR > 1 { print "" } { printf "%s", $0 } END { if (NR) print "" }' "$1"
+}
+
+# msg_width FILE [LONG]: the widest line of FILE in columns, LONG (a test's
+# own long directory, which no user types) counted as the 6 of "/tmp/t".
+msg_width() {
+	if [[ -n ${2:-} ]]; then
+		sed "s|$2|/tmp/t|g" "$1"
+	else
+		cat "$1"
+	fi | awk '{ if (length > m) m = length } END { print m + 0 }'
+}
+
+# fits80 NAME FILE [LONG]: every line of FILE (a message on stderr) within
+# the 80 columns of a terminal, LONG counted as msg_width counts it.
+fits80() {
+	local w
+	w=$(msg_width "$2" "${3:-}")
+	if [[ $w -le 80 ]]; then
+		ok "$1/fits_80_columns ($w)"
+	else
+		fail "$1/fits_80_columns" "$w columns: $(cat "$2")"
+	fi
+}
+
 # Skips the whole script. Under CI=true run.sh counts the skip as a failure:
 # CI runs as root, so getting here there means the test setup is broken.
 require_root() {

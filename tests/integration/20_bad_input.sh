@@ -9,19 +9,22 @@ require_root
 
 TMP=$(lib_tmpdir)
 
-# expect NAME STATUS PATTERN CMD...: exit status, one stderr line matching
-# the extended regex PATTERN, empty stdout.
+# expect NAME STATUS PATTERN CMD...: exit status, one stderr message (its
+# wrapped lines joined) matching the extended regex PATTERN, every line of
+# it within 80 columns, empty stdout.
 expect() {
 	local name=$1 want=$2 pat=$3 rc
 	shift 3
 	"$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	assert_eq "$rc" "$want" "$name/exit_status"
-	if grep -Eq -- "$pat" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then
+	msg_join "$TMP/err" >"$TMP/msg"
+	if grep -Eq -- "$pat" "$TMP/msg" && [ "$(wc -l <"$TMP/msg")" -eq 1 ]; then
 		ok "$name/message"
 	else
 		fail "$name/message" "stderr: $(cat "$TMP/err")"
 	fi
+	fits80 "$name" "$TMP/err" "$TMP"
 	assert_eq "$(wc -c <"$TMP/out")" 0 "$name/no_stdout"
 }
 

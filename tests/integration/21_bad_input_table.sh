@@ -3,8 +3,10 @@
 # Bad input, table-driven: each row is one invocation a user could type.
 # Every one must end with its documented status (2 for a bad command line,
 # 1 for an environment that cannot work: see docs/commands.md, "Exit status"), one
-# line on stderr that names the problem and says what to give instead, an
-# empty stdout, and nothing written: each runs in an empty directory that
+# message on stderr that names the problem and says what to give instead,
+# every line of it within 80 columns (a long message wrapped, its
+# continuation lines indented two spaces), an empty stdout, and nothing
+# written: each runs in an empty directory that
 # must stay as it was, report paths point into it, and a planted link's
 # target keeps its bytes.
 set -u
@@ -23,7 +25,9 @@ listing() {
 }
 
 # row NAME STATUS PROBLEM FIX CMD...: PROBLEM and FIX are extended regexes
-# the one stderr line must both match (the problem named, the way out).
+# the one stderr message (its wrapped lines joined) must both match (the
+# problem named, the way out); NAME/fits_80_columns checks its width, the
+# test's directory counted as a short one (msg_width).
 row() {
 	local name=$1 want=$2 problem=$3 fix=$4 rc before after
 	shift 4
@@ -31,20 +35,22 @@ row() {
 	(cd "$WORK" && timeout 60 "$@") >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	after=$(listing)
+	fits80 "$name" "$TMP/err" "$TMP"
+	msg_join "$TMP/err" >"$TMP/msg"
 	if [[ $rc -ne $want ]]; then
 		fail "$name" "exit status $rc, want $want; stderr: $(cat "$TMP/err")"
 		return
 	fi
-	if [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
-		fail "$name" "want one line on stderr, got: $(cat "$TMP/err")"
+	if [[ $(wc -l <"$TMP/msg") -ne 1 ]]; then
+		fail "$name" "want one message on stderr, got: $(cat "$TMP/err")"
 		return
 	fi
-	if ! grep -Eq -- "$problem" "$TMP/err"; then
-		fail "$name" "message does not name the problem (/$problem/): $(cat "$TMP/err")"
+	if ! grep -Eq -- "$problem" "$TMP/msg"; then
+		fail "$name" "message does not name the problem (/$problem/): $(cat "$TMP/msg")"
 		return
 	fi
-	if ! grep -Eq -- "$fix" "$TMP/err"; then
-		fail "$name" "message says no fix (/$fix/): $(cat "$TMP/err")"
+	if ! grep -Eq -- "$fix" "$TMP/msg"; then
+		fail "$name" "message says no fix (/$fix/): $(cat "$TMP/msg")"
 		return
 	fi
 	if [[ -s $TMP/out ]]; then
@@ -56,18 +62,6 @@ row() {
 		return
 	fi
 	ok "$name"
-}
-
-# fits80 NAME [PATH]: the last row's line fits 80 columns, PATH (a long
-# test directory the user would not type) counted as the 10 of "out/r.html".
-fits80() {
-	local w
-	w=$(sed "s|${2:-//}|out/r.html|g" "$TMP/err" | awk '{ print length }')
-	if [[ $w -le 80 ]]; then
-		ok "$1/fits_80_columns ($w)"
-	else
-		fail "$1/fits_80_columns" "$w columns: $(cat "$TMP/err")"
-	fi
 }
 
 C=$CONNSCOPE
@@ -167,6 +161,62 @@ row top_processes_without_all 2 "--top-processes needs --all" "--all" \
 	$C exporter -p $ME --top-processes 3
 row children_with_all 2 "--children with --all" "drop --children" $C exporter --all --children
 
+# ---- each command's usage errors (a sweep of every command's options) ----
+row missing_pid_doctor 2 "which process" "give -p PID" $C doctor
+row missing_pid_fdleak 2 "which process" "give -p PID" $C fdleak
+row non_numeric_pid_summary 2 "-p 'abc'" "pgrep -d, abc" $C summary -p abc
+row non_numeric_pid_run 2 "-p 'abc'" "pgrep -d, abc" $C run -p abc -- touch ran
+row huge_pid_run 2 "-p '999999999'" "1\.\.[0-9]+" $C run -p 999999999 -- touch ran
+row pid_without_value 2 "'-p' is unknown or lacks its value" "--help" $C attach -p
+row pid_without_value_summary 2 "'-p' is unknown or lacks its value" "--help" $C summary -p
+row report_without_value 2 "'--report' is unknown or lacks its value" "--help" \
+	$C attach -p $ME --report
+row listen_without_value 2 "'--listen' is unknown or lacks its value" "--help" \
+	$C exporter -p $ME --listen
+row duration_without_value_demo 2 "'-d' is unknown or lacks its value" "--help" $C demo -d
+row unknown_option_doctor 2 "'--bogus' is unknown" "--help" $C doctor --bogus
+row unknown_option_exporter 2 "'--bogus' is unknown" "--help" $C exporter --bogus
+row unknown_option_summary 2 "'--bogus' is unknown" "--help" $C summary --bogus
+row unknown_option_diff 2 "'--bogus' is unknown" "--help" $C diff --bogus a b
+row unknown_option_demo 2 "'--bogus' is unknown" "--help" $C demo --bogus
+row unknown_option_run 2 "'--bogus' is unknown" "--help" $C run --bogus -- touch ran
+# An option of another command: exporter's --listen given to fdleak.
+row option_of_exporter 2 "'--listen' is unknown" "--help" $C fdleak -p $ME --listen :9477
+row option_of_attach 2 "'--max-time-wait' is unknown" "--help" \
+	$C exporter -p $ME --max-time-wait 10
+row unknown_command_option 2 "unknown command '--bogus'" "--help" $C --bogus
+row comm_too_long 2 "--comm 'averyveryverylongname'" "--comm averyveryverylo" \
+	$C attach --comm averyveryverylongname
+row container_unknown 2 "--container no-such-container-$ME: no running container" "podman ps|docker ps" \
+	$C attach --container no-such-container-$ME
+row cgroup_missing_run 2 "--cgroup '/nonexistent/cg': not a cgroup v2 directory" \
+	"give a directory under the cgroup2 mount" $C run --cgroup /nonexistent/cg -- touch ran
+row positional_not_a_number_fdleak 2 "unexpected argument 'extra'" "\[interval \[count\]\]" \
+	$C fdleak -p $ME extra
+row positional_interval_twice_fdleak 2 "'2' after the options is the interval" "give one of them" \
+	$C fdleak -p $ME -i 1 2
+row fd_sites_with_all 2 "--fd-sites" "--all" $C exporter --all --fd-sites
+row fd_sites_no_fd_exporter 2 "--fd-sites" "--no-fd" $C exporter -p $ME --fd-sites --no-fd
+row listen_port_huge_no_pid 2 "--listen ':99999'" "port 1\.\.65535" $C exporter --listen :99999
+row listen_unclosed_bracket 2 "'\[::1' is not an IP address" "\[::1\]:" \
+	$C exporter -p $ME --listen '[::1:9477'
+row run_no_command 2 "no COMMAND" "give the load generator after --" $C run
+row run_only_dashes 2 "no COMMAND" "give the load generator after --" $C run --
+row run_command_not_found 2 "cannot run '/nonexistent/cmd': No such file" "give its path" \
+	$C run -- /nonexistent/cmd
+printf 'not a program\n' >"$TMP/notexec"
+row run_command_not_executable 2 "cannot run '$TMP/notexec': Permission denied" "give its path" \
+	$C run -- "$TMP/notexec"
+row run_nothing_traced 2 "nothing to trace" "give -p PID" $C run --no-trace-command -- touch ran
+row diff_no_files 2 "give two reports" "got 0 files" $C diff
+row diff_three_files 2 "give two reports" "got 3 files" $C diff a b c
+row diff_missing_file 2 "cannot read nope\.json \(BEFORE\): No such file" "connscope doctor -j" \
+	$C diff nope.json nope.json
+row diff_directory 2 "\(BEFORE\) is not a connscope report" "connscope doctor -j" \
+	$C diff "$TMP" "$TMP"
+row diff_not_a_report 2 "notexec \(BEFORE\) is not a connscope report" "connscope doctor -j" \
+	$C diff "$TMP/notexec" "$TMP/notexec"
+
 # ---- --report / --prom paths ----
 mkdir "$WORK/adir"
 row report_is_directory 2 "report $WORK/adir is a directory" "give a file name" \
@@ -184,13 +234,10 @@ printf 'precious\n' >"$TMP/victim"
 ln -s "$TMP/victim" "$WORK/link.html"
 row report_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
 	$C attach -p $ME -d 1 --report "$WORK/link.html"
-fits80 report_is_symlink "$WORK/link.html"
 row prom_is_symlink 2 "report $WORK/link\.html is a symbolic link" "give the real path" \
 	$C attach -p $ME -d 1 --prom "$WORK/link.html"
-fits80 prom_is_symlink "$WORK/link.html"
 row run_stream_is_symlink 2 "--json-stream $WORK/link\.html is a symbolic link" "give the real path" \
 	$C run --json-stream "$WORK/link.html" -- touch ran
-fits80 run_stream_is_symlink "$WORK/link.html"
 rm "$WORK/link.html"
 
 # ---- every output file alike, whichever command writes it ----
@@ -228,22 +275,15 @@ row run_stream_no_such_pid 1 "no such process: $NOPID" "pgrep" \
 # -j takes no file, and the HTML report is --report's: the way to each.
 row json_file_attach 2 "-j takes no file \('out\.json'\)" "; use -j > out\.json$" \
 	$C attach -p $ME -d 1 -j out.json
-fits80 json_file_attach
 row json_file_summary 2 "-j takes no file \('out\.json'\)" "-j > out\.json" $C summary -j out.json
-fits80 json_file_summary
 row json_file_run 2 "-j takes no file \('out\.json'\)" "; use -j -- COMMAND > out\.json$" \
 	$C run -j out.json -- touch ran
-fits80 json_file_run
 row json_equals_file 2 "--json takes no file \('out\.json'\)" "-j > out\.json" \
 	$C attach -p $ME -d 1 --json=out.json
-fits80 json_equals_file
 row json_file_demo 2 "-j takes no file \('out\.json'\)" "-j > out\.json" $C demo -j out.json
-fits80 json_file_demo
 row html_option 2 "'--html' is unknown" "the HTML report is --report FILE\.html" \
 	$C attach -p $ME -d 1 --html r.html
-fits80 html_option
 row html_option_run 2 "'--html' is unknown" "--report FILE\.html" $C run --html r.html -- touch ran
-fits80 html_option_run
 
 # ---- privileges and the kernel ----
 row not_root 1 "needs root" "run it with sudo" \

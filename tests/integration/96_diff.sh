@@ -89,7 +89,8 @@ assert_eq "$(grep -c '<tr data-metric="connections_per_request"><td class="l">co
 assert_eq "$(grep -c 'http' "$TMP/diff.html")" 0 html/self_contained
 
 # ---- bad input: one message, exit 2, nothing written ----
-# bad NAME WANT_PATTERN FILE1 FILE2
+# bad NAME WANT_PATTERN FILE1 FILE2: one message (wrapped lines joined),
+# each line within 80 columns.
 bad() {
 	local name=$1 want=$2 out err rc
 	shift 2
@@ -97,8 +98,10 @@ bad() {
 	"$CONNSCOPE" diff "$@" --report "$TMP/bad.html" >"$TMP/bad.out" 2>"$TMP/bad.err"
 	rc=$?
 	assert_eq "$rc" 2 "bad/$name/exit_2"
-	assert_eq "$(wc -l <"$TMP/bad.err")" 1 "bad/$name/one_message"
-	assert_eq "$(grep -c -- "$want" "$TMP/bad.err")" 1 "bad/$name/message"
+	msg_join "$TMP/bad.err" >"$TMP/bad.msg"
+	assert_eq "$(wc -l <"$TMP/bad.msg")" 1 "bad/$name/one_message"
+	assert_eq "$(grep -c -- "$want" "$TMP/bad.msg")" 1 "bad/$name/message"
+	fits80 "bad/$name" "$TMP/bad.err" "$TMP"
 	assert_eq "$(wc -c <"$TMP/bad.out")" 0 "bad/$name/nothing_printed"
 	assert_eq "$(ls "$TMP"/bad.html* 2>/dev/null | wc -l)" 0 "bad/$name/no_report_file"
 }
@@ -123,7 +126,8 @@ bad_out() {
 	before=$(ls -A "$TMP")
 	"$CONNSCOPE" diff "$TMP/small.json" "$TMP/sized.json" --report "$4" >"$TMP/bad.out" 2>"$TMP/bad.err"
 	assert_eq "$?" "$2" "bad/$1/exit_status"
-	assert_eq "$(cat "$TMP/bad.err")" "$3" "bad/$1/message"
+	assert_eq "$(msg_join "$TMP/bad.err")" "$3" "bad/$1/message"
+	fits80 "bad/$1" "$TMP/bad.err" "$TMP"
 	assert_eq "$(wc -c <"$TMP/bad.out")" 0 "bad/$1/nothing_printed"
 	assert_eq "$(ls -A "$TMP")" "$before" "bad/$1/nothing_written"
 }
@@ -133,5 +137,6 @@ bad_out report_is_directory 2 "connscope: the report $TMP is a directory; give a
 	"$TMP"
 "$CONNSCOPE" diff "$TMP/small.json" >"$TMP/one.out" 2>"$TMP/one.err"
 assert_eq "$?" 2 bad/one_file/exit_2
-assert_eq "$(cat "$TMP/one.err")" "connscope diff: give two reports, BEFORE.json AFTER.json (from \`connscope doctor -j\`); got 1 file" bad/one_file/message
+assert_eq "$(msg_join "$TMP/one.err")" "connscope diff: give two reports, BEFORE.json AFTER.json (from \`connscope doctor -j\`); got 1 file" bad/one_file/message
+fits80 bad/one_file "$TMP/one.err"
 fix_send srv exit

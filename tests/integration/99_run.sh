@@ -95,8 +95,10 @@ bad() {
 	shift 2
 	timeout 30 "$CONNSCOPE" run "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
 	assert_eq "$?" 2 "bad/$name/exit_2"
-	assert_eq "$(wc -l <"$TMP/bad.err")" 1 "bad/$name/one_line"
-	grep -q -- "$want" "$TMP/bad.err" || fail "bad/$name/names_it" "$(cat "$TMP/bad.err")"
+	msg_join "$TMP/bad.err" >"$TMP/bad.msg"
+	assert_eq "$(wc -l <"$TMP/bad.msg")" 1 "bad/$name/one_message"
+	grep -q -- "$want" "$TMP/bad.msg" || fail "bad/$name/names_it" "$(cat "$TMP/bad.err")"
+	fits80 "bad/$name" "$TMP/bad.err" "$TMP"
 	assert_eq "$(wc -c <"$TMP/bad.out")" 0 "bad/$name/nothing_written"
 }
 bad no_command "give the load generator after --"
