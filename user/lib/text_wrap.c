@@ -36,3 +36,25 @@ void text_wrapf(FILE *out, const char *first, const char *indent, const char *fm
 	va_end(ap);
 	text_wrap(out, first, indent, text);
 }
+
+void text_err(const char *fmt, ...)
+{
+	char text[TEXT_WRAP_MAX];
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	n = strlen(text);
+	while (n && text[n - 1] == '\n')
+		text[--n] = '\0';
+	/* A newline inside starts a continuation line where the words would
+	 * not: an example command kept whole on a line of its own. */
+	for (char *line = text, *nl; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		text_wrap(stderr, line == text ? "" : "  ", "  ", line);
+	}
+}
