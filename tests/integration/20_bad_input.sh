@@ -46,7 +46,7 @@ expect no_pid 2 "which process\? give -p PID" "$CONNSCOPE" attach -d 1
 expect ringbuf_not_pow2 2 "--ringbuf-size 5000: must be a power of two" \
 	"$CONNSCOPE" attach -p $$ --ringbuf-size 5000
 expect unknown_command 2 "unknown command 'frobnicate'" "$CONNSCOPE" frobnicate
-expect unknown_option 2 "option .-x. is unknown" "$CONNSCOPE" attach -x
+expect unknown_option 2 ".-x. is unknown or lacks its value" "$CONNSCOPE" attach -x
 expect stray_argument 2 "unexpected argument 'extra'" "$CONNSCOPE" summary extra
 expect btf_missing 1 "cannot read BTF file /nonexistent/vmlinux: No such file.*--btf|BTFHub" \
 	"$CONNSCOPE" attach -p $$ -d 1 --btf /nonexistent/vmlinux

@@ -169,9 +169,9 @@ row non_numeric_pid_run 2 "-p 'abc'" "pgrep -d, abc" $C run -p abc -- touch ran
 row huge_pid_run 2 "-p '999999999'" "1\.\.[0-9]+" $C run -p 999999999 -- touch ran
 row pid_without_value 2 "'-p' is unknown or lacks its value" "--help" $C attach -p
 row pid_without_value_summary 2 "'-p' is unknown or lacks its value" "--help" $C summary -p
-row report_without_value 2 "'--report' is unknown or lacks its value" "--help" \
+row report_without_value 2 "option '--report' needs a value" "--help" \
 	$C attach -p $ME --report
-row listen_without_value 2 "'--listen' is unknown or lacks its value" "--help" \
+row listen_without_value 2 "option '--listen' needs a value" "--help" \
 	$C exporter -p $ME --listen
 row duration_without_value_demo 2 "'-d' is unknown or lacks its value" "--help" $C demo -d
 row unknown_option_doctor 2 "'--bogus' is unknown" "--help" $C doctor --bogus

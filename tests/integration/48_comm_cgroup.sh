@@ -118,20 +118,23 @@ assert_eq "$(jqn .run.cgroup "$J")" "$CG" cgroup/run_names_it
 fx_stop c1; fx_stop c2; fx_stop out
 
 # ---- bad input ----
-# bad NAME ARGS...: exit 2, one line naming the problem, no report file.
+# bad NAME ARGS...: exit 2, one message naming the problem (NAME.msg: its
+# wrapped lines joined), each line within 80 columns, no report file.
 bad() {
 	local name=$1
 	shift
 	"$CONNSCOPE" attach "$@" -d 1 --report "$TMP/$name.html" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	assert_eq "$?" 2 "bad/$name/exit_2"
-	assert_eq "$(wc -l <"$TMP/$name.err")" 1 "bad/$name/one_message"
+	msg_join "$TMP/$name.err" >"$TMP/$name.msg"
+	assert_eq "$(wc -l <"$TMP/$name.msg")" 1 "bad/$name/one_message"
+	fits80 "bad/$name" "$TMP/$name.err" "$TMP"
 	assert_eq "$(ls "$TMP/$name".html* 2>/dev/null | wc -l)$(wc -c <"$TMP/$name.out")" 00 \
 		"bad/$name/nothing_written"
 }
 bad comm_too_long --comm averyveryverylongname
-assert_eq "$(grep -c 'at most\|1 to 15 bytes' "$TMP/comm_too_long.err")" 1 bad/comm_too_long/says_15
+assert_eq "$(grep -c 'at most\|1 to 15 bytes' "$TMP/comm_too_long.msg")" 1 bad/comm_too_long/says_15
 bad cgroup_not_v2 --cgroup "$TMP"
-assert_eq "$(grep -c 'not a cgroup v2 directory' "$TMP/cgroup_not_v2.err")" 1 bad/cgroup_not_v2/said
+assert_eq "$(grep -c 'not a cgroup v2 directory' "$TMP/cgroup_not_v2.msg")" 1 bad/cgroup_not_v2/said
 bad cgroup_missing --cgroup /connscope-no-such-cgroup-$$
-assert_eq "$(grep -c "under the cgroup2 mount $MNT" "$TMP/cgroup_missing.err")" 1 bad/cgroup_missing/names_mount
+assert_eq "$(grep -c "under the cgroup2 mount $MNT" "$TMP/cgroup_missing.msg")" 1 bad/cgroup_missing/names_mount
 fx_stop srv

@@ -158,8 +158,9 @@ pm rm -f -t 0 "$rs" >/dev/null
 
 # ---- bad input: one message, the fix, exit 2 ----
 "$CONNSCOPE" attach --container "no-such-$$" -d 1 >/dev/null 2>"$TMP/bad.err"
-assert_eq "$? $(wc -l <"$TMP/bad.err")" "2 1" bad/unknown_one_line
-grep -q "no running container has that name or id" "$TMP/bad.err" && ok bad/unknown_said ||
+assert_eq "$? $(msg_join "$TMP/bad.err" | wc -l)" "2 1" bad/unknown_one_message
+fits80 bad/unknown "$TMP/bad.err"
+msg_join "$TMP/bad.err" | grep -q "no running container has that name or id" && ok bad/unknown_said ||
 	fail bad/unknown_said "$(cat "$TMP/bad.err")"
 "$CONNSCOPE" attach --container 'a b' -d 1 >/dev/null 2>"$TMP/bad2.err"
 assert_eq "$?" 2 bad/not_a_name

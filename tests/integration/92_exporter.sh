@@ -350,20 +350,22 @@ fx_stop acli; fx_stop asrv
 "$CONNSCOPE" exporter -p 1 --listen nonsense >/dev/null 2>"$TMP/bad.err"
 assert_eq "$?" 2 bad/listen_status
 assert_eq "$(grep -c "expected ADDR:PORT" "$TMP/bad.err")" 1 bad/listen_message
-# bad_usage NAME MESSAGE ARGS...: exit 2 and the one line MESSAGE.
+# bad_usage NAME MESSAGE ARGS...: exit 2 and the one message MESSAGE (its
+# wrapped lines joined), each line within 80 columns.
 bad_usage() {
 	local name=$1 want=$2
 	shift 2
 	"$CONNSCOPE" exporter "$@" >/dev/null 2>"$TMP/bad.err"
-	assert_eq "$?:$(cat "$TMP/bad.err")" "2:$want" "bad/$name"
+	assert_eq "$?:$(msg_join "$TMP/bad.err")" "2:$want" "bad/$name"
+	fits80 "bad/$name" "$TMP/bad.err"
 }
-bad_usage all_and_pids "connscope exporter: -p and --all both given: trace the listed processes (-p PID) or every process (--all), not both" --all -p 1
-bad_usage no_target "connscope exporter: which processes? give -p PID (e.g. -p \$(pgrep -d, nginx)), or --all for every process"
+bad_usage all_and_pids "connscope exporter: -p and --all both given: give the one you mean, not both" --all -p 1
+bad_usage no_target "connscope exporter: which processes? give -p PID, --comm NAME or --all"
 bad_usage max_series_0 "connscope: --max-series '0': expected an integer between 100 and 10000000" --all --max-series 0
 bad_usage max_series_garbage "connscope: --max-series '12x': expected an integer between 100 and 10000000" --all --max-series 12x
 bad_usage top_processes_0 "connscope: --top-processes '0': expected an integer between 1 and 10000" --all --top-processes 0
-bad_usage top_without_all "connscope exporter: --top-processes needs --all (with -p every listed process has series of its own)" -p 1 --top-processes 5
-bad_usage all_children "connscope exporter: --children with --all: every process is traced already; drop --children" --all --children
+bad_usage top_without_all "connscope exporter: --top-processes needs --all (-p processes each have series)" -p 1 --top-processes 5
+bad_usage all_children "connscope exporter: --children with --all: all are traced; drop --children" --all --children
 # A port in use in ours (the churn's server listens in the test's namespace).
 bport=$(free_port)
 fx_start busy server -p "$bport" || fail bad/in_use_server "tcpfix did not start"

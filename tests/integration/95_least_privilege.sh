@@ -66,11 +66,14 @@ kill "$E"
 wait "$E" 2>/dev/null
 
 # ---- one capability less each time ----
-# expect_refused NAME CAP PATTERN: exit 1, one message matching PATTERN.
+# expect_refused NAME CAP PATTERN: exit 1, one message (its wrapped lines
+# joined) matching PATTERN.
 expect_refused() {
 	(as "$(without "$2")" "$CONNSCOPE" attach -p "$FX_PID_cli" -d 1 -j) >"$TMP/$1.out" 2>"$TMP/$1.err"
 	assert_eq "$?" 1 "$1/exit_status"
-	if grep -Eq -- "$3" "$TMP/$1.err" && [[ $(wc -l <"$TMP/$1.err") -eq 1 ]]; then
+	msg_join "$TMP/$1.err" >"$TMP/$1.msg"
+	fits80 "$1" "$TMP/$1.err"
+	if grep -Eq -- "$3" "$TMP/$1.msg" && [[ $(wc -l <"$TMP/$1.msg") -eq 1 ]]; then
 		ok "$1/message"
 	else
 		fail "$1/message" "$(cat "$TMP/$1.err")"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "attach.h"
 #include "exporter.h"
+#include "text_wrap.h"
 
 /* The options attach, doctor and exporter take alike: targets, window, -v,
  * --children, --no-fd, --fd-sites, --ringbuf-size. Returns as
@@ -38,8 +39,8 @@ static int tracing_opt(int c, const char *arg, struct attach_opts *o)
 		if (cli_parse_u64("--ringbuf-size", arg, 4096, 1ULL << 30, &v))
 			return -1;
 		if (v & (v - 1)) {
-			fprintf(stderr, "connscope: --ringbuf-size %llu: must be a power of two "
-					"(e.g. 8388608)\n", v);
+			text_err("connscope: --ringbuf-size %llu: must be a power of two "
+				 "(e.g. 8388608)\n", v);
 			return -1;
 		}
 		o->tracer.ringbuf_bytes = v;
@@ -298,20 +299,20 @@ static int attach_cmdline(int argc, char **argv, bool doctor)
 		     cli_interval_count(cmd, argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
-	    cli_need_pids(cmd, o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
-					"myserver)), --comm NAME or --cgroup PATH"))
+	    cli_need_pids(cmd, o.npids, "which process? give -p PID, --comm NAME or "
+					"--cgroup PATH"))
 		return EXIT_USAGE;
 	if (o.fd_sites && o.no_fd) {
-		fprintf(stderr, "connscope: %s: --fd-sites traces fds and --no-fd turns fds "
-				"off: give one of them\n", cmd);
+		text_err("connscope: %s: --fd-sites traces fds and --no-fd turns fds "
+			 "off: give one of them\n", cmd);
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
 	/* Leak suspects are sites: without the fd syscall programs there are
 	 * none (the doctor too traces them only with --fd-sites). */
 	if (leak_age_set && !o.fd_sites) {
-		fprintf(stderr, "connscope: %s: --leak-age ranks the code sites of leaks, "
-				"which only --fd-sites traces: add --fd-sites\n", cmd);
+		text_err("connscope: %s: --leak-age ranks the code sites of leaks, "
+			 "which only --fd-sites traces: add --fd-sites\n", cmd);
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
@@ -420,8 +421,8 @@ int cmd_exporter(int argc, char **argv)
 	if (cli_no_more_args("exporter", argc, argv))
 		return EXIT_USAGE;
 	if (o.fd_sites && (o.no_fd || o.tracer.all)) {
-		fprintf(stderr, "connscope: exporter: --fd-sites traces the fds of the -p "
-				"processes; it goes with neither --no-fd nor --all\n");
+		text_err("connscope exporter: --fd-sites traces -p processes' fds: not with "
+			 "--no-fd or --all\n");
 		return EXIT_USAGE;
 	}
 	if (exporter_check_opts(&o))

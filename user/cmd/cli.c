@@ -9,6 +9,7 @@
 #include "procfs.h"
 #include "targets.h"
 #include "containers.h"
+#include "text_wrap.h"
 
 int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids)
 {
@@ -16,10 +17,9 @@ int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids
 
 	/* A name where a pid belongs (`-p nginx`): say how to trace by name. */
 	if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
-		fprintf(stderr, "connscope: %s '%s': expected a process id, not a name: trace "
-				"processes by name with --comm %s (attach, doctor, fdleak, "
-				"exporter), or give their pids: %s $(pgrep -d, %s)\n",
-			flag, arg, arg, flag, arg);
+		text_err("connscope: %s '%s': expected a process id, not a name;\ngive "
+			 "%s $(pgrep -d, %s), or --comm %s (all but summary)\n",
+			flag, arg, flag, arg, arg);
 		return -1;
 	}
 	if (!*p)
@@ -33,7 +33,7 @@ int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids
 		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ','))
 			goto bad;
 		if (*npids >= CLI_MAX_PIDS) {
-			fprintf(stderr, "connscope: %s: at most %d processes can be traced at once\n",
+			text_err("connscope: %s: at most %d processes can be traced at once\n",
 				flag, CLI_MAX_PIDS);
 			return -1;
 		}
@@ -44,8 +44,8 @@ int cli_parse_pids(const char *flag, const char *arg, pid_t *pids, size_t *npids
 	}
 	return 0;
 bad:
-	fprintf(stderr, "connscope: %s '%s': expected a process id or a comma-separated list "
-			"of them (1..4194304), e.g. %s 1234,1235\n", flag, arg, flag);
+	text_err("connscope: %s '%s': expected a process id (1..4194304) or several, "
+		 "e.g. %s 12,13\n", flag, arg, flag);
 	return -1;
 }
 
@@ -58,7 +58,7 @@ int cli_parse_seconds(const char *flag, const char *arg, double min, double max,
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max) {
 		/* %.10g: a bound of 30 days reads 2592000, not 2.592e+06. */
-		fprintf(stderr, "connscope: %s '%s': expected seconds between %.10g and %.10g\n",
+		text_err("connscope: %s '%s': expected seconds between %.10g and %.10g\n",
 			flag, arg, min, max);
 		return -1;
 	}
@@ -75,7 +75,7 @@ int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 	errno = 0;
 	v = strtoull(arg, &end, 0);
 	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "connscope: %s '%s': expected an integer between %llu and %llu\n",
+		text_err("connscope: %s '%s': expected an integer between %llu and %llu\n",
 			flag, arg, min, max);
 		return -1;
 	}
@@ -91,17 +91,25 @@ int cli_bad_option(const char *cmd, char **argv)
 		       !strcmp(cmd, "run") || !strcmp(cmd, "diff");
 
 	if (reports && !strncmp(arg, "--html", 6) && (!arg[6] || arg[6] == '='))
-		fprintf(stderr, "connscope %s: '%s' is unknown; the HTML report is --report "
-				"FILE.html\n", cmd, arg);
+		text_err("connscope %s: '%s' is unknown; the HTML report is --report "
+			 "FILE.html\n", cmd, arg);
 	else if (!strncmp(arg, "--json=", 7) && strcmp(cmd, "exporter"))
-		fprintf(stderr, "connscope %s: --json takes no file ('%s'); use -j > %s\n",
+		text_err("connscope %s: --json takes no file ('%s'); use -j > %s\n",
 			cmd, arg + 7, arg + 7);
-	else if (optopt && strncmp(arg, "--", 2))
-		fprintf(stderr, "connscope %s: option '-%c' is unknown or lacks its value "
-				"(connscope %s --help)\n", cmd, optopt, cmd);
+	else if (strncmp(arg, "--", 2))
+		/* getopt sets optopt alike for an unknown short option and one
+		 * without its value. */
+		text_err("connscope %s: '-%c' is unknown or lacks its value (connscope %s "
+			 "--help)\n", cmd, optopt, cmd);
+	else if (!optopt)	/* glibc: 0 for a long option it does not know */
+		text_err("connscope %s: option '%s' is unknown (connscope %s --help)\n", cmd,
+			 arg, cmd);
+	else if (strchr(arg, '='))
+		text_err("connscope %s: option '%.*s' takes no value (connscope %s --help)\n",
+			 cmd, (int)(strchr(arg, '=') - arg), arg, cmd);
 	else
-		fprintf(stderr, "connscope %s: option '%s' is unknown or lacks its value "
-				"(connscope %s --help)\n", cmd, arg, cmd);
+		text_err("connscope %s: option '%s' needs a value (connscope %s --help)\n",
+			 cmd, arg, cmd);
 	return EXIT_USAGE;
 }
 
@@ -130,8 +138,8 @@ int targets_opt(int c, const char *arg, struct target_sel *sel, bool *verbose)
 		struct container_ref ref;
 
 		if (sel->container[0]) {
-			fprintf(stderr, "connscope: --container: one container at a time (its "
-					"processes are one cgroup)\n");
+			text_err("connscope: --container: one container at a time (its "
+				 "processes are one cgroup)\n");
 			return -1;
 		}
 		if (container_resolve(arg, &ref) || targets_parse_cgroup(sel, ref.cgroup))
@@ -175,7 +183,7 @@ int cli_no_more_args(const char *cmd, int argc, char **argv)
 
 	if (optind >= argc)
 		return 0;
-	fprintf(stderr, "connscope %s: unexpected argument '%s' (connscope %s --help)\n", cmd,
+	text_err("connscope %s: unexpected argument '%s' (connscope %s --help)\n", cmd,
 		argv[optind], cmd);
 	return EXIT_USAGE;
 }
@@ -191,7 +199,7 @@ int cli_json_file(const char *cmd, bool json, int argc, char **argv)
 	(void)strtod(w, &end);
 	if (end != w && !*end)
 		return 0;
-	fprintf(stderr, "connscope %s: -j takes no file ('%s'); use -j > %s\n", cmd, w, w);
+	text_err("connscope %s: -j takes no file ('%s'); use -j > %s\n", cmd, w, w);
 	return EXIT_USAGE;
 }
 
@@ -206,16 +214,16 @@ int cli_interval_count(const char *cmd, int argc, char **argv, bool interval_set
 	if (optind >= argc)
 		return 0;
 	if (interval_set) {
-		fprintf(stderr, "connscope %s: '%s' after the options is the interval, and -i "
-				"gave one too: give one of them\n", cmd, argv[optind]);
+		text_err("connscope %s: '%s' after the options is the interval, and -i "
+			 "gave one too: give one of them\n", cmd, argv[optind]);
 		return EXIT_USAGE;
 	}
 	errno = 0;
 	v = strtod(argv[optind], &end);
 	if (errno || end == argv[optind] || *end || !isfinite(v) || v < 0.1 || v > 3600) {
-		fprintf(stderr, "connscope %s: unexpected argument '%s': after the options come "
-				"[interval [count]], seconds between 0.1 and 3600 and a number of "
-				"intervals, e.g. `connscope %s -p PID 2 10` (every 2 s, 10 times)\n",
+		text_err("connscope %s: unexpected argument '%s': after the options come\n"
+			 "[interval [count]] (seconds 0.1 to 3600, and a number of intervals), "
+			 "e.g.\nconnscope %s -p PID 2 10 (every 2 s, 10 times)\n",
 			cmd, argv[optind], cmd);
 		return EXIT_USAGE;
 	}
@@ -223,8 +231,8 @@ int cli_interval_count(const char *cmd, int argc, char **argv, bool interval_set
 	if (++optind >= argc)
 		return 0;
 	if (duration_set) {
-		fprintf(stderr, "connscope %s: a count ('%s') and -d both end the run: give "
-				"one of them\n", cmd, argv[optind]);
+		text_err("connscope %s: a count ('%s') and -d both end the run: give "
+			 "one of them\n", cmd, argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (cli_parse_u64("count", argv[optind], 1, 1000000, &count))
@@ -238,7 +246,7 @@ int cli_need_pids(const char *cmd, size_t npids, const char *ask)
 {
 	if (npids)
 		return 0;
-	fprintf(stderr, "connscope %s: %s\n", cmd, ask);
+	text_err("connscope %s: %s\n", cmd, ask);
 	return EXIT_USAGE;
 }
 
@@ -260,15 +268,15 @@ int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16])
 						"host's pid namespace (podman/docker --pid=host, "
 						"Kubernetes hostPID: true)\n", pids[i], ns->ino);
 			else
-				fprintf(stderr, "connscope: no such process: %d (find the pid with "
-						"`pgrep NAME`)\n", pids[i]);
+				text_err("connscope: no such process: %d (find the pid with "
+					 "`pgrep NAME`)\n", pids[i]);
 			return 1;
 		}
 		/* Nothing to trace in a kernel thread: no fds, no sockets of
 		 * its own, and a run would end with an empty report and 0. */
 		if (id.flags & PROCFS_PF_KTHREAD) {
-			fprintf(stderr, "connscope: process %d (%s) is a kernel thread, which owns "
-					"no sockets; give the pid of a user process (`pgrep NAME`)\n",
+			text_err("connscope: process %d (%s) is a kernel thread, which owns "
+				 "no sockets; give the pid of a user process (`pgrep NAME`)\n",
 				pids[i], id.comm);
 			return EXIT_USAGE;
 		}

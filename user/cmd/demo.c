@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "attach.h"
 #include "demo.h"
+#include "text_wrap.h"
 
 #define DEMO_MAX_CONNS 4096
 
@@ -155,7 +156,7 @@ static void open_gate(void *arg)
 	int *w = arg;
 
 	if (*w >= 0 && write(*w, "", 1) < 0)
-		fprintf(stderr, "connscope demo: cannot start the client: %s\n", strerror(errno));
+		text_err("connscope demo: cannot start the client: %s\n", strerror(errno));
 	if (*w >= 0)
 		close(*w);
 	*w = -1;
@@ -220,7 +221,7 @@ int cmd_demo(int argc, char **argv)
 	d.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (d.lfd < 0 || bind(d.lfd, (struct sockaddr *)&d.sa, sizeof(d.sa)) ||
 	    listen(d.lfd, 1024) || getsockname(d.lfd, (struct sockaddr *)&d.sa, &len)) {
-		fprintf(stderr, "connscope demo: cannot listen on 127.0.0.1: %s\n", strerror(errno));
+		text_err("connscope demo: cannot listen on 127.0.0.1: %s\n", strerror(errno));
 		goto out;
 	}
 	server = spawn("demo-server", run_server, &d, NULL);
@@ -239,7 +240,7 @@ int cmd_demo(int argc, char **argv)
 			"  (~%d requests/s): watch the client's TIME_WAIT pile up\n",
 		server, ntohs(d.sa.sin_port), d.rate);
 	if (pipe2(gate, O_CLOEXEC)) {
-		fprintf(stderr, "connscope demo: pipe failed: %s\n", strerror(errno));
+		text_err("connscope demo: pipe failed: %s\n", strerror(errno));
 		goto out;
 	}
 	client = spawn("demo-client", run_client, &d, gate);
@@ -247,7 +248,7 @@ int cmd_demo(int argc, char **argv)
 	o.on_tracing = open_gate;
 	o.on_tracing_ctx = &gate[1];
 	if (server < 0 || client < 0) {
-		fprintf(stderr, "connscope demo: fork failed: %s\n", strerror(errno));
+		text_err("connscope demo: fork failed: %s\n", strerror(errno));
 		goto out;
 	}
 	o.pids[o.npids++] = server;

@@ -15,6 +15,7 @@
 #include "diff.h"
 #include "diff_report.h"
 #include "safefile.h"
+#include "text_wrap.h"
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -25,8 +26,8 @@ static json_t *load_report(const char *path, const char *which)
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
-		fprintf(stderr, "connscope diff: cannot read %s (%s): %s; give two files written "
-				"by `connscope doctor -j` or `connscope attach -j`\n", path, which,
+		text_err("connscope diff: cannot read %s (%s): %s; give two files written "
+			 "by `connscope doctor -j` or `connscope attach -j`\n", path, which,
 			strerror(errno));
 		return NULL;
 	}
@@ -41,8 +42,8 @@ static json_t *load_report(const char *path, const char *which)
 			return root;
 		json_decref(root);
 	}
-	fprintf(stderr, "connscope diff: %s (%s) is not a connscope report%s%s%s; give the "
-			"output of `connscope doctor -j` or `connscope attach -j`\n", path, which,
+	text_err("connscope diff: %s (%s) is not a connscope report%s%s%s; give the "
+		 "output of `connscope doctor -j` or `connscope attach -j`\n", path, which,
 		root ? "" : " (", root ? "" : err.text, root ? "" : ")");
 	return NULL;
 }
@@ -430,9 +431,9 @@ int diff_load(struct diff_model *m, const char *before, const char *after)
 
 			snprintf(dst + used, 128 - used, "%s%s", used ? "," : "", m->procs[i].comm);
 		}
-		fprintf(stderr, "connscope diff: %s traced %s but %s traced %s: diff compares two "
-				"runs of the same program (trace it with the same -p/--comm both "
-				"times)\n", before, bc[0] ? bc : "no process", after,
+		text_err("connscope diff: %s traced %s but %s traced %s: diff compares two "
+			 "runs of the same program (trace it with the same -p/--comm both "
+			 "times)\n", before, bc[0] ? bc : "no process", after,
 			ac[0] ? ac : "no process");
 		goto out;
 	}
@@ -504,8 +505,8 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "connscope diff: give two reports, BEFORE.json AFTER.json (from "
-				"`connscope doctor -j`); got %d file%s\n", argc - optind,
+		text_err("connscope diff: give two reports, BEFORE.json AFTER.json (from "
+			 "`connscope doctor -j`); got %d file%s\n", argc - optind,
 			argc - optind == 1 ? "" : "s");
 		return EXIT_USAGE;
 	}

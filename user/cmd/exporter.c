@@ -13,6 +13,7 @@
 #include "procfs.h"
 #include "prom.h"
 #include "timeutil.h"
+#include "text_wrap.h"
 
 struct exporter {
 	struct http_server *http;	/* the HTTP thread (exporter_http.c) */
@@ -48,9 +49,9 @@ int exporter_parse_listen(const char *arg, char *addr, size_t addr_len, uint16_t
 		struct in6_addr a6;
 
 		if (inet_pton(AF_INET, addr, &a6) != 1 && inet_pton(AF_INET6, addr, &a6) != 1) {
-			fprintf(stderr, "connscope: --listen '%s': '%s' is not an IP address "
-					"(give e.g. 127.0.0.1:%d or [::1]:%d; names are not "
-					"resolved)\n", arg, addr, EXPORTER_DEFAULT_PORT,
+			text_err("connscope: --listen '%s': '%s' is not an IP address "
+				 "(give e.g. 127.0.0.1:%d or [::1]:%d; names are not "
+				 "resolved)\n", arg, addr, EXPORTER_DEFAULT_PORT,
 				EXPORTER_DEFAULT_PORT);
 			return -1;
 		}
@@ -58,8 +59,8 @@ int exporter_parse_listen(const char *arg, char *addr, size_t addr_len, uint16_t
 	*port = p;
 	return 0;
 bad:
-	fprintf(stderr, "connscope: --listen '%s': expected ADDR:PORT (e.g. 127.0.0.1:%d, "
-			"[::1]:%d or :%d), port 1..65535\n", arg, EXPORTER_DEFAULT_PORT,
+	text_err("connscope: --listen '%s': expected ADDR:PORT (e.g. 127.0.0.1:%d, "
+		 "[::1]:%d or :%d), port 1..65535\n", arg, EXPORTER_DEFAULT_PORT,
 		EXPORTER_DEFAULT_PORT, EXPORTER_DEFAULT_PORT);
 	return -1;
 }
@@ -313,21 +314,17 @@ int exporter_check_opts(struct attach_opts *o)
 	const char *bad = NULL;
 
 	if (o->tracer.all && o->npids)
-		bad = "-p and --all both given: trace the listed processes (-p PID) or every "
-		      "process (--all), not both";
+		bad = "-p and --all both given: give the one you mean, not both";
 	else if (o->tracer.all && targets_any(&o->sel))
-		bad = "--comm/--cgroup and --all both given: every process is traced already; "
-		      "drop --all to trace those only";
+		bad = "--comm/--cgroup with --all: drop --all to trace those only";
 	else if (!o->tracer.all && !o->npids && !targets_any(&o->sel))
-		bad = "which processes? give -p PID (e.g. -p $(pgrep -d, nginx)), or --all for "
-		      "every process";
+		bad = "which processes? give -p PID, --comm NAME or --all";
 	else if (!o->tracer.all && l->top_processes)
-		bad = "--top-processes needs --all (with -p every listed process has series of "
-		      "its own)";
+		bad = "--top-processes needs --all (-p processes each have series)";
 	else if (o->tracer.all && o->tracer.follow_children)
-		bad = "--children with --all: every process is traced already; drop --children";
+		bad = "--children with --all: all are traced; drop --children";
 	if (bad) {
-		fprintf(stderr, "connscope exporter: %s\n", bad);
+		text_err("connscope exporter: %s\n", bad);
 		return EXIT_USAGE;
 	}
 	if (!l->max_series)

@@ -15,6 +15,7 @@
 #include <linux/capability.h>
 #include <microhttpd.h>
 #include "exporter_http.h"
+#include "text_wrap.h"
 
 struct snap {
 	atomic_uint refs;
@@ -131,13 +132,13 @@ static int bind_listen(const char *addr, uint16_t port)
 		sin6->sin6_port = htons(port);
 		sl = sizeof(*sin6);
 	} else {
-		fprintf(stderr, "connscope: --listen: '%s' is not an IP address (give e.g. "
-				"127.0.0.1 or ::1)\n", addr);
+		text_err("connscope: --listen: '%s' is not an IP address (give e.g. "
+			 "127.0.0.1 or ::1)\n", addr);
 		return -1;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		fprintf(stderr, "connscope: cannot make the exporter's socket: %s\n",
+		text_err("connscope: cannot make the exporter's socket: %s\n",
 			strerror(errno));
 		return -1;
 	}
@@ -146,11 +147,11 @@ static int bind_listen(const char *addr, uint16_t port)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 128)) {
 		if (errno == EADDRINUSE)
-			fprintf(stderr, "connscope: cannot listen on %s:%u (in use? try another "
-					"--listen port)\n", addr, port);
+			text_err("connscope: cannot listen on %s:%u (in use? try another "
+				 "--listen port)\n", addr, port);
 		else
-			fprintf(stderr, "connscope: cannot listen on %s:%u: %s (give another "
-					"--listen address or port)\n", addr, port, strerror(errno));
+			text_err("connscope: cannot listen on %s:%u: %s (give another "
+				 "--listen address or port)\n", addr, port, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -212,8 +213,8 @@ struct http_server *http_start(const char *addr, uint16_t port)
 	if (h->listen_fd < 0)
 		goto fail;
 	if (pthread_create(&t, NULL, starter, h) || pthread_join(t, NULL) || h->start_err) {
-		fprintf(stderr, "connscope: cannot start the exporter's HTTP server on %s:%u: "
-				"%s\n", addr, port, strerror(h->start_err ? -h->start_err : EAGAIN));
+		text_err("connscope: cannot start the exporter's HTTP server on %s:%u: "
+			 "%s\n", addr, port, strerror(h->start_err ? -h->start_err : EAGAIN));
 		if (h->daemon)
 			MHD_stop_daemon(h->daemon);
 		close(h->listen_fd);

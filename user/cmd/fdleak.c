@@ -21,6 +21,7 @@
 #include "runloop.h"
 #include "timeutil.h"
 #include "pidns.h"
+#include "text_wrap.h"
 
 static volatile sig_atomic_t exiting;
 
@@ -53,8 +54,8 @@ static void join_matches(const struct fdleak_opts *o, struct fd_session *fs, uin
 		if (fd_report_proc(&r, pids[i]) || procfs_read_ident(pids[i], &id))
 			continue;
 		if (!fd_session_add(fs, pids[i], id.comm) && !at_start)
-			fprintf(stderr, "connscope: process %d (%s) joined the targets after "
-					"%.1f s\n", pids[i], id.comm, (now_ns() - t0) / 1e9);
+			text_err("connscope: process %d (%s) joined the targets after "
+				 "%.1f s\n", pids[i], id.comm, (now_ns() - t0) / 1e9);
 	}
 }
 
@@ -160,11 +161,11 @@ static int fdleak_run(const struct fdleak_opts *o)
 		 * has no scheduler hooks; a process shorter than an interval
 		 * is not seen). */
 		join_matches(o, &fs, t0, true);
-		fprintf(stderr, "connscope: tracing the fds of %zu process%s and those matching "
-				"--comm/--cgroup each interval; Ctrl-C to stop\n", fs.nprocs,
+		text_err("connscope: tracing the fds of %zu process%s and those matching "
+			 "--comm/--cgroup each interval; Ctrl-C to stop\n", fs.nprocs,
 			fs.nprocs == 1 ? "" : "es");
 	} else {
-		fprintf(stderr, "connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n",
+		text_err("connscope: tracing the fds of %zu process%s; Ctrl-C to stop\n",
 			o->npids, o->npids == 1 ? "" : "es");
 	}
 	pidns_note(stderr);
@@ -206,7 +207,7 @@ static int fdleak_run(const struct fdleak_opts *o)
 	else
 		format_fdleak_text(stdout, fs.procs, fs.nprocs, &run, color);
 	if (fflush(stdout)) {
-		fprintf(stderr, "connscope: writing the report failed: %s\n", strerror(errno));
+		text_err("connscope: writing the report failed: %s\n", strerror(errno));
 		goto out;
 	}
 	if (!warned)
@@ -313,8 +314,8 @@ int cmd_fdleak(int argc, char **argv)
 	    cli_interval_count("fdleak", argc, argv, i_set, d_set, &o.interval_s, &o.duration_s))
 		return EXIT_USAGE;
 	if (!targets_any(&o.sel) &&
-	    cli_need_pids("fdleak", o.npids, "which process? give -p PID (e.g. -p $(pgrep -n "
-					     "myserver)), --comm NAME or --cgroup PATH"))
+	    cli_need_pids("fdleak", o.npids, "which process? give -p PID, --comm NAME or "
+					     "--cgroup PATH"))
 		return EXIT_USAGE;
 	r = fdleak_run(&o);
 	targets_free(&o.sel);

@@ -12,6 +12,7 @@
 #include "fdleak.h"
 #include "summary.h"
 #include "version.h"
+#include "text_wrap.h"
 
 
 static void usage(FILE *out)
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
 		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc - 1, argv + 1);
-	fprintf(stderr, "connscope: unknown command '%s': the commands are summary, attach, "
-			"doctor, run, diff, fdleak, exporter, demo and version (connscope --help)\n", cmd);
+	text_err("connscope: unknown command '%s': the commands are summary, attach, "
+		 "doctor, run, diff, fdleak, exporter, demo and version (connscope --help)\n", cmd);
 	return EXIT_USAGE;
 }

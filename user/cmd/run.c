@@ -26,6 +26,7 @@
 #include "safefile.h"
 #include "targets.h"
 #include "timeutil.h"
+#include "text_wrap.h"
 
 #define EXIT_FINDING_WARNING 4
 #define EXIT_FINDING_CRITICAL 5
@@ -137,7 +138,7 @@ static pid_t spawn_command(char **argv, int *gate_w, bool stdout_is_ours)
 		if (stdout_is_ours && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(125);
 		execvp(argv[0], argv);
-		fprintf(stderr, "connscope run: cannot run %s: %s\n", argv[0], strerror(errno));
+		text_err("connscope run: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	close(ready[1]);
@@ -156,7 +157,7 @@ static void open_gate(void *ctx)
 	struct child *c = ctx;
 
 	if (c->gate >= 0 && write(c->gate, "", 1) != 1)
-		fprintf(stderr, "connscope run: cannot start the command: %s\n", strerror(errno));
+		text_err("connscope run: cannot start the command: %s\n", strerror(errno));
 	if (c->gate >= 0)
 		close(c->gate);
 	c->gate = -1;
@@ -227,8 +228,8 @@ int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:i:d:jvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			fprintf(stderr, "connscope run: -d: the run lasts as long as COMMAND; "
-					"give --cooldown S to trace on after it ends\n");
+			text_err("connscope run: -d: the run lasts as long as COMMAND; "
+				 "give --cooldown S to trace on after it ends\n");
 			return EXIT_USAGE;
 		case 'e':
 			if (!strcmp(optarg, "warning")) {
@@ -236,8 +237,8 @@ int cmd_run(int argc, char **argv)
 			} else if (!strcmp(optarg, "critical")) {
 				fail_on = DR_CRITICAL;
 			} else {
-				fprintf(stderr, "connscope run: --fail-on '%s': give warning or "
-						"critical\n", optarg);
+				text_err("connscope run: --fail-on '%s': give warning or "
+					 "critical\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -268,31 +269,31 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "connscope run: no COMMAND: give the load generator after --, "
-				"e.g. connscope run -p $(pgrep -n nginx) -- ab -n 2000 -c 8 "
-				"http://127.0.0.1:8080/\n");
+		text_err("connscope run: no COMMAND: give the load generator after --, "
+			 "e.g.\nconnscope run -p $(pgrep -n nginx) -- ab -n 2000 -c 8 "
+			 "http://127.0.0.1:8080/\n");
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
 	if ((r = command_ok(argv[optind]))) {
 		/* `-j FILE -- COMMAND`: FILE taken for COMMAND. */
 		if (o.json && optind + 1 < argc && !strcmp(argv[optind + 1], "--"))
-			fprintf(stderr, "connscope run: -j takes no file ('%s'); use -j -- "
-					"COMMAND > %s\n", argv[optind], argv[optind]);
+			text_err("connscope run: -j takes no file ('%s'); use -j -- "
+				 "COMMAND > %s\n", argv[optind], argv[optind]);
 		else
-			fprintf(stderr, "connscope run: cannot run '%s': %s (give its path, or "
-					"install it)\n", argv[optind], strerror(-r));
+			text_err("connscope run: cannot run '%s': %s (give its path, or "
+				 "install it)\n", argv[optind], strerror(-r));
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
 	if (!trace_command && !o.npids && !targets_any(&o.sel)) {
-		fprintf(stderr, "connscope run: --no-trace-command and no target: nothing to "
-				"trace; give -p PID, --comm NAME or --cgroup PATH\n");
+		text_err("connscope run: --no-trace-command and no target: nothing to "
+			 "trace; give -p PID, --comm NAME or --cgroup PATH\n");
 		targets_free(&o.sel);
 		return EXIT_USAGE;
 	}
 	if (o.npids >= CLI_MAX_PIDS && trace_command) {
-		fprintf(stderr, "connscope run: at most %d -p targets beside COMMAND\n",
+		text_err("connscope run: at most %d -p targets beside COMMAND\n",
 			CLI_MAX_PIDS - 1);
 		targets_free(&o.sel);
 		return EXIT_USAGE;
@@ -316,7 +317,7 @@ int cmd_run(int argc, char **argv)
 	ch.pid = spawn_command(argv + optind, warmup_s > 0 ? NULL : &ch.gate,
 			       o.json || stream_stdout);
 	if (ch.pid < 0) {
-		fprintf(stderr, "connscope run: cannot start %s: %s\n", argv[optind],
+		text_err("connscope run: cannot start %s: %s\n", argv[optind],
 			strerror(errno));
 		targets_free(&o.sel);
 		return 1;
@@ -347,17 +348,17 @@ int cmd_run(int argc, char **argv)
 	if (ret && ret != EXIT_TARGET_GONE)
 		return ret;
 	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "connscope run: %s was killed by signal %d after %.1f s\n",
+		text_err("connscope run: %s was killed by signal %d after %.1f s\n",
 			argv[optind], WTERMSIG(status), now_ns() / 1e9 - ch.started_s);
 		return 128 + WTERMSIG(status);
 	}
 	if (WEXITSTATUS(status)) {
-		fprintf(stderr, "connscope run: %s exited with status %d after %.1f s\n",
+		text_err("connscope run: %s exited with status %d after %.1f s\n",
 			argv[optind], WEXITSTATUS(status), now_ns() / 1e9 - ch.started_s);
 		return WEXITSTATUS(status);
 	}
 	if (fail_on && worst >= fail_on) {
-		fprintf(stderr, "connscope run: a %s finding fired (--fail-on %s): exit %d\n",
+		text_err("connscope run: a %s finding fired (--fail-on %s): exit %d\n",
 			dr_severity_name(worst), dr_severity_name(fail_on),
 			worst >= DR_CRITICAL ? EXIT_FINDING_CRITICAL : EXIT_FINDING_WARNING);
 		return worst >= DR_CRITICAL ? EXIT_FINDING_CRITICAL : EXIT_FINDING_WARNING;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "safefile.h"
+#include "text_wrap.h"
 
 /* A path that names no file to write: empty, ending in '/', a symbolic
  * link or a directory (EXIT_USAGE, said). */
@@ -19,26 +20,26 @@ static int check(const char *path, const char *what, const char *eg)
 	struct stat st;
 
 	if (!*path) {
-		fprintf(stderr, "connscope: %s's file name is empty; give one (e.g. %s)\n",
+		text_err("connscope: %s's file name is empty; give one (e.g. %s)\n",
 			what, eg);
 		return EXIT_USAGE;
 	}
 	if (!*base) {
-		fprintf(stderr, "connscope: %s %s names a directory; give a file name "
-				"(e.g. %s%s)\n", what, path, path, eg);
+		text_err("connscope: %s %s names a directory; give a file name "
+			 "(e.g. %s%s)\n", what, path, path, eg);
 		return EXIT_USAGE;
 	}
 	if (!lstat(path, &st)) {
 		/* Not followed: a link planted in a shared directory would
 		 * send root's write wherever it points. */
 		if (S_ISLNK(st.st_mode)) {
-			fprintf(stderr, "connscope: %s %s is a symbolic link; give the real "
-					"path\n", what, path);
+			text_err("connscope: %s %s is a symbolic link; give the real "
+				 "path\n", what, path);
 			return EXIT_USAGE;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "connscope: %s %s is a directory; give a file name "
-					"(e.g. %s/%s)\n", what, path, path, eg);
+			text_err("connscope: %s %s is a directory; give a file name "
+				 "(e.g. %s/%s)\n", what, path, path, eg);
 			return EXIT_USAGE;
 		}
 	}
@@ -56,7 +57,7 @@ static int open_tmp(struct safefile *sf, const char *path, const char *what)
 	sf->path = path;
 	if (snprintf(sf->tmp, sizeof(sf->tmp), "%.*s.%s.XXXXXX", slash ? (int)(base - path) : 0,
 		     path, base) >= (int)sizeof(sf->tmp)) {
-		fprintf(stderr, "connscope: %s path %s is too long; give a shorter one\n",
+		text_err("connscope: %s path %s is too long; give a shorter one\n",
 			what, path);
 		sf->tmp[0] = '\0';
 		return EXIT_USAGE;
@@ -65,8 +66,8 @@ static int open_tmp(struct safefile *sf, const char *path, const char *what)
 	 * link of that name fails instead of being opened. */
 	fd = mkostemp(sf->tmp, O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "connscope: cannot write %s %s: %s (check the directory "
-				"exists and is writable)\n", what, path, strerror(errno));
+		text_err("connscope: cannot write %s %s: %s (check the directory "
+			 "exists and is writable)\n", what, path, strerror(errno));
 		sf->tmp[0] = '\0';
 		return 1;
 	}
@@ -77,7 +78,7 @@ static int open_tmp(struct safefile *sf, const char *path, const char *what)
 	(void)!fchmod(fd, 0666 & ~mask);
 	sf->f = fdopen(fd, "w");
 	if (!sf->f) {
-		fprintf(stderr, "connscope: cannot write %s %s: %s\n", what, path,
+		text_err("connscope: cannot write %s %s: %s\n", what, path,
 			strerror(errno));
 		close(fd);
 		unlink(sf->tmp);
@@ -123,7 +124,7 @@ int safefile_commit(struct safefile *sf)
 	if (!err && rename(sf->tmp, sf->path))
 		err = -errno;
 	if (err) {
-		fprintf(stderr, "connscope: writing the report %s failed: %s\n", sf->path,
+		text_err("connscope: writing the report %s failed: %s\n", sf->path,
 			strerror(-err));
 		unlink(sf->tmp);
 	}
@@ -172,7 +173,7 @@ static bool no_file(mode_t mode)
 
 static int cannot_write(const char *path, const char *what, int err)
 {
-	fprintf(stderr, "connscope: cannot write %s %s: %s\n", what, path, strerror(err));
+	text_err("connscope: cannot write %s %s: %s\n", what, path, strerror(err));
 	return 1;
 }
 

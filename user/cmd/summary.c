@@ -10,6 +10,7 @@
 #include "json.h"
 #include "summary.h"
 #include "prom.h"
+#include "text_wrap.h"
 
 static int cmp_procs(const void *a, const void *b)
 {
@@ -175,8 +176,8 @@ int cmd_summary(int argc, char **argv)
 	}
 	/* attach's --prom takes a FILE; summary's writes to stdout. */
 	if (prom && optind < argc) {
-		fprintf(stderr, "connscope summary: unexpected argument '%s': summary --prom "
-				"writes to stdout: connscope summary --prom > %s\n", argv[optind],
+		text_err("connscope summary: unexpected argument '%s': summary --prom "
+			 "writes to stdout: connscope summary --prom > %s\n", argv[optind],
 			argv[optind]);
 		return EXIT_USAGE;
 	}
@@ -186,8 +187,8 @@ int cmd_summary(int argc, char **argv)
 		struct proc_ident id;
 
 		if (procfs_read_ident(pids[i], &id)) {
-			fprintf(stderr, "connscope: no such process: %d (find the pid with "
-					"`pgrep NAME`)\n", pids[i]);
+			text_err("connscope: no such process: %d (find the pid with "
+				 "`pgrep NAME`)\n", pids[i]);
 			return 1;
 		}
 	}
@@ -197,14 +198,14 @@ int cmd_summary(int argc, char **argv)
 	if (snapshot_take_all_fds(&snap, npids ? pids : NULL, npids))
 		goto out;
 	if (summary_build(&sum, &snap, pids, npids)) {
-		fprintf(stderr, "connscope: out of memory building the summary\n");
+		text_err("connscope: out of memory building the summary\n");
 		goto out;
 	}
 	/* A failed UDP dump costs that part only. */
 	sum.has_udp = !udp_view_build(&sum.udp, &snap.owners, pids, npids);
 	sum.udp_all = !npids;
 	if (json && prom) {
-		fprintf(stderr, "connscope summary: -j and --prom are two output formats: pick one\n");
+		text_err("connscope summary: -j and --prom are two output formats: pick one\n");
 		ret = EXIT_USAGE;
 		goto out;
 	}

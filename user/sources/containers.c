@@ -20,6 +20,7 @@
 #include "containers.h"
 #include "procfs.h"
 #include "targets.h"
+#include "text_wrap.h"
 
 extern char **environ;
 
@@ -294,21 +295,21 @@ int container_resolve(const char *arg, struct container_ref *out)
 
 	memset(out, 0, sizeof(*out));
 	if (!valid_arg(arg)) {
-		fprintf(stderr, "connscope: --container '%s': not a container name or id (letters, "
-				"digits and _.- as podman and docker name them, or the hex of an "
-				"id): give one `podman ps` or `docker ps` lists\n", arg);
+		text_err("connscope: --container '%s': not a container name or id (letters, "
+			 "digits and _.- as podman and docker name them, or the hex of an "
+			 "id): give one `podman ps` or `docker ps` lists\n", arg);
 		return -1;
 	}
 	targets_cgroup2_mount(mnt, sizeof(mnt));
 	if (!mnt[0]) {
-		fprintf(stderr, "connscope: --container %s: no cgroup v2 hierarchy is mounted, and "
-				"containers are found by their cgroup: mount -t cgroup2 none "
-				"/sys/fs/cgroup/unified\n", arg);
+		text_err("connscope: --container %s: no cgroup v2 hierarchy is mounted, and "
+			 "containers are found by their cgroup: mount -t cgroup2 none "
+			 "/sys/fs/cgroup/unified\n", arg);
 		return -1;
 	}
 	s.v = calloc(SCAN_MAX, sizeof(*s.v));
 	if (!s.v) {
-		fprintf(stderr, "connscope: --container: out of memory\n");
+		text_err("connscope: --container: out of memory\n");
 		return -1;
 	}
 	scan_tree(mnt, "", 0, &s);
@@ -336,35 +337,35 @@ int container_resolve(const char *arg, struct container_ref *out)
 		}
 	}
 	if (nmatch > 1) {
-		fprintf(stderr, "connscope: --container %s: that id prefix matches %zu running "
-				"containers (%.12s, %.12s%s): give more of the id, or the name\n",
+		text_err("connscope: --container %s: that id prefix matches %zu running "
+			 "containers (%.12s, %.12s%s): give more of the id, or the name\n",
 			arg, nmatch, s.v[match].c.id, s.v[second].c.id,
 			nmatch > 2 ? ", ..." : "");
 		goto out;
 	}
 	if (!nmatch && id[0]) {
-		fprintf(stderr, "connscope: --container %s: %s knows it (id %.12s) but it has no "
-				"cgroup: it is not running; start it (%s start %s) and try again\n",
+		text_err("connscope: --container %s: %s knows it (id %.12s) but it has no "
+			 "cgroup: it is not running; start it (%s start %s) and try again\n",
 			arg, via, id, via, arg);
 		goto out;
 	}
 	if (!nmatch) {
 		if (!docker && !podman && !is_hex_prefix(arg))
-			fprintf(stderr, "connscope: --container %s: no container runtime's state to "
-					"find a name in (neither podman nor %s): give the container's "
-					"id (the hex in its cgroup, /proc/PID/cgroup of one of its "
-					"processes)\n", arg, DOCKER_DIR);
+			text_err("connscope: --container %s: no container runtime's state to "
+				 "find a name in (neither podman nor %s): give the container's "
+				 "id (the hex in its cgroup, /proc/PID/cgroup of one of its "
+				 "processes)\n", arg, DOCKER_DIR);
 		else
-			fprintf(stderr, "connscope: --container %s: no running container has that "
-					"name or id (%zu running found by their cgroups); `podman ps` "
-					"or `docker ps` lists them\n", arg, s.n);
+			text_err("connscope: --container %s: no running container has that "
+				 "name or id (%zu running found by their cgroups); `podman ps` "
+				 "or `docker ps` lists them\n", arg, s.n);
 		goto out;
 	}
 	out->c = s.v[match].c;
 	if (snprintf(out->cgroup, sizeof(out->cgroup), "%s%s", mnt, s.v[match].rel) >=
 	    (int)sizeof(out->cgroup)) {
-		fprintf(stderr, "connscope: --container %s: its cgroup's path is longer than "
-				"PATH_MAX\n", arg);
+		text_err("connscope: --container %s: its cgroup's path is longer than "
+			 "PATH_MAX\n", arg);
 		goto out;
 	}
 	name_of(&out->c, out->name, sizeof(out->name));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "proc_access.h"
 #include "procfs.h"
+#include "text_wrap.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 
@@ -38,25 +39,24 @@ void proc_say_refused(pid_t pid, const char *what)
 		/* With the capability (in the initial user namespace) the
 		 * kernel's own checks pass: what refused is a security module's
 		 * hook, or the capability is only a user namespace's. */
-		fprintf(stderr, "connscope: cannot read %s of pid %d (%s): %s although connscope "
-				"has CAP_SYS_PTRACE: the kernel's ptrace access check refused it, "
-				"so a security module's policy (Landlock, AppArmor, SELinux, a BPF "
-				"LSM), or a user namespace of connscope's own, keeps that process "
-				"from this one; trace another process, or run connscope outside "
-				"that policy\n",
+		text_err("connscope: cannot read %s of pid %d (%s): %s although connscope "
+			 "has CAP_SYS_PTRACE: a security module (Landlock, AppArmor, SELinux, "
+			 "a BPF LSM) or a user namespace of connscope's own keeps it from "
+			 "this one; trace another process, or run connscope outside that "
+			 "policy\n",
 			what, (int)pid, id.comm[0] ? id.comm : "?", strerror(EACCES));
 		return;
 	}
 	if (uid_known && uid != geteuid()) {
-		fprintf(stderr, "connscope: cannot read %s of pid %d (%s): %s: it belongs to uid "
-				"%u and connscope (uid %u) lacks CAP_SYS_PTRACE; run it as root or "
-				"give it CAP_SYS_PTRACE\n",
+		text_err("connscope: cannot read %s of pid %d (%s): %s: it belongs to uid "
+			 "%u and connscope (uid %u) lacks CAP_SYS_PTRACE; run it as root or "
+			 "give it CAP_SYS_PTRACE\n",
 			what, (int)pid, id.comm[0] ? id.comm : "?", strerror(EACCES), uid,
 			(unsigned int)geteuid());
 		return;
 	}
-	fprintf(stderr, "connscope: cannot read %s of pid %d (%s): %s: the process is not "
-			"dumpable or more privileged than connscope; give connscope "
-			"CAP_SYS_PTRACE\n",
+	text_err("connscope: cannot read %s of pid %d (%s): %s: the process is not "
+		 "dumpable or more privileged than connscope; give connscope "
+		 "CAP_SYS_PTRACE\n",
 		what, (int)pid, id.comm[0] ? id.comm : "?", strerror(EACCES));
 }

@@ -20,20 +20,21 @@
 #include "grow.h"
 #include "procfs.h"
 #include "targets.h"
+#include "text_wrap.h"
 
 int targets_parse_comm(struct target_sel *t, const char *arg)
 {
 	size_t len = strlen(arg);
 
 	if (!len || len > TARGET_COMM_MAX) {
-		fprintf(stderr, "connscope: --comm '%s': a process name is 1 to %d bytes (the "
-				"kernel keeps no more of it): give its first %d bytes, as "
-				"/proc/PID/comm shows them (e.g. --comm %.*s)\n", arg, TARGET_COMM_MAX,
+		text_err("connscope: --comm '%s': a process name is 1 to %d bytes (the "
+			 "kernel keeps no more of it): give its first %d bytes, as "
+			 "/proc/PID/comm shows them (e.g. --comm %.*s)\n", arg, TARGET_COMM_MAX,
 			TARGET_COMM_MAX, TARGET_COMM_MAX, len ? arg : "nginx");
 		return -1;
 	}
 	if (t->ncomms == TARGET_MAX_COMMS) {
-		fprintf(stderr, "connscope: --comm: at most %d names\n", TARGET_MAX_COMMS);
+		text_err("connscope: --comm: at most %d names\n", TARGET_MAX_COMMS);
 		return -1;
 	}
 	for (size_t i = 0; i < t->ncomms; i++)
@@ -90,16 +91,16 @@ int targets_parse_cgroup(struct target_sel *t, const char *arg)
 		    (int)sizeof(path))
 		path[0] = '\0';	/* too long for a path: not a directory */
 	if (!arg[0] || !is_cgroup2_dir(path)) {
-		fprintf(stderr, "connscope: --cgroup '%s': not a cgroup v2 directory: give a "
-				"directory under the cgroup2 mount%s%s (e.g. %s/system.slice/"
-				"nginx.service), or the path /proc/PID/cgroup shows after \"0::\"\n",
+		text_err("connscope: --cgroup '%s': not a cgroup v2 directory: give a "
+			 "directory under the cgroup2 mount%s%s (e.g. %s/system.slice/"
+			 "nginx.service), or the path /proc/PID/cgroup shows after \"0::\"\n",
 			arg, mnt[0] ? " " : " (none is mounted: mount -t cgroup2 none DIR)",
 			mnt[0] ? mnt : "", mnt[0] ? mnt : "/sys/fs/cgroup");
 		return -1;
 	}
 	if (t->cgroup_path) {
-		fprintf(stderr, "connscope: --cgroup: one cgroup at a time (it may have "
-				"children: they are included)\n");
+		text_err("connscope: --cgroup: one cgroup at a time (it may have "
+			 "children: they are included)\n");
 		return -1;
 	}
 	/* One spelling from here on, as the mount and /proc/PID/cgroup give
@@ -108,12 +109,12 @@ int targets_parse_cgroup(struct target_sel *t, const char *arg)
 	 * programs attached twice). */
 	t->cgroup_path = realpath(path, NULL);
 	if (!t->cgroup_path) {
-		fprintf(stderr, "connscope: --cgroup %s: %s\n", path, strerror(errno));
+		text_err("connscope: --cgroup %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	t->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->cgroup_fd < 0) {
-		fprintf(stderr, "connscope: --cgroup %s: %s\n", path, strerror(errno));
+		text_err("connscope: --cgroup %s: %s\n", path, strerror(errno));
 		free(t->cgroup_path);
 		t->cgroup_path = NULL;
 		return -1;

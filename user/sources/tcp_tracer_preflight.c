@@ -16,6 +16,7 @@
 #include <bpf/btf.h>
 #include "kfeatures_probe.h"
 #include "tcp_tracer.h"
+#include "text_wrap.h"
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 #define CAP_BPF_BIT 39
@@ -65,22 +66,22 @@ int tracer_preflight(const struct tracer_opts *o)
 	 * set): said before the feature probes, whose loads would fail too
 	 * and read as a kernel without BPF. */
 	if (geteuid() == 0 && !may_bpf) {
-		fprintf(stderr, "connscope: cannot load the BPF programs: %s (run as root with "
-				"its capabilities: CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; this "
-				"root has neither)\n", strerror(EPERM));
+		text_err("connscope: cannot load the BPF programs: %s (run as root with "
+			 "its capabilities: CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; this "
+			 "root has neither)\n", strerror(EPERM));
 		return 1;
 	}
 	if (geteuid() != 0 && !may_bpf) {
-		fprintf(stderr, "connscope: loading BPF programs needs root (or CAP_BPF, "
-				"CAP_PERFMON and CAP_DAC_READ_SEARCH, plus CAP_SYS_PTRACE for other "
-				"processes' fds and CAP_NET_ADMIN for QUIC on the wire): run it "
-				"with sudo\n");
+		text_err("connscope: loading BPF programs needs root (or CAP_BPF, "
+			 "CAP_PERFMON and CAP_DAC_READ_SEARCH, plus CAP_SYS_PTRACE for other "
+			 "processes' fds and CAP_NET_ADMIN for QUIC on the wire): run it "
+			 "with sudo\n");
 		return 1;
 	}
 	if (o->btf_path) {
 		if (stat(o->btf_path, &st)) {
-			fprintf(stderr, "connscope: cannot read BTF file %s: %s: pass a vmlinux BTF "
-					"file for this kernel (e.g. from BTFHub)\n",
+			text_err("connscope: cannot read BTF file %s: %s: pass a vmlinux BTF "
+				 "file for this kernel (e.g. from BTFHub)\n",
 				o->btf_path, strerror(errno));
 			return 1;
 		}
@@ -92,17 +93,17 @@ int tracer_preflight(const struct tracer_opts *o)
 
 			libbpf_set_print(was);
 			if (!btf) {
-				fprintf(stderr, "connscope: --btf %s is not a BTF file: pass this "
-						"kernel's vmlinux BTF (/sys/kernel/btf/vmlinux on the "
-						"kernel itself, or from BTFHub)\n", o->btf_path);
+				text_err("connscope: --btf %s is not a BTF file: pass this "
+					 "kernel's vmlinux BTF (/sys/kernel/btf/vmlinux on the "
+					 "kernel itself, or from BTFHub)\n", o->btf_path);
 				return 1;
 			}
 			btf__free(btf);
 		}
 	} else if (stat(KERNEL_BTF, &st)) {
-		fprintf(stderr, "connscope: kernel BTF not found at %s: connscope needs a kernel "
-				"built with CONFIG_DEBUG_INFO_BTF=y, or --btf FILE with this "
-				"kernel's BTF (e.g. from BTFHub)\n", KERNEL_BTF);
+		text_err("connscope: kernel BTF not found at %s: connscope needs a kernel "
+			 "built with CONFIG_DEBUG_INFO_BTF=y, or --btf FILE with this "
+			 "kernel's BTF (e.g. from BTFHub)\n", KERNEL_BTF);
 		return 1;
 	}
 	/* A container runtime's default seccomp profile refuses bpf() to
@@ -119,25 +120,25 @@ int tracer_preflight(const struct tracer_opts *o)
 		return 1;
 	}
 	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_RINGBUF)) {
-		fprintf(stderr, "connscope: this kernel has no BPF ring buffer "
-				"(BPF_MAP_TYPE_RINGBUF): connscope needs Linux >= 5.11\n");
+		text_err("connscope: this kernel has no BPF ring buffer "
+			 "(BPF_MAP_TYPE_RINGBUF): connscope needs Linux >= 5.11\n");
 		return 1;
 	}
 	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_CURRENT_TASK)) {
-		fprintf(stderr, "connscope: this kernel has no BPF helper bpf_get_current_task_btf "
-				"(it finds accepted sockets): connscope needs Linux >= 5.11\n");
+		text_err("connscope: this kernel has no BPF helper bpf_get_current_task_btf "
+			 "(it finds accepted sockets): connscope needs Linux >= 5.11\n");
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/events/sock/inet_sock_set_state", tracefs_root());
 	if (stat(path, &st) && errno == EACCES) {
 		/* tracefs is root's (0700): without root, CAP_DAC_READ_SEARCH. */
-		fprintf(stderr, "connscope: cannot read tracefs (%s: %s): run as root or give "
-				"CAP_DAC_READ_SEARCH too\n", path, strerror(errno));
+		text_err("connscope: cannot read tracefs (%s: %s): run as root or give "
+			 "CAP_DAC_READ_SEARCH too\n", path, strerror(errno));
 		return 1;
 	}
 	if (stat(path, &st)) {
-		fprintf(stderr, "connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
-				"it needs Linux >= 4.16 with tracefs mounted at /sys/kernel/tracing\n",
+		text_err("connscope: tracepoint sock:inet_sock_set_state not found (%s: %s): "
+			 "it needs Linux >= 4.16 with tracefs mounted at /sys/kernel/tracing\n",
 			path, strerror(errno));
 		return 1;
 	}
