@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#define _GNU_SOURCE	/* vasprintf */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "text_wrap.h"
 
@@ -39,13 +42,23 @@ void text_wrapf(FILE *out, const char *first, const char *indent, const char *fm
 
 void text_err(const char *fmt, ...)
 {
-	char text[TEXT_WRAP_MAX];
+	char buf[TEXT_WRAP_MAX], *heap = NULL, *text = buf;
 	size_t n;
 	va_list ap;
 
+	/* Two paths of PATH_MAX outgrow any fixed buffer: the whole message
+	 * on the heap; cut to buf only when that fails. */
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	if (vasprintf(&heap, fmt, ap) >= 0)
+		text = heap;
+	else
+		heap = NULL;
 	va_end(ap);
+	if (!heap) {
+		va_start(ap, fmt);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		va_end(ap);
+	}
 	n = strlen(text);
 	while (n && text[n - 1] == '\n')
 		text[--n] = '\0';
@@ -57,4 +70,5 @@ void text_err(const char *fmt, ...)
 			*nl++ = '\0';
 		text_wrap(stderr, line == text ? "" : "  ", "  ", line);
 	}
+	free(heap);
 }

@@ -22,7 +22,7 @@ void text_wrapf(FILE *out, const char *first, const char *indent, const char *fm
 /* A message on stderr, as the agent's notices are: fmt's text wrapped at
  * TEXT_WRAP_COLUMNS, continuation lines indented two spaces (a trailing
  * newline in fmt is no word; one inside starts a continuation line). One
- * message, however long its paths. */
+ * message, however long its paths (no TEXT_WRAP_MAX: on the heap). */
 __attribute__((format(printf, 1, 2)))
 void text_err(const char *fmt, ...);
 
