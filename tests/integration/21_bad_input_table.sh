@@ -179,6 +179,9 @@ row unknown_option_exporter 2 "'--bogus' is unknown" "--help" $C exporter --bogu
 row unknown_option_summary 2 "'--bogus' is unknown" "--help" $C summary --bogus
 row unknown_option_diff 2 "'--bogus' is unknown" "--help" $C diff --bogus a b
 row unknown_option_demo 2 "'--bogus' is unknown" "--help" $C demo --bogus
+# -x inside a cluster: the option named is -x, not the word before it.
+row unknown_option_in_cluster 2 "'-x' is unknown or lacks its value" "--help" \
+	$C attach -p $ME --children -xj
 row unknown_option_run 2 "'--bogus' is unknown" "--help" $C run --bogus -- touch ran
 # An option of another command: exporter's --listen given to fdleak.
 row option_of_exporter 2 "'--listen' is unknown" "--help" $C fdleak -p $ME --listen :9477

@@ -86,7 +86,11 @@ int cli_parse_u64(const char *flag, const char *arg, unsigned long long min,
 int cli_bad_option(const char *cmd, char **argv)
 {
 	extern int optind, optopt;
-	const char *arg = argv[optind - 1];
+	const char *arg = argv[optind - 1], *next = argv[optind];
+	/* A short option inside a cluster ("-xj"): getopt has not moved
+	 * optind past it yet, so it is in the next word, not arg. */
+	bool in_cluster = optopt && next && next[0] == '-' && next[1] && next[1] != '-' &&
+			  strchr(next + 1, optopt);
 	bool reports = !strcmp(cmd, "attach") || !strcmp(cmd, "doctor") ||
 		       !strcmp(cmd, "run") || !strcmp(cmd, "diff");
 
@@ -96,14 +100,14 @@ int cli_bad_option(const char *cmd, char **argv)
 	else if (!strncmp(arg, "--json=", 7) && strcmp(cmd, "exporter"))
 		text_err("connscope %s: --json takes no file ('%s'); use -j > %s\n",
 			cmd, arg + 7, arg + 7);
-	else if (strncmp(arg, "--", 2))
+	else if (in_cluster || strncmp(arg, "--", 2))
 		/* getopt sets optopt alike for an unknown short option and one
 		 * without its value. */
 		text_err("connscope %s: '-%c' is unknown or lacks its value (connscope %s "
 			 "--help)\n", cmd, optopt, cmd);
 	else if (!optopt)	/* glibc: 0 for a long option it does not know */
-		text_err("connscope %s: option '%s' is unknown (connscope %s --help)\n", cmd,
-			 arg, cmd);
+		text_err("connscope %s: option '%s' is unknown or ambiguous (connscope %s "
+			 "--help)\n", cmd, arg, cmd);
 	else if (strchr(arg, '='))
 		text_err("connscope %s: option '%.*s' takes no value (connscope %s --help)\n",
 			 cmd, (int)(strchr(arg, '=') - arg), arg, cmd);

@@ -42,9 +42,10 @@ void text_wrapf(FILE *out, const char *first, const char *indent, const char *fm
 
 void text_err(const char *fmt, ...)
 {
-	char buf[TEXT_WRAP_MAX], *heap = NULL, *text = buf;
-	size_t n;
+	char buf[TEXT_WRAP_MAX], *heap = NULL, *text = buf, *wrapped = NULL;
+	size_t n, len = 0;
 	va_list ap;
+	FILE *out;
 
 	/* Two paths of PATH_MAX outgrow any fixed buffer: the whole message
 	 * on the heap; cut to buf only when that fails. */
@@ -62,13 +63,19 @@ void text_err(const char *fmt, ...)
 	n = strlen(text);
 	while (n && text[n - 1] == '\n')
 		text[--n] = '\0';
+	/* Wrapped into memory and written at once: stderr is unbuffered, and
+	 * a write a word would let another process's output into a line. */
+	out = open_memstream(&wrapped, &len);
 	/* A newline inside starts a continuation line where the words would
 	 * not: an example command kept whole on a line of its own. */
 	for (char *line = text, *nl; line; line = nl) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = '\0';
-		text_wrap(stderr, line == text ? "" : "  ", "  ", line);
+		text_wrap(out ? out : stderr, line == text ? "" : "  ", "  ", line);
 	}
+	if (out && !fclose(out))
+		fwrite(wrapped, 1, len, stderr);
+	free(wrapped);
 	free(heap);
 }
