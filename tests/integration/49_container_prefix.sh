@@ -31,8 +31,12 @@ for id in "$B" $(for i in 6 7 8 9 10; do hexid 64 "connscope-other-$i"; done); d
 done
 
 TMP=$(lib_tmpdir)
-"$CONNSCOPE" attach --container "$pre" -d 1 >/dev/null 2>"$TMP/err"
-assert_eq "$? $(wc -l <"$TMP/err")" "2 1" exit_2_one_line
+"$CONNSCOPE" attach --container "$pre" -d 1 >/dev/null 2>"$TMP/raw.err"
+# One message, wrapped at 80 columns (continuation lines indented).
+st=$?
+msg_join "$TMP/raw.err" >"$TMP/err"
+assert_eq "$st $(wc -l <"$TMP/err")" "2 1" exit_2_one_message
+fits80 message_fits_80 "$TMP/raw.err"
 grep -q "that id prefix matches 2 running containers" "$TMP/err" && ok says_two || fail says_two "$(cat "$TMP/err")"
 grep -q "${A:0:12}" "$TMP/err" && grep -q "${B:0:12}" "$TMP/err" && ok names_both ||
 	fail names_both "want ${A:0:12} and ${B:0:12}: $(cat "$TMP/err")"
