@@ -79,7 +79,9 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 		reuse_listen(p, s->sport);
 		listen_addr_note(a, &t);
 	} else {
-		c->listen_any = listen_any_for(a, &t);
+		enum listen_at at = listen_at_for(a, &t);
+
+		c->listen_any = at == LISTEN_AT_ANY;
 		/* Accepted before the attach, held by another process than
 		 * its listener's (an nginx worker; the master listens): its
 		 * local port is a listener's, so it is this process's listen
@@ -87,7 +89,7 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 		 * the walk give a namespace's listening hash before its
 		 * established one: its listener is seeded by now if a target
 		 * holds it (the master not traced: a remote endpoint still). */
-		if (listen_seen_for(a, &t))
+		if (at != LISTEN_AT_NONE)
 			reuse_listen(p, s->sport);
 	}
 	live_move(p, 0, s->state);

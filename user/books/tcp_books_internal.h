@@ -19,7 +19,9 @@ struct proc_books;
 void live_move(struct proc_books *p, int from, int to);
 void listen_addr_note(struct agg *a, const struct cs_tuple *t);
 bool listen_any_for(const struct agg *a, const struct cs_tuple *t);
-bool listen_seen_for(const struct agg *a, const struct cs_tuple *t);
+/* Where t's listener sits, if the books saw it (listen_at_for). */
+enum listen_at { LISTEN_AT_NONE, LISTEN_AT_ADDR, LISTEN_AT_ANY };
+enum listen_at listen_at_for(const struct agg *a, const struct cs_tuple *t);
 void conn_del(struct agg *a, const struct conn *c, uint64_t sk);
 struct conn *conn_for(struct agg *a, const struct cs_event *e, bool *is_new);
 void conn_set_owner(struct agg *a, struct conn *c, struct proc_books *to);

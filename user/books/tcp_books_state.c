@@ -68,31 +68,26 @@ void listen_addr_note(struct agg *a, const struct cs_tuple *t)
 	hmap_upsert(&a->listen_addrs, &k, NULL);
 }
 
-/* A listener of the books is at t's local address and port, or at the
- * wildcard address and t's port: t is one of its children. */
-bool listen_seen_for(const struct agg *a, const struct cs_tuple *t)
+/* Where a listener of the books sits for t, a child of it: at t's own
+ * local address and port, at the wildcard address and t's port, or none
+ * (a listener never seen, not a target's: t is no known child). */
+enum listen_at listen_at_for(const struct agg *a, const struct cs_tuple *t)
 {
 	struct listen_addr_key k;
 
 	listen_addr_key(&k, t, false);
 	if (hmap_get(&a->listen_addrs, &k))
-		return true;
+		return LISTEN_AT_ADDR;
 	listen_addr_key(&k, t, true);
-	return hmap_get(&a->listen_addrs, &k) != NULL;
+	return hmap_get(&a->listen_addrs, &k) ? LISTEN_AT_ANY : LISTEN_AT_NONE;
 }
 
-/* A child's listener is bound to the wildcard address: no listener seen at
- * the child's own address and port, one seen at the wildcard. A listener
- * never seen (not a target's): the address the child was reached at. */
+/* A child's listener is bound to the wildcard address: none seen at the
+ * child's own address and port, one at the wildcard. A listener never
+ * seen: the address the child was reached at. */
 bool listen_any_for(const struct agg *a, const struct cs_tuple *t)
 {
-	struct listen_addr_key k;
-
-	listen_addr_key(&k, t, false);
-	if (hmap_get(&a->listen_addrs, &k))
-		return false;
-	listen_addr_key(&k, t, true);
-	return hmap_get(&a->listen_addrs, &k) != NULL;
+	return listen_at_for(a, t) == LISTEN_AT_ANY;
 }
 
 /* A connection leaves the books, with its orphan time if it has one (or
