@@ -22,10 +22,19 @@ ROUNDS=6 N=1000
 
 fx_start srv server -p 8080 || { fail start/server "tcpfix server"; exit 1; }
 fx_start cli client -p 8080 || { fail start/client "tcpfix client"; exit 1; }
-cs_attach "$TMP/b.json" "$TMP/b.err" -p "$FX_PID_cli,$FX_PID_srv" -j -i 0.1 ||
+# `run` for its interval lines (one a reconcile): each round of the burst
+# is followed by a reconcile, however fast this machine churns (a fast one
+# made all 6,000 between two 0.1 s intervals). Its command is a waiter
+# that ends when the test says, and the run with it.
+S=$TMP/b.ndjson
+intervals() { [ -e "$S" ] && wc -l <"$S" || echo 0; }
+run_until_told "$TMP/b.json" "$TMP/b.err" "${CS_WRAP[@]}" "$CONNSCOPE" run -p "$FX_PID_cli,$FX_PID_srv" \
+	--no-trace-command -j -i 0.1 --json-stream "$S" ||
 	{ fail attach "$(cat "$TMP/b.err")"; exit 1; }
 for ((r = 1; r <= ROUNDS; r++)); do
+	seen=$(intervals)
 	assert_eq "$(fx_cmd cli "churn $N")" "churned $N" "burst/round_$r"
+	wait_for "[ \$(intervals) -gt $seen ]" 20 || fail "burst/reconciled_$r" "no interval line"
 done
 # Quiet before the last reconcile: every close of the burst finished
 # (no FIN_WAIT, CLOSING, LAST_ACK left), so the client's books are whole.
@@ -34,7 +43,7 @@ closing() {
 		state last-ack state close-wait | wc -l
 }
 wait_for '[ "$(closing)" -eq 0 ]' 30 || fail quiet "$(closing) sockets still closing"
-cs_stop
+run_tell
 assert_eq "$?" 0 exit_status
 kernel_tw=$(ip netns exec "$NS" ss -Htan state time-wait | wc -l)
 C=".processes[] | select(.pid == $FX_PID_cli)"
