@@ -350,6 +350,39 @@ TEST(held_accepted_connection_is_the_listeners)
 	agg_free(&a);
 }
 
+/* The same, the listener held by no target (`attach -p` of the workers,
+ * the master not traced; or a master that accepts and hands each
+ * connection to a worker): noted from the snapshot all the same, with no
+ * books of its own, and the worker's held connection is its listen
+ * endpoint's. */
+TEST(held_accepted_connection_untraced_listener)
+{
+	struct sd_sock lsn = snap_sock(tup(8081, 0), CS_TCP_LISTEN, 10);
+	struct sd_sock held = snap_sock(tup(8081, 43020), CS_TCP_ESTABLISHED, 11);
+	struct sd_sock other = snap_sock(tup(8082, 43021), CS_TCP_ESTABLISHED, 12);
+	struct endpoint_key k = { .family = AF_INET, .side = EP_REMOTE, .port = 43020 };
+	struct endpoint_stats *es;
+	struct proc_books *w;
+	struct agg a;
+
+	agg_init(&a, 0);
+	agg_seed_listener(&a, &lsn);		/* the master's, not traced */
+	agg_seed_listener(&a, &held);		/* not a listener: passed over */
+	agg_seed(&a, CLIENT, &held);		/* a worker's, accepted before us */
+	agg_seed(&a, CLIENT, &other);		/* no listener at 8082: its own */
+	ASSERT_TRUE(agg_find_proc(&a, SERVER) == NULL, "no_books_for_the_listeners_owner");
+	w = agg_find_proc(&a, CLIENT);
+	ASSERT_TRUE(w != NULL, "worker");
+	es = ep(w, EP_LISTEN, 8081);
+	ASSERT_EQ(es ? es->held : 0, 1, "held_under_listen");
+	k.addr[0] = 127, k.addr[3] = 1;
+	ASSERT_TRUE(hmap_get(&w->endpoints, &k) == NULL, "no_peer_port_endpoint");
+	es = ep(w, EP_REMOTE, 43021);
+	ASSERT_EQ(es ? es->held : 0, 1, "no_listener_stays_remote");
+	ASSERT_EQ(w->seeded, 2, "both_seeded");
+	agg_free(&a);
+}
+
 UNIT_MAIN()
 
 /* A listening endpoint names its listener's bound address: a child of a

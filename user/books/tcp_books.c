@@ -85,16 +85,32 @@ void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s)
 		/* Accepted before the attach, held by another process than
 		 * its listener's (an nginx worker; the master listens): its
 		 * local port is a listener's, so it is this process's listen
-		 * endpoint, not a connection to its peer's port. The dump and
-		 * the walk give a namespace's listening hash before its
-		 * established one: its listener is seeded by now if a target
-		 * holds it (the master not traced: a remote endpoint still). */
+		 * endpoint, not a connection to its peer's port. Every
+		 * listener of the snapshot, a target's or not, is noted
+		 * before any connection is seeded (agg_seed_listener). */
 		if (at != LISTEN_AT_NONE)
 			reuse_listen(p, s->sport);
 	}
 	live_move(p, 0, s->state);
 	reuse_conn_seed(a, p, c);
 	p->seeded++;
+}
+
+/* Noted only: the listener may be no target's (its owner not traced, or
+ * a master that alone holds it and hands each connection it accepts to a
+ * worker, as Node.js's cluster does), so it has no books here. agg_seed
+ * finds a held connection accepted by its listener's address: without
+ * this, `attach -p` of such workers booked each connection they held at
+ * the start as one opened to its client's ephemeral port ("endpoint
+ * 127.0.0.1:43020" rows), and their listen endpoint lacked its requests. */
+void agg_seed_listener(struct agg *a, const struct sd_sock *s)
+{
+	struct cs_tuple t;
+
+	if (s->state != CS_TCP_LISTEN)
+		return;
+	tuple_from_sd(&t, s);
+	listen_addr_note(a, &t);
 }
 
 /* An event's owner carries its group leader's comm at that moment. A

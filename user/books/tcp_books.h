@@ -78,6 +78,11 @@ void agg_parents_prune(struct agg *a, bool (*gone)(pid_t pid), uint64_t now_ns);
 
 /* A socket the process held when we attached (from sock_diag + /proc). */
 void agg_seed(struct agg *a, pid_t pid, const struct sd_sock *s);
+/* A listener of the same snapshot, whoever holds it (traced or not): its
+ * address noted, so that a connection held at its address and port is
+ * seeded as accepted there. Call it for every listener before agg_seed's
+ * connections; a socket of another state is passed over. */
+void agg_seed_listener(struct agg *a, const struct sd_sock *s);
 
 /* Apply one event from the ring buffer. */
 void agg_event(struct agg *a, const struct cs_event *e);

@@ -542,6 +542,14 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 	struct hmap known;
 	struct conn *c;
 
+	/* Every listener of the snapshot first, whoever holds it: a
+	 * connection a target accepted before the attach is found accepted by
+	 * its listener's address, and that listener may be held by no target
+	 * at all (the workers alone traced, their master not; or a master
+	 * that accepts and hands each connection over), so it is in none of
+	 * the targets' fds and the loop below passes it over. */
+	for (size_t i = 0; i < snap->n; i++)
+		agg_seed_listener(a, &snap->socks[i]);
 	hmap_init(&known, sizeof(struct cs_tuple), 1);
 	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);)
 		hmap_upsert(&known, &c->tuple, NULL);
