@@ -65,5 +65,5 @@ assert_eq "$(jqn '.agent.events_lost' "$TMP/b.json")" 0 nothing_lost
 assert_eq "$(jqn '.agent.reconciles > 3' "$TMP/b.json")" true reconciles_ran
 # Not asserted (it depends on timing), but said: how often a reconcile
 # kept a TIME_WAIT its dump could not have seen.
-echo "# kept during dumps: $(jqn '.agent.time_wait_entered_during_dump' "$TMP/b.json"); ended early $(jqn "$C | .totals.time_wait_ended_early" "$TMP/b.json"); nested $(jqn '.agent.state_changes_nested' "$TMP/b.json")" >&2
+echo "# reconciles $(jqn '.agent.reconciles' "$TMP/b.json") in $(jqn '.run.elapsed_s' "$TMP/b.json") s; kept during dumps: $(jqn '.agent.time_wait_entered_during_dump' "$TMP/b.json"); ended early $(jqn "$C | .totals.time_wait_ended_early" "$TMP/b.json"); nested $(jqn '.agent.state_changes_nested' "$TMP/b.json")" >&2
 fx_stop cli; fx_stop srv
