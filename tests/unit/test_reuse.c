@@ -125,6 +125,44 @@ TEST(accepted_side_counts_under_listen_port)
 	agg_free(&a);
 }
 
+/* Who closed first, per endpoint: a server closes the connection it
+ * accepted on its listener first, and the database it connects to closes
+ * first on it. The process's totals hold one of each; each endpoint its
+ * own (the doctor quotes a listener's closes, not its process's). */
+TEST(closes_first_counted_per_endpoint)
+{
+	struct proc_books *srv;
+	struct endpoint_stats *es;
+	struct agg a;
+
+	agg_init(&a, 0);
+	ev(&a, CS_EV_STATE, 10, SERVER, tup(8080, 0), CS_TCP_CLOSE, CS_TCP_LISTEN, 1, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_LISTEN, CS_TCP_SYN_RECV, 2, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_SYN_RECV, CS_TCP_ESTABLISHED, 3, 0);
+	ev(&a, CS_EV_ACCEPT, 11, SERVER, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_ESTABLISHED, 4, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_ESTABLISHED, CS_TCP_FIN_WAIT1, 5 * MS, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_FIN_WAIT1, CS_TCP_FIN_WAIT2, 5 * MS, 0);
+	ev(&a, CS_EV_STATE, 11, SERVER, tup(8080, 40000), CS_TCP_FIN_WAIT2, CS_TCP_CLOSE, 6 * MS, 2);
+	ev(&a, CS_EV_STATE, 12, SERVER, tup(0, 5432), CS_TCP_CLOSE, CS_TCP_SYN_SENT, 7 * MS, 0);
+	ev(&a, CS_EV_STATE, 12, SERVER, tup(41000, 5432), CS_TCP_SYN_SENT, CS_TCP_ESTABLISHED, 8 * MS, 0);
+	ev(&a, CS_EV_STATE, 12, SERVER, tup(41000, 5432), CS_TCP_ESTABLISHED, CS_TCP_CLOSE_WAIT, 9 * MS, 0);
+	ev(&a, CS_EV_STATE, 12, SERVER, tup(41000, 5432), CS_TCP_CLOSE_WAIT, CS_TCP_LAST_ACK, 9 * MS, 0);
+	ev(&a, CS_EV_STATE, 12, SERVER, tup(41000, 5432), CS_TCP_LAST_ACK, CS_TCP_CLOSE, 10 * MS, 2);
+	srv = agg_find_proc(&a, SERVER);
+	ASSERT_TRUE(srv != NULL, "books");
+	ASSERT_EQ(srv->total.closed_active, 1, "process_closed_first");
+	ASSERT_EQ(srv->total.closed_passive, 1, "process_peer_closed_first");
+	es = ep(srv, EP_LISTEN, 8080);
+	ASSERT_TRUE(es != NULL, "listener_endpoint");
+	ASSERT_EQ(es->closed_active, 1, "listener_closed_first");
+	ASSERT_EQ(es->closed_passive, 0, "listener_peer_closed_none");
+	es = ep(srv, EP_REMOTE, 5432);
+	ASSERT_TRUE(es != NULL, "database_endpoint");
+	ASSERT_EQ(es->closed_active, 0, "database_closed_none_first");
+	ASSERT_EQ(es->closed_passive, 1, "database_closed_first");
+	agg_free(&a);
+}
+
 /* A client that asks the server to close (Connection: close, a Node agent
  * with keepAlive: false) and closes its own end late: each of 8 workers
  * opens its next connection while the last one sits in CLOSE_WAIT (its

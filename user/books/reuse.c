@@ -311,6 +311,18 @@ void reuse_conn_move(struct agg *a, struct proc_books *from, struct proc_books *
 	reuse_conn_begin(a, to, c);
 }
 
+void reuse_close_first(struct agg *a, struct proc_books *p, const struct conn *c, bool active)
+{
+	struct endpoint_stats *es = reuse_ep(a, p, c);
+
+	if (!es)
+		return;
+	if (active)
+		es->closed_active++;
+	else
+		es->closed_passive++;
+}
+
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts)
 {
 	if (c->syn_seen && ts > c->since_ns) {

@@ -54,6 +54,9 @@ void reuse_conn_release(struct agg *a, struct proc_books *p, struct conn *c);
  * Released there, then. */
 void reuse_conn_done(struct agg *a, struct proc_books *p, struct conn *c, uint64_t last_ns,
 		     uint64_t until_ns);
+/* Its first FIN: sent by this side (active, ESTABLISHED -> FIN_WAIT1) or
+ * by the peer (ESTABLISHED -> CLOSE_WAIT), counted at its endpoint. */
+void reuse_close_first(struct agg *a, struct proc_books *p, const struct conn *c, bool active);
 /* Handshake done (SYN_SENT -> ESTABLISHED at ts). */
 void reuse_handshake(struct proc_books *p, const struct conn *c, uint64_t ts);
 /* The connection ended at ts with its traffic. */

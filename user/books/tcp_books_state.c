@@ -377,10 +377,14 @@ struct conn *apply_state(struct agg *a, struct proc_books *p, const struct cs_ev
 		c->tuple = e->tuple;
 		handshake_takeover(a, c, e->ts_ns);
 	}
-	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1)
+	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_FIN_WAIT1) {
 		p->total.closed_active++;
-	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_CLOSE_WAIT)
+		reuse_close_first(a, p, c, true);
+	}
+	if (old == CS_TCP_ESTABLISHED && new == CS_TCP_CLOSE_WAIT) {
 		p->total.closed_passive++;
+		reuse_close_first(a, p, c, false);
+	}
 	/* Its CLOSE_WAIT's time, taken out of agg.orphans at its next record
 	 * (before an orphaning puts its own time there). */
 	cw_ns = 0;

@@ -149,6 +149,7 @@ static void apply_whole(struct agg *a, struct proc_books *p, const struct cs_eve
 			p->total.closed_active++;
 		else
 			p->total.closed_passive++;
+		reuse_close_first(a, p, &c, e->sum & CS_SUM_ACTIVE_CLOSE);
 	}
 	/* -> CLOSE, orphaned before (its time in the record) or by it */
 	a->ev_ns = e->ts_ns;

@@ -87,6 +87,9 @@ struct endpoint_stats {
 	/* How its connections failed (failbooks.c), from the CLOSE event. */
 	uint64_t connect_refused, connect_timeout, connect_other;
 	uint64_t resets_recv, resets_sent;
+	/* Who closed its connections first (reuse_close_first): the doctor
+	 * quotes a listener's own closes, not its process's over every port. */
+	uint64_t closed_active, closed_passive;
 };
 
 #define ORPHAN_HIST_BUCKETS 32	/* log2 of milliseconds */
