@@ -578,6 +578,7 @@ static void pool_base(struct dr_facts *f, struct dr_proc *p, size_t n)
 		e->tw_ncols = 3;
 		e->tw_peak = p[i].tw_peak = 400;
 		e->tw_entered = p[i].tw_entered = p[i].closed_active = 400;
+		e->closed_active = 400;
 		e->accepted = e->requests = 400;
 	}
 }
@@ -651,6 +652,80 @@ TEST(listeners_pooled_apart)
 	ASSERT_STREQ(out[0].comm, "nginx", "named");
 	ASSERT_EQ(out[0].npids, 2, "its_two_workers");
 	ASSERT_TRUE(ev_of(&out[0], "time_wait_peak")->value == 1200, "peaks_summed_without_series");
+}
+
+/* A server that also connects out: 1,500 connections accepted on its
+ * listener, each closed first by it (its TIME_WAIT), and 3,000 to a
+ * database whose peer closed first. The listener's finding quotes the
+ * listener's closes (1500 of 1500), not the process's over both ports
+ * (1500 of 4500, which read as a third of the listener's closes). */
+static void listener_and_client(struct dr_facts *f, struct dr_proc *p)
+{
+	struct dr_endpoint *l = &p->eps[0], *db = &p->eps[1];
+
+	base(f, p);
+	strcpy(p->comm, "server");
+	p->neps = 2;
+	strcpy(l->label, "listen *:8080");
+	l->listen = true;
+	l->accepted = l->requests = 1500;
+	l->tw_entered = l->tw_peak = 1500;
+	l->closed_active = 1500;
+	strcpy(db->label, "10.0.0.5:5432");
+	db->opened = db->requests = 3000;
+	db->live_peak = 8;
+	db->closed_passive = 3000;
+	p->accepted = 1500, p->opened = 3000;
+	p->tw_entered = p->tw_peak = 1500;
+	p->closed_active = 1500, p->closed_passive = 3000;
+}
+
+TEST(listener_quotes_its_own_closes)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p;
+	const struct finding *x = NULL;
+	size_t n;
+
+	listener_and_client(&f, &p);
+	n = doctor_rules(&f, out, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].rule, "time_wait"))
+			x = &out[i];
+	ASSERT_TRUE(x != NULL, "listener_time_wait_found");
+	ASSERT_STREQ(x->endpoint, "listen *:8080", "on_the_listener");
+	ASSERT_TRUE(strstr(x->verdict, "closes first (1500 of 1500 closes), most of them on "
+			   "listen *:8080") != NULL, x->verdict);
+	ASSERT_TRUE(ev_of(x, "closed_first_by_this_side") &&
+		    ev_of(x, "closed_first_by_this_side")->value == 1500, "its_closes_first");
+	ASSERT_TRUE(ev_of(x, "closed_first_by_peer") &&
+		    ev_of(x, "closed_first_by_peer")->value == 0, "not_the_databases");
+}
+
+/* Two listeners of one process, one closing first, the other's peers
+ * closing first: each pooled with its own closes. */
+TEST(two_listeners_each_their_closes)
+{
+	struct finding out[8];
+	struct dr_facts f;
+	struct dr_proc p;
+	const struct finding *x = NULL;
+	size_t n;
+
+	listener_and_client(&f, &p);
+	strcpy(p.eps[1].label, "listen *:9090");
+	p.eps[1].listen = true;
+	p.eps[1].opened = 0;
+	p.eps[1].accepted = 3000;
+	p.opened = 0, p.accepted = 4500;
+	n = doctor_rules(&f, out, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(out[i].rule, "time_wait"))
+			x = &out[i];
+	ASSERT_TRUE(x != NULL, "listener_time_wait_found");
+	ASSERT_STREQ(x->endpoint, "listen *:8080", "the_one_that_closes_first");
+	ASSERT_TRUE(strstr(x->verdict, "(1500 of 1500 closes)") != NULL, x->verdict);
 }
 
 /* ---- books side ---- */

@@ -175,6 +175,10 @@ struct dr_endpoint {
 	const uint32_t *tw_cols;
 	size_t tw_ncols;
 	uint64_t refused, timeouts, failed_other, resets_recv, resets_sent;
+	/* Its connections closed first by this side / by the peer: a
+	 * listener's TIME_WAIT is explained by its own closes, not by its
+	 * process's over every port (BPF events). */
+	uint64_t closed_active, closed_passive;
 	/* Ephemeral ports towards it at its busiest moment (sock_diag). */
 	bool ports_known;
 	uint32_t ports_peak;

@@ -267,8 +267,11 @@ static void pool_of(const struct dr_facts *f, const char *label, struct tw_pool 
 				t->pids[t->nprocs] = p->pid;
 			t->nprocs++;
 			t->entered += e->tw_entered;
-			t->closed_active += p->closed_active;
-			t->closed_passive += p->closed_passive;
+			/* The listener's own closes: a process that also
+			 * connects out, or listens elsewhere, closes those
+			 * connections its own way. */
+			t->closed_active += e->closed_active;
+			t->closed_passive += e->closed_passive;
 			if (e->tw_peak > t->peak_one)
 				t->peak_one = e->tw_peak;
 		}

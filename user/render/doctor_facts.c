@@ -105,6 +105,8 @@ static void fill_endpoints(struct dr_proc *d, const struct proc_books *p,
 		e->failed_other = es->connect_other;
 		e->resets_recv = es->resets_recv;
 		e->resets_sent = es->resets_sent;
+		e->closed_active = es->closed_active;
+		e->closed_passive = es->closed_passive;
 		ports_of(e, k, v);
 	}
 	qsort(all, n, sizeof(*all), by_weight);
