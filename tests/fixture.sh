@@ -43,11 +43,12 @@ closes_done() {
 }
 
 # lost_paragraph FILE: the report's LOST paragraph (wrapped at 80 columns,
-# its last word "losses)") as one line, indents dropped; attach's warning
-# on stderr too. Nothing when there is none.
+# its last word "losses)", the exporter's "losses_total)") as one line,
+# indents dropped; attach's warning on stderr too. Nothing when there is
+# none.
 lost_paragraph() {
 	awk '/LOST: / {p = 1} p {sub(/^ +/, ""); s = s (s == "" ? "" : " ") $0}
-		p && /losses\)$/ {print s; exit}' "$1"
+		p && /losses(_total)?\)$/ {print s; exit}' "$1"
 }
 
 # err_notes FILE: the agent's stderr with each note whole on one line (a

@@ -373,4 +373,28 @@ fx_start busy server -p "$bport" || fail bad/in_use_server "tcpfix did not start
 assert_eq "$?" 1 bad/in_use_status
 assert_eq "$(cat "$TMP/inuse.err")" "connscope: cannot listen on 127.0.0.1:$bport (in use? try another --listen port)" bad/in_use_one_message
 fx_stop busy
+# Lost events: a tiny ring buffer and a paused exporter. Its warning when
+# it stops names the exported counts and the series that tells the kinds:
+# it has no report for "counts below" (it said "counts below are low (see
+# agent: losses)").
+lport=$(free_port)
+spawn_bg "$CONNSCOPE" exporter -p "$FX_PID_cli" --ringbuf-size 4096 --listen "127.0.0.1:$lport" \
+	-i 0.5 >"$TMP/lost.out" 2>"$TMP/lost.err"
+LEXP=$BG_PID
+wait_for "grep -q 'exporter serving' '$TMP/lost.err' || ! kill -0 $LEXP" 30 ||
+	fail lost/exporter_start "$(head -c 300 "$TMP/lost.err")"
+kill -STOP "$LEXP"
+assert_eq "$(fx_cmd cli "churn 200")" "churned 200" lost/churned
+kill -CONT "$LEXP"
+lost_counted() {
+	http_get "$lport" /metrics |
+		awk 'index($0, "connscope_agent_losses_total{what=\"tcp_events\"} ") == 1 {print ($2 > 0)}'
+}
+wait_for '[ "$(lost_counted)" = 1 ]' 20 || fail lost/counted "no tcp_events loss in /metrics"
+kill -TERM "$LEXP"; wait "$LEXP"
+assert_eq "$?" 0 lost/exporter_clean_exit
+lost_paragraph "$TMP/lost.err" |
+	grep -Eq '^connscope: warning: LOST: [0-9]+ TCP events .*; the exported counts are low \(see connscope_agent_losses_total\)$' &&
+	ok lost/warned || fail lost/warned "$(head -c 600 "$TMP/lost.err")"
+fits80 lost/warning "$TMP/lost.err"
 fx_stop cli; fx_stop srv

@@ -113,4 +113,47 @@ TEST(quic_wire_off_is_quic_only)
 	ASSERT_TRUE(!losses_quic_only(&l), "tcp_loss_not_quic_only");
 }
 
+/* The headline's words are true where it is read: "counts below" only
+ * where a report follows it (the text report, the doctor's, the HTML
+ * page). attach's warning on stderr comes after its report (the text one
+ * or the -j JSON: nothing below it), and the exporter's when it stops has
+ * no report at all: both said "counts below are low (see agent: losses)". */
+TEST(headline_says_where_the_counts_are)
+{
+	struct agent_losses l = { 0 };
+	char buf[512];
+
+	l.n[LOSS_TCP_EVENTS] = 12;
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_BELOW, "agent: losses"),
+		     "LOST: 12 TCP events (ring buffer full); counts below are low (see "
+		     "agent: losses)", "below_a_report");
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_IN_REPORT, "agent.losses"),
+		     "LOST: 12 TCP events (ring buffer full); the counts in the report are low "
+		     "(see agent.losses)", "after_the_report");
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_EXPORTED,
+				     "connscope_agent_losses_total"),
+		     "LOST: 12 TCP events (ring buffer full); the exported counts are low (see "
+		     "connscope_agent_losses_total)", "exported");
+	/* A QUIC source alone: which counts, in each place's words. */
+	memset(&l, 0, sizeof(l));
+	l.n[LOSS_ATTACH_FAILED] = 1;
+	l.quic_attach_failed = 1;
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_BELOW, "Run: losses"),
+		     "LOST: 1 program or source not attached; QUIC counts below are low, TCP "
+		     "and fd counts are not (see Run: losses)", "quic_below");
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_IN_REPORT, "agent: losses"),
+		     "LOST: 1 program or source not attached; the QUIC counts in the report "
+		     "are low, its TCP and fd counts are not (see agent: losses)",
+		     "quic_after_the_report");
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_EXPORTED,
+				     "connscope_agent_losses_total"),
+		     "LOST: 1 program or source not attached; the exported QUIC counts are "
+		     "low, the TCP and fd counts are not (see connscope_agent_losses_total)",
+		     "quic_exported");
+	/* Nothing lost: nothing said, wherever. */
+	memset(&l, 0, sizeof(l));
+	ASSERT_STREQ(losses_headline(buf, sizeof(buf), &l, LOSSES_IN_REPORT, "agent.losses"),
+		     "", "nothing_lost");
+}
+
 UNIT_MAIN()

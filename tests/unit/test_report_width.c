@@ -304,7 +304,10 @@ TEST(every_loss_fits_80)
 	f = open_out();
 	format_losses_headline(f, "", &l);
 	format_losses_text(f, &l);
-	format_losses_headline(f, "connscope: warning: ", &l);
+	format_losses_headline_see(f, "connscope: warning: ", &l, LOSSES_IN_REPORT,
+				   "-j: agent.losses");
+	format_losses_headline_see(f, "connscope: warning: ", &l, LOSSES_EXPORTED,
+				   "connscope_agent_losses_total");
 	fclose(f);
 	ASSERT_FITS(buf, "losses_fit_80");
 	for (int k = 0; k < LOSS_MAX; k++) {

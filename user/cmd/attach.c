@@ -610,7 +610,13 @@ int attach_run(const struct attach_opts *in)
 		if (err)
 			goto cleanup;
 	}
-	format_losses_headline(stderr, "connscope: warning: ", &run.losses);
+	/* After the report (or the exporter's series): no "below" here, and
+	 * the place each output tells the kinds. */
+	format_losses_headline_see(stderr, "connscope: warning: ", &run.losses,
+				   exp ? LOSSES_EXPORTED : LOSSES_IN_REPORT,
+				   exp ? "connscope_agent_losses_total" :
+				   o->json ? "agent.losses" :
+				   o->doctor ? "-j: agent.losses" : "agent: losses");
 	if (o->worst_severity)
 		*o->worst_severity = attach_worst_finding(&agg, &run);
 	ret = strcmp(run.end_reason, "target exited") ? 0 : EXIT_TARGET_GONE;

@@ -28,7 +28,7 @@ void format_doctor_text(FILE *out, const struct agg *a, const struct run_info *r
 	/* Counts the rules read are low when the agent lost anything (a ring
 	 * full, a program not attached, an end no program saw): say it first,
 	 * as attach's report does. */
-	format_losses_headline_see(out, "", &run->losses, "-j: agent.losses");
+	format_losses_headline_see(out, "", &run->losses, LOSSES_BELOW, "-j: agent.losses");
 	/* The count is in the line above; here, the fix. */
 	if (run->stats[CS_STAT_RB_LOST])
 		fputs("WARNING: the ring buffer filled: raise --ringbuf-size\n", out);

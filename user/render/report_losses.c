@@ -1,14 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <stdbool.h>
 #include "json.h"
 #include "report_losses.h"
 #include "text_wrap.h"
 
 void format_losses_headline(FILE *out, const char *first, const struct agent_losses *l)
 {
-	format_losses_headline_see(out, first, l, "agent: losses");
+	format_losses_headline_see(out, first, l, LOSSES_BELOW, "agent: losses");
 }
 
-char *losses_headline(char *buf, size_t len, const struct agent_losses *l, const char *see)
+/* Which counts are low, in the words of where they are read. A QUIC
+ * source alone (the wire off under ip netns exec): the TCP and fd figures
+ * a reader came for are whole, said so. */
+static const char *low_counts(enum losses_where where, bool quic_only)
+{
+	switch (where) {
+	case LOSSES_IN_REPORT:
+		return quic_only ? "the QUIC counts in the report are low, its TCP and fd "
+				   "counts are not" : "the counts in the report are low";
+	case LOSSES_EXPORTED:
+		return quic_only ? "the exported QUIC counts are low, the TCP and fd counts "
+				   "are not" : "the exported counts are low";
+	case LOSSES_BELOW:
+	default:
+		return quic_only ? "QUIC counts below are low, TCP and fd counts are not" :
+				   "counts below are low";
+	}
+}
+
+char *losses_headline(char *buf, size_t len, const struct agent_losses *l,
+		      enum losses_where where, const char *see)
 {
 	size_t used;
 
@@ -21,24 +42,21 @@ char *losses_headline(char *buf, size_t len, const struct agent_losses *l, const
 			used += snprintf(buf + used, len - used, "%s %llu %s",
 					 used > 5 ? "," : "", (unsigned long long)l->n[k],
 					 loss_text_n(k, l->n[k]));
-	/* A QUIC source alone (the wire off under ip netns exec): the TCP
-	 * and fd figures a reader came for are whole, said so. */
 	if (used < len)
-		snprintf(buf + used, len - used, "; %s (see %s)", losses_quic_only(l) ?
-			 "QUIC counts below are low, TCP and fd counts are not" :
-			 "counts below are low", see);
+		snprintf(buf + used, len - used, "; %s (see %s)",
+			 low_counts(where, losses_quic_only(l)), see);
 	return buf;
 }
 
 void format_losses_headline_see(FILE *out, const char *first, const struct agent_losses *l,
-				const char *see)
+				enum losses_where where, const char *see)
 {
 	char text[TEXT_WRAP_MAX];
 
 	if (!losses_total(l))
 		return;
 	/* Every kind at once runs to many lines: wrapped like a finding. */
-	text_wrap(out, first, "  ", losses_headline(text, sizeof(text), l, see));
+	text_wrap(out, first, "  ", losses_headline(text, sizeof(text), l, where, see));
 }
 
 void format_losses_text(FILE *out, const struct agent_losses *l)

@@ -199,7 +199,8 @@ static void overview(FILE *out, const struct agg *a, const struct run_info *run,
 		char text[TEXT_WRAP_MAX];
 
 		fputs("<p class=\"warn bad\" data-k=\"losses\">", out);
-		html_esc(out, losses_headline(text, sizeof(text), &run->losses, "Run: losses"));
+		html_esc(out, losses_headline(text, sizeof(text), &run->losses, LOSSES_BELOW,
+					      "Run: losses"));
 		/* The ring's loss has a fix of its own: said here, once. */
 		if (run->losses.n[LOSS_TCP_EVENTS])
 			fputs("; raise --ringbuf-size", out);
