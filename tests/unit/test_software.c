@@ -172,19 +172,45 @@ TEST(servers_and_tools_in_their_words)
 	check_fix(churn_fix(SW_REDIS_BENCHMARK, 6379, SW_REDIS),
 		  (const char *const[]){ "redis-benchmark -k 1", "timeout 0", NULL },
 		  (const char *const[]){ "HTTP", "nginx", NULL }, "redis_benchmark");
+	/* http-reuse safe became the default in 1.9 (Debian's haproxy
+	 * changelog: "MEDIUM: proxy: Set http-reuse safe as default."). */
 	check_fix(churn_fix(SW_HAPROXY, 8080, SW_NGINX),
-		  (const char *const[]){ "http-reuse safe", "option http-server-close", NULL },
-		  (const char *const[]){ "upstream: keepalive", NULL }, "haproxy");
+		  (const char *const[]){ "in the backend: http-reuse safe (the default since 1.9)",
+					 "option http-server-close", NULL },
+		  (const char *const[]){ "upstream block", "since 2.0", NULL }, "haproxy");
+	/* Each directive where nginx's docs put it, and its default there
+	 * (keepalive has none before 1.29.7): it read "upstream keepalive 8;
+	 * (off by default) with proxy_http_version 1.1; (default 1.0)". */
 	check_fix(churn_fix(SW_NGINX, 8080, SW_APACHE),
-		  (const char *const[]){ "keepalive 8;", "proxy_http_version 1.1",
+		  (const char *const[]){ "in the upstream block: keepalive 8; (idle connections "
+					 "each worker keeps; none by default before nginx 1.29.7)",
+					 "in the location: proxy_http_version 1.1; (default 1.0 "
+					 "before 1.29.7) and proxy_set_header Connection \"\";",
 					 "KeepAlive On (default On)", NULL },
-		  (const char *const[]){ "MaxIdleConns", NULL }, "nginx_to_apache");
+		  (const char *const[]){ "MaxIdleConns", "off by default", NULL },
+		  "nginx_to_apache");
+	check_fix(churn_fix(SW_APACHE, 8080, SW_UNKNOWN),
+		  (const char *const[]){ "ProxyPass disablereuse=Off (the default)",
+					 "proxy-nokeepalive", NULL }, NULL, "apache_proxy");
 	check_fix(churn_fix(SW_AB, 8080, SW_UNKNOWN),
 		  (const char *const[]){ "ab -k", NULL }, NULL, "ab");
 	check_fix(churn_fix(SW_CURL, 8080, SW_UNKNOWN),
 		  (const char *const[]){ "CURLOPT_MAXCONNECTS, default 5", NULL }, NULL, "curl");
+	/* The cluster's own max_requests_per_connection is deprecated: the
+	 * HttpProtocolOptions extension's is named. */
 	check_fix(churn_fix(SW_ENVOY, 8080, SW_UNKNOWN),
-		  (const char *const[]){ "max_requests_per_connection", NULL }, NULL, "envoy");
+		  (const char *const[]){ "the cluster's HttpProtocolOptions",
+					 "common_http_protocol_options max_requests_per_connection "
+					 "unset (default: no limit)", NULL },
+		  (const char *const[]){ "cluster max_requests_per_connection", NULL }, "envoy");
+	check_fix(churn_fix(SW_CURL, 8080, SW_ENVOY),
+		  (const char *const[]){ "server (Envoy): the listener's http_connection_manager: "
+					 "common_http_protocol_options idle_timeout (default 1 h)",
+					 NULL }, NULL, "envoy_server");
+	check_fix(churn_fix(SW_CURL, 8080, SW_HAPROXY),
+		  (const char *const[]){ "server (HAProxy): in the frontend: option "
+					 "http-keep-alive (the default mode)", NULL }, NULL,
+		  "haproxy_server");
 }
 
 TEST(unknown_software_gets_the_generic_fix_alone)
@@ -324,9 +350,11 @@ TEST(every_listed_software_names_its_setting_and_default)
 		  "http.Agent" },
 		{ false, SW_CURL, SW_PROTO_HTTP, { "CURLOPT_MAXCONNECTS, default 5",
 						   "CURLOPT_FORBID_REUSE must stay 0, the default" }, NULL },
-		{ false, SW_NGINX, SW_PROTO_HTTP, { "keepalive 8; (off by default)",
-						    "proxy_http_version 1.1; (default 1.0)" }, NULL },
-		{ false, SW_APACHE, SW_PROTO_HTTP, { "disablereuse=Off, the default" }, NULL },
+		{ false, SW_NGINX, SW_PROTO_HTTP, { "keepalive 8; (idle connections each worker "
+						    "keeps; none by default before nginx 1.29.7)",
+						    "proxy_http_version 1.1; (default 1.0 before "
+						    "1.29.7)" }, NULL },
+		{ false, SW_APACHE, SW_PROTO_HTTP, { "disablereuse=Off (the default)" }, NULL },
 		{ false, SW_HAPROXY, SW_PROTO_HTTP, { "http-reuse safe (the default" }, NULL },
 		{ false, SW_ENVOY, SW_PROTO_HTTP, { "max_requests_per_connection unset (default",
 						    "idle_timeout", "(default 1 h)" }, NULL },

@@ -311,24 +311,32 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		    "pool, or pipelining";
 		break;
 	case SW_NGINX:
-		t = "upstream keepalive %1$u; (off by default) with "
-		    "proxy_http_version 1.1; (default 1.0) and proxy_set_header "
-		    "Connection \"\";";
+		/* As ngx_http_upstream_module's and ngx_http_proxy_module's
+		 * docs give them; 1.29.7 made both the default (Debian 12
+		 * packages 1.22). */
+		t = "in the upstream block: keepalive %1$u; (idle connections each "
+		    "worker keeps; none by default before nginx 1.29.7); in the "
+		    "location: proxy_http_version 1.1; (default 1.0 before 1.29.7) and "
+		    "proxy_set_header Connection \"\";";
 		break;
 	case SW_APACHE:
-		t = "mod_proxy: leave backend reuse on (disablereuse=Off, the default) "
-		    "and do not set proxy-nokeepalive; with mpm_prefork each child keeps "
-		    "its own backend connections";
+		t = "mod_proxy reuses backend connections unless told not to: leave "
+		    "ProxyPass disablereuse=Off (the default) and set no proxy-nokeepalive "
+		    "(SetEnv); with mpm_prefork each child keeps its own backend "
+		    "connections";
 		break;
 	case SW_HAPROXY:
-		t = "backend http-reuse safe (the default since 2.0) or always, "
-		    "and no option http-server-close / option httpclose, which close the "
-		    "server side after every response";
+		t = "in the backend: http-reuse safe (the default since 1.9) or always, "
+		    "and neither option http-server-close nor option httpclose (each "
+		    "closes the server connection after every response)";
 		break;
 	case SW_ENVOY:
-		t = "cluster max_requests_per_connection unset (default: no limit) "
-		    "and common_http_protocol_options.idle_timeout longer than the gaps "
-		    "between requests (default 1 h)";
+		/* The cluster's own max_requests_per_connection is deprecated
+		 * for the HttpProtocolOptions extension's. */
+		t = "the cluster's HttpProtocolOptions (typed_extension_protocol_options): "
+		    "common_http_protocol_options max_requests_per_connection unset "
+		    "(default: no limit) and idle_timeout longer than the gaps between "
+		    "requests (default 1 h)";
 		break;
 	default:
 		break;
@@ -377,12 +385,13 @@ void sw_server_fix(enum sw_kind server, enum sw_proto proto, char *buf, size_t l
 		    "(default 100), KeepAliveTimeout (default 5 s)";
 		break;
 	case SW_HAPROXY:
-		t = "frontend option http-keep-alive (the default mode) and "
+		t = "in the frontend: option http-keep-alive (the default mode) and "
 		    "timeout http-keep-alive (default: timeout http-request)";
 		break;
 	case SW_ENVOY:
-		t = "listener http_connection_manager "
-		    "common_http_protocol_options.idle_timeout (default 1 h)";
+		t = "the listener's http_connection_manager: "
+		    "common_http_protocol_options idle_timeout (default 1 h) and "
+		    "max_requests_per_connection unset (default: no limit)";
 		break;
 	case SW_GO:
 		t = "net/http server keep-alives on (SetKeepAlivesEnabled, default "
