@@ -188,6 +188,12 @@ row option_of_exporter 2 "'--listen' is unknown" "--help" $C fdleak -p $ME --lis
 row option_of_attach 2 "'--max-time-wait' is unknown" "--help" \
 	$C exporter -p $ME --max-time-wait 10
 row unknown_command_option 2 "unknown command '--bogus'" "--help" $C --bogus
+# version takes nothing (it printed the version and exited 0 whatever came
+# after it); `help CMD` names one command.
+row version_extra_argument 2 "version: unexpected argument '--bogus'" "--help" $C version --bogus
+row version_flag_extra_argument 2 "-V: unexpected argument 'x'" "--help" $C -V x
+row help_unknown_command 2 "unknown command 'frob'" "--help" $C help frob
+row help_two_commands 2 "unexpected argument 'doctor'" "help COMMAND" $C help attach doctor
 row comm_too_long 2 "--comm 'averyveryverylongname'" "--comm averyveryverylo" \
 	$C attach --comm averyveryverylongname
 row container_unknown 2 "--container no-such-container-$ME: no running container" "podman ps|docker ps" \

@@ -35,8 +35,19 @@ for c in "${CMDS[@]}"; do
 	render "$page" "$TMP/$c.err" >"$TMP/$c.txt"
 	assert_eq "$(head -c 300 "$TMP/$c.err")" "" "$c/renders_without_warnings"
 	assert_eq "$(awk 'length > 80' "$TMP/$c.txt" | head -1)" "" "$c/fits_80_columns"
-	"$CONNSCOPE" "$c" --help >"$TMP/$c.help" 2>&1
+	# --help is output asked for: on stdout, exit 0, nothing on stderr
+	# (a pager or `| less` gets it all); -h and `connscope help CMD` the same.
+	"$CONNSCOPE" "$c" --help >"$TMP/$c.help" 2>"$TMP/$c.herr"
 	assert_eq "$?" 0 "$c/help_exit_status"
+	assert_eq "$(head -c 300 "$TMP/$c.herr")" "" "$c/help_nothing_on_stderr"
+	[[ -s $TMP/$c.help ]] && ok "$c/help_on_stdout" || fail "$c/help_on_stdout" "empty"
+	for h in "$c -h" "help $c"; do
+		# shellcheck disable=SC2086 # two words
+		"$CONNSCOPE" $h >"$TMP/$c.h2" 2>"$TMP/$c.h2err"
+		assert_eq "$?:$(head -c 300 "$TMP/$c.h2err")" 0: "$c/help_as '$h'"
+		cmp -s "$TMP/$c.help" "$TMP/$c.h2" && ok "$c/same_help '$h'" ||
+			fail "$c/same_help '$h'" "$(diff "$TMP/$c.help" "$TMP/$c.h2" | head -5)"
+	done
 	# --help is read in a terminal too: doctor's usage line and
 	# exporter's --fd-sites were 81 columns.
 	assert_eq "$(awk 'length > 80' "$TMP/$c.help" | head -1)" "" "$c/help_fits_80_columns"
@@ -70,6 +81,21 @@ make -C "$REPO_ROOT" --no-print-directory -s install PREFIX="$P" >"$TMP/make.log
 assert_eq "$?" 0 make_install
 for c in connscope "${CMDS[@]/#/connscope-}"; do
 	assert_eq "$(stat -c %a "$P/share/man/man8/$c.8" 2>/dev/null)" 644 "installed/$c"
+done
+
+# The top-level help likewise, and version's own.
+for h in --help -h help; do
+	"$CONNSCOPE" "$h" >"$TMP/top.help" 2>"$TMP/top.err"
+	assert_eq "$?:$(head -c 300 "$TMP/top.err")" 0: "top/help_exit_status '$h'"
+	assert_eq "$(head -1 "$TMP/top.help")" "usage: connscope COMMAND [OPTIONS]" "top/help_on_stdout '$h'"
+	assert_eq "$(awk 'length > 80' "$TMP/top.help" | head -1)" "" "top/help_fits_80_columns '$h'"
+done
+for h in "version --help" "help version"; do
+	# shellcheck disable=SC2086 # two words
+	"$CONNSCOPE" $h >"$TMP/v.help" 2>"$TMP/v.err"
+	assert_eq "$?:$(head -c 300 "$TMP/v.err")" 0: "version/help_exit_status '$h'"
+	grep -q '^usage: connscope version' "$TMP/v.help" && ok "version/help_on_stdout '$h'" ||
+		fail "version/help_on_stdout '$h'" "$(head -c 200 "$TMP/v.help")"
 done
 
 # -V, --version and version say the same.
