@@ -243,6 +243,43 @@ TEST(busy_process_lines_fit_80)
 	agg_free(&a);
 }
 
+/* Many processes, folded: the sums of all of them and a group's spread
+ * per process. Twenty PostgreSQL backends of 1,234,567 connections each
+ * (seven digits; their sums eight) ran "all of them opened ..." to 85
+ * columns and "per process connections (opened + accepted) min ..." to
+ * 88. Wrapped under the figures, the words the same. */
+TEST(folded_sums_fit_80)
+{
+	struct run_info run = {
+		.hook = "tp_btf/inet_sock_set_state", .interval_s = 1, .elapsed_s = 10,
+		.end_reason = "duration",
+	};
+	struct agg a;
+	FILE *f;
+
+	agg_init(&a, 0);
+	for (int i = 0; i < 20; i++) {
+		struct proc_books *p = agg_proc(&a, 1000 + i);
+
+		strcpy(p->comm, "postgres");
+		p->ptgid = 100;
+		p->total.accepted = 1234567;
+		p->total.opened = 1234567;
+		p->total.closed = 2469134;
+		p->total.tw_entered = 1234567;
+	}
+	f = open_out();
+	format_report_text(f, &a, &run);
+	fclose(f);
+	ASSERT_FITS(buf, "folded_fits_80");
+	ASSERT_TRUE(has_joined(buf, "all of them   opened 24691340, accepted 24691340, closed "
+				    "49382680, TIME_WAIT 24691340"), "sums_whole");
+	ASSERT_TRUE(has_joined(buf, "per process   connections (opened + accepted) min 2469134, "
+				    "median 2469134, max 2469134"), "spread_whole");
+	free(buf);
+	agg_free(&a);
+}
+
 /* How many times word is in s. */
 static int count_of(const char *s, const char *word)
 {

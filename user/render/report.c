@@ -268,14 +268,18 @@ static void text_group_states(FILE *out, const struct proc_group *g)
 	text_states(out, "sockets now", st, g->orphan > UINT32_MAX ? UINT32_MAX : g->orphan);
 }
 
-/* One line of sums: "what" processes folded. */
+/* One line of sums: "what" processes folded. Seven-digit sums (a day of
+ * PostgreSQL backends) ran it to 83 columns: wrapped under the figures. */
 static void text_sums(FILE *out, const char *label, const struct proc_group *g)
 {
 	const struct proc_counters *t = &g->total;
+	char first[32];
 
-	fprintf(out, "  %-13s opened %llu, accepted %llu, closed %llu, TIME_WAIT %llu\n", label,
-		(unsigned long long)t->opened, (unsigned long long)t->accepted,
-		(unsigned long long)t->closed, (unsigned long long)t->tw_entered);
+	snprintf(first, sizeof(first), "  %-13s ", label);
+	text_wrapf(out, first, FIGURES_INDENT, "opened %llu, accepted %llu, closed %llu, "
+		   "TIME_WAIT %llu", (unsigned long long)t->opened,
+		   (unsigned long long)t->accepted, (unsigned long long)t->closed,
+		   (unsigned long long)t->tw_entered);
 }
 
 /* A group: its sums, the spread over its members, its busiest members one
@@ -303,9 +307,9 @@ static void text_group(FILE *out, const struct proc_group *g, const struct run_i
 		fprintf(out, "; %s exited during the run", proc_view_count(ex, sizeof(ex), g->exited));
 	fprintf(out, ")\n");
 	text_conns(out, &g->total, run);
-	fprintf(out, "  %-13s connections (opened + accepted) min %llu, median %llu, max %llu\n",
-		"per process", (unsigned long long)g->conns_min,
-		(unsigned long long)g->conns_p50, (unsigned long long)g->conns_max);
+	text_wrapf(out, "  per process   ", FIGURES_INDENT, "connections (opened + accepted) "
+		   "min %llu, median %llu, max %llu", (unsigned long long)g->conns_min,
+		   (unsigned long long)g->conns_p50, (unsigned long long)g->conns_max);
 	text_tw(out, &g->total, g->state[CS_TCP_TIME_WAIT], run);
 	text_group_states(out, g);
 	fprintf(out, "  %-13s %7s %9s %9s %9s %9s\n", "busiest", "PID", "opened", "accepted",
