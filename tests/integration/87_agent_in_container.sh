@@ -120,10 +120,14 @@ assert_eq "$([ "$cpid" -lt 100 ] && [ "$spid" -lt 100 ] && echo small)" small ow
 assert_eq "$(jqn '.run.pid_namespace.child' "$TMP/own/p.json")" true own/json_says_child_namespace
 grep -q 'child pid namespace' "$TMP/own/p.err" && ok own/stderr_says_namespace ||
 	fail own/stderr_says_namespace "$(head -c 400 "$TMP/own/p.err")"
-# What it cannot see: a host pid, one line naming the cause and the fix.
+# What it cannot see: a host pid, one message naming the cause and the
+# fix, wrapped at 80 columns (continuation lines indented; it was one line
+# of ~280 columns).
 if [[ -s $TMP/own/outside.err ]]; then
-	assert_eq "$(cat "$TMP/own/outside.rc") $(wc -l <"$TMP/own/outside.err")" "1 1" own/outside_pid_one_line
-	grep -q "pid namespace" "$TMP/own/outside.err" && grep -q -- "--pid=host" "$TMP/own/outside.err" &&
+	msg_join "$TMP/own/outside.err" >"$TMP/own/outside.msg"
+	assert_eq "$(cat "$TMP/own/outside.rc") $(wc -l <"$TMP/own/outside.msg")" "1 1" own/outside_pid_one_message
+	fits80 own/outside_pid "$TMP/own/outside.err"
+	grep -q "pid namespace" "$TMP/own/outside.msg" && grep -q -- "--pid=host" "$TMP/own/outside.msg" &&
 		ok own/outside_pid_said || fail own/outside_pid_said "$(cat "$TMP/own/outside.err")"
 else
 	fail own/outside_pid_tried "pid $$ is in the container's /proc too"
@@ -131,13 +135,17 @@ fi
 
 # ---- the runtime's default seccomp profile: bpf() refused, said ----
 # (podman's, as Docker's: bpf() and perf_event_open() with CAP_SYS_ADMIN
-# only, EPERM otherwise). One line naming seccomp and the profile to use.
+# only, EPERM otherwise). One message naming seccomp and the profile to
+# use, wrapped at 80 columns (it was one line of 385).
 podman "${PM_ARGS[@]}" run --rm --name "cs-agent-sc-$$" --network none \
 	--cap-drop all --cap-add "$PM_AGENT_CAPS" "${PM_AGENT_MOUNTS[@]}" \
 	-v /usr:/usr:ro -v "$REPO_ROOT:$REPO_ROOT:ro" --rootfs "$ROOT" \
 	"$CONNSCOPE" attach -p 1 -d 1 >/dev/null 2>"$TMP/seccomp.err"
-assert_eq "$? $(wc -l <"$TMP/seccomp.err")" "1 1" seccomp/one_line
-grep -q "seccomp filter" "$TMP/seccomp.err" && grep -q "dist/container/seccomp.sh" "$TMP/seccomp.err" &&
+st=$?
+msg_join "$TMP/seccomp.err" >"$TMP/seccomp.msg"
+assert_eq "$st $(wc -l <"$TMP/seccomp.msg")" "1 1" seccomp/one_message
+fits80 seccomp "$TMP/seccomp.err"
+grep -q "seccomp filter" "$TMP/seccomp.msg" && grep -q "dist/container/seccomp.sh" "$TMP/seccomp.msg" &&
 	ok seccomp/said || fail seccomp/said "$(cat "$TMP/seccomp.err")"
 
 # ---- the host's pid namespace, a network namespace of the test's ----

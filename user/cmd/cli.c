@@ -265,12 +265,12 @@ int cli_check_targets(const pid_t *pids, size_t n, char (*comms)[16])
 			/* In a child pid namespace a host pid is not wrong but
 			 * out of sight: say that, and how to see it. */
 			if (ns->child)
-				fprintf(stderr, "connscope: no process %d in this pid namespace "
-						"(pid:[%u], a container's own): processes outside it "
-						"cannot be seen from here; give its pid as this "
-						"namespace's /proc shows it, or run the agent in the "
-						"host's pid namespace (podman/docker --pid=host, "
-						"Kubernetes hostPID: true)\n", pids[i], ns->ino);
+				text_err("connscope: no process %d in this pid namespace "
+					 "(pid:[%u], a container's own): processes outside it "
+					 "cannot be seen from here; give its pid as this "
+					 "namespace's /proc shows it, or run the agent in the "
+					 "host's pid namespace (podman/docker --pid=host, "
+					 "Kubernetes hostPID: true)\n", pids[i], ns->ino);
 			else
 				text_err("connscope: no such process: %d (find the pid with "
 					 "`pgrep NAME`)\n", pids[i]);

@@ -111,12 +111,12 @@ int tracer_preflight(const struct tracer_opts *o)
 	 * missing, so the cause is told before the first of them. */
 	err = kf_bpf_refused();
 	if ((err == EPERM || err == ENOSYS) && kf_seccomp_filtered()) {
-		fprintf(stderr, "connscope: bpf() is refused (%s) by this process's seccomp filter "
-				"(a container runtime's default profile allows bpf() and "
-				"perf_event_open() only with CAP_SYS_ADMIN): run it with the profile "
-				"dist/container/seccomp.sh writes, which allows them to CAP_BPF and "
-				"CAP_PERFMON (podman/docker --security-opt seccomp=FILE; Kubernetes "
-				"seccompProfile Localhost; docs/image.md)\n", strerror(err));
+		text_err("connscope: bpf() is refused (%s) by this process's seccomp filter "
+			 "(a container runtime's default profile allows bpf() and "
+			 "perf_event_open() only with CAP_SYS_ADMIN): run it with the profile "
+			 "dist/container/seccomp.sh writes, which allows them to CAP_BPF and "
+			 "CAP_PERFMON (podman/docker --security-opt seccomp=FILE; Kubernetes "
+			 "seccompProfile Localhost; docs/image.md)\n", strerror(err));
 		return 1;
 	}
 	if (!kf_has(kf_plan(o->btf_path), KF_HOOK_RINGBUF)) {
