@@ -96,3 +96,76 @@ assert_eq "$(jqn "[.findings[] | select(.pid == $W1 or .pid == $W2 or .pid == $W
 
 fx_stop cli
 fx_stop srv
+
+# ---- a server that also connects out ----
+# nginx as a reverse proxy in front of an upstream it serves itself, the
+# upstream block without keepalive (docs/doctor.md's case): each worker
+# accepts on the proxy port (ab -k keeps those), opens a connection to the
+# upstream port for every request and, as the upstream, accepts it and
+# closes it first. The upstream listener's finding quotes its own closes:
+# about N, not the worker's over both ports (about 2N: it said "(20019 of
+# 40023 closes)" in docs/doctor.md's run, its outgoing connections' peer
+# closes counted in).
+if ! command -v nginx >/dev/null || ! command -v ab >/dev/null; then
+	fail proxy/installed "needs nginx and ab (Debian: nginx, apache2-utils; make test-deps)"
+	exit 0
+fi
+NP=2000
+NGX=$TMP/nginx
+mkdir -p "$NGX"
+cat >"$NGX/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+pid $NGX/nginx.pid;
+error_log $NGX/error.log notice;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $NGX/body;
+	proxy_temp_path $NGX/proxy;
+	fastcgi_temp_path $NGX/fastcgi;
+	uwsgi_temp_path $NGX/uwsgi;
+	scgi_temp_path $NGX/scgi;
+	upstream app { server 127.0.0.1:8081; }
+	server {
+		listen 127.0.0.1:8080;
+		location / { proxy_pass http://app; }
+	}
+	server {
+		listen 127.0.0.1:8081;
+		location / { return 200 "ok\n"; }
+	}
+}
+CONF
+spawn_bg ip netns exec "$NS" nginx -p "$NGX" -e "$NGX/error.log" -c "$NGX/nginx.conf"
+wait_for "[ -s '$NGX/nginx.pid' ] && pgrep -P \$(cat '$NGX/nginx.pid') >/dev/null" 20 ||
+	{ fail proxy/nginx_start "$(tail -3 "$NGX/error.log" 2>/dev/null)"; exit 0; }
+WORKER=$(pgrep -P "$(cat "$NGX/nginx.pid")")
+J=$TMP/proxy.json
+spawn_bg ip netns exec "$NS" "$CONNSCOPE" doctor -d 120 -i 0.3 -j -p "$WORKER" >"$J" 2>"$TMP/proxy.err"
+DR_PID=$BG_PID
+wait_for "grep -q '^connscope: tracing' '$TMP/proxy.err' || ! kill -0 $DR_PID 2>/dev/null" 30 ||
+	fail proxy/attach "$(cat "$TMP/proxy.err")"
+ip netns exec "$NS" timeout 120 ab -q -k -c 4 -n "$NP" http://127.0.0.1:8080/ >"$TMP/ab.txt" 2>&1
+assert_eq "$(awk '/^Complete requests:/ {print $3}' "$TMP/ab.txt")" "$NP" proxy/ab_complete
+kill -INT "$DR_PID"
+wait "$DR_PID"
+assert_eq "$?" 0 proxy/doctor_exit_status
+kill -QUIT "$(cat "$NGX/nginx.pid")" 2>/dev/null
+P=".processes[] | select(.pid == $WORKER) | .totals"
+F='[.findings[] | select(.rule == "time_wait" and .endpoint == "listen 127.0.0.1:8081")]'
+own=$(jqn "$F[0] | [$(EV closed_first_by_this_side), $(EV closed_first_by_peer)] | add" "$J")
+all=$(jqn "$P | .closed_by_this_side + .closed_by_peer" "$J")
+acc=$(jqn "$F[0] | $(EV time_wait_entered)" "$J")
+echo "# proxy: the worker closed $all connections, the upstream listener's finding quotes $own ($acc TIME_WAIT entered)"
+assert_eq "$(jqn "$F | length" "$J")" 1 proxy/upstream_listener_finding
+[[ $own =~ ^[0-9]+$ && $all =~ ^[0-9]+$ && $acc =~ ^[0-9]+$ ]] || own=0 all=0 acc=1
+# The listener's own closes are at least its TIME_WAIT entered and at
+# most the requests proxied; the worker's are both ports', its outgoing
+# ones (the upstream closing first) about as many again: quoting the
+# worker's, the finding said about twice as many.
+assert_eq "$((own >= acc && own <= NP))" 1 "proxy/listener_quotes_its_own_closes ($acc <= $own <= $NP)"
+assert_eq "$((all - own >= acc / 2))" 1 "proxy/not_the_workers_closes ($all - $own >= $acc / 2)"
+assert_eq "$(jqn "$F[0].verdict | test(\" because it closes first \\\\([0-9]+ of $own closes\\\\)\")" "$J")" \
+	true proxy/verdict_quotes_them
