@@ -17,7 +17,7 @@ require_root
 TMP=$(lib_tmpdir)
 N=2000
 PY=/usr/bin/python3
-NOT_HAP='keepalive_timeout|upstream keepalive|MaxIdleConnsPerHost|requests\.Session|http\.Agent|HttpClient|ab -k|KeepAlive On'
+NOT_HAP='keepalive_timeout|in the upstream block|proxy_http_version|MaxIdleConnsPerHost|requests\.Session|http\.Agent|HttpClient|ab -k|KeepAlive On'
 
 if ! command -v haproxy >/dev/null || ! command -v ab >/dev/null; then
 	fail installed "needs haproxy and ab (Debian: haproxy, apache2-utils; make test-deps)"
@@ -82,7 +82,7 @@ assert_eq "$(jq length <<<"$CHURN")" 1 close/churn_on_haproxy
 assert_eq "$(jq -r '.[0].endpoint' <<<"$CHURN")" "127.0.0.1:$BPORT" close/endpoint_is_the_backend
 fix=$(jq -r '.[0].fix // ""' <<<"$CHURN")
 echo "# close fix: $fix"
-for w in "client (HAProxy): backend http-reuse safe" "no option http-server-close"; do
+for w in "client (HAProxy): in the backend: http-reuse safe" "no option http-server-close cancels"; do
 	assert_eq "$(jq -rn --arg f "$fix" --arg w "$w" \
 		'($f | index($w)) as $i | ($f | index("in general: ")) as $g |
 		 $i != null and $g != null and $i < $g')" true "close/fix_names/$w"

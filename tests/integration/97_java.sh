@@ -27,7 +27,7 @@ TMP=$(lib_tmpdir)
 W=8
 N=400
 PY=/usr/bin/python3
-NOT_JAVA='MaxIdleConnsPerHost|IdleTimeout|keepalive_timeout|upstream keepalive|http\.Agent|keepAlive:|undici|requests\.Session|urllib3|aiohttp|KeepAlive On|ab -k|HikariCP|database/sql'
+NOT_JAVA='MaxIdleConnsPerHost|IdleTimeout|keepalive_timeout|in the upstream block|proxy_http_version|http\.Agent|keepAlive:|undici|requests\.Session|urllib3|aiohttp|KeepAlive On|ab -k|HikariCP|database/sql'
 
 if ! command -v java >/dev/null; then
 	fail java/installed "needs a JDK (Debian's openjdk-17-jdk-headless: make test-deps)"

@@ -176,7 +176,9 @@ TEST(servers_and_tools_in_their_words)
 	 * changelog: "MEDIUM: proxy: Set http-reuse safe as default."). */
 	check_fix(churn_fix(SW_HAPROXY, 8080, SW_NGINX),
 		  (const char *const[]){ "in the backend: http-reuse safe (the default since 1.9)",
-					 "option http-server-close", NULL },
+					 "option http-server-close", "its frontend or their defaults",
+					 "no option http-server-close cancels one set in defaults",
+					 NULL },
 		  (const char *const[]){ "upstream block", "since 2.0", NULL }, "haproxy");
 	/* Each directive where nginx's docs put it, and its default there
 	 * (keepalive has none before 1.29.7): it read "upstream keepalive 8;
@@ -186,6 +188,8 @@ TEST(servers_and_tools_in_their_words)
 					 "each worker keeps; none by default before nginx 1.29.7)",
 					 "in the location: proxy_http_version 1.1; (default 1.0 "
 					 "before 1.29.7) and proxy_set_header Connection \"\";",
+					 "beside the other proxy_set_header lines (a level with "
+					 "one of its own inherits none from above)",
 					 "KeepAlive On (default On)", NULL },
 		  (const char *const[]){ "MaxIdleConns", "off by default", NULL },
 		  "nginx_to_apache");
@@ -371,7 +375,8 @@ TEST(every_listed_software_names_its_setting_and_default)
 						    "MaxKeepAliveRequests (default 100)",
 						    "KeepAliveTimeout (default 5 s)" }, NULL },
 		{ true, SW_HAPROXY, SW_PROTO_HTTP, { "option http-keep-alive (the default",
-						     "timeout http-keep-alive (default" }, NULL },
+						     "timeout http-keep-alive (default",
+						     "no option httpclose cancels an inherited one" }, NULL },
 		{ true, SW_ENVOY, SW_PROTO_HTTP, { "idle_timeout (default 1 h)" }, NULL },
 		{ true, SW_POSTGRES, SW_PROTO_POSTGRES, { "max_connections default 100",
 							  "pool_mode = transaction (default session)",

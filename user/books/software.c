@@ -317,7 +317,8 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		t = "in the upstream block: keepalive %1$u; (idle connections each "
 		    "worker keeps; none by default before nginx 1.29.7); in the "
 		    "location: proxy_http_version 1.1; (default 1.0 before 1.29.7) and "
-		    "proxy_set_header Connection \"\";";
+		    "proxy_set_header Connection \"\"; beside the other proxy_set_header "
+		    "lines (a level with one of its own inherits none from above)";
 		break;
 	case SW_APACHE:
 		t = "mod_proxy reuses backend connections unless told not to: leave "
@@ -326,9 +327,14 @@ void sw_client_fix(enum sw_kind client, enum sw_proto proto, unsigned pool, char
 		    "connections";
 		break;
 	case SW_HAPROXY:
+		/* HAProxy honours either option where the frontend, the
+		 * backend or their defaults section sets it, and "no option"
+		 * is how a section cancels one it inherits. */
 		t = "in the backend: http-reuse safe (the default since 1.9) or always, "
-		    "and neither option http-server-close nor option httpclose (each "
-		    "closes the server connection after every response)";
+		    "and neither option http-server-close nor option httpclose in the "
+		    "backend, its frontend or their defaults (each closes the server "
+		    "connection after every response; no option http-server-close "
+		    "cancels one set in defaults)";
 		break;
 	case SW_ENVOY:
 		/* The cluster's own max_requests_per_connection is deprecated
@@ -386,7 +392,9 @@ void sw_server_fix(enum sw_kind server, enum sw_proto proto, char *buf, size_t l
 		break;
 	case SW_HAPROXY:
 		t = "in the frontend: option http-keep-alive (the default mode) and "
-		    "timeout http-keep-alive (default: timeout http-request)";
+		    "timeout http-keep-alive (default: timeout http-request), with no "
+		    "option httpclose in the frontend or its defaults (no option "
+		    "httpclose cancels an inherited one)";
 		break;
 	case SW_ENVOY:
 		t = "the listener's http_connection_manager: "
