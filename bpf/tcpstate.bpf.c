@@ -139,6 +139,33 @@ static __always_inline bool seed_port(__u32 port)
 	return seed_ports[port & 0xffff];
 }
 
+/* Local ports of listeners no target holds, marked by user space from
+ * each census and by the state program at an untraced listen()
+ * (socket-storage mode). A connection such a listener accepted
+ * has no storage (its listener has none) and no accept() of a target's,
+ * yet a target may serve it: a parent that alone listens and hands each
+ * connection to a worker over a Unix socket (SCM_RIGHTS), as Node.js's
+ * cluster does by default on Linux, traced by `attach -p` of the workers.
+ * Such a socket is adopted at a target task's first send, read or close
+ * of it (seed_adopt, sk_state_new), booked as one its listener accepted. Before, the
+ * workers' connections handed after the attach were in no book at all.
+ * An untraced socket at a marked port costs a look at the current task
+ * and a lookup in targets at each send and read; unmarked ports, nothing
+ * more. Never cleared, as seed_ports. */
+__u8 handoff_ports[65536];
+
+static __always_inline bool handoff_port(__u32 port)
+{
+	asm volatile("" : "+r"(port));	/* as seed_port */
+	return handoff_ports[port & 0xffff];
+}
+
+static __always_inline void handoff_mark(__u32 port)
+{
+	asm volatile("" : "+r"(port));	/* as seed_port */
+	handoff_ports[port & 0xffff] = 1;
+}
+
 /* Traffic of traced connections, from first send/recv to CLOSE. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

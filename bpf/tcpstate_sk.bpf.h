@@ -263,25 +263,69 @@ static __always_inline __u64 *seed_rx_base_of(const struct sock *sk, const struc
 	return bpf_sk_storage_get(&sk_rx_base, (struct sock *)sk, NULL, 0);
 }
 
+/* A handed connection's image (handoff_taken, handoff_close): the
+ * target's, accepted by its listener as far as the books go (passive,
+ * established, untold: the birth pass or its end record tells it,
+ * accepted), from now on: its concurrency from here (accept() was another
+ * process's), its bytes and turns from its first look (nothing counted
+ * before it: its first read or send is this one). */
+static __always_inline void handoff_image(struct cs_sk *img)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	owner_from_current(&img->owner, CS_OWNER_ACCEPT);
+	img->sum = CS_SUM_PASSIVE | CS_SUM_EST;
+	img->est_ns = now;
+	img->io.acc_us = now / 1000;
+}
+
+/* A handed connection's close in its target's task before any send or
+ * read of it (its first look, then): its image in *init. */
+static __always_inline bool handoff_close(__u32 port, int oldstate, int newstate,
+					  struct cs_sk *init)
+{
+	if (!handoff_port(port) ||
+	    !((oldstate == TCP_ESTABLISHED && newstate == TCP_FIN_WAIT1) ||
+	      (oldstate == TCP_CLOSE_WAIT && newstate == TCP_LAST_ACK)) ||
+	    !current_is_target())
+		return false;
+	handoff_image(init);
+	return true;
+}
+
 /* A socket without storage: its owner if it is one of ours being born, a
- * child of a listener known only by key, or a socket seeded from the
- * start-up snapshot; NULL otherwise. */
+ * child of a listener known only by key, a socket seeded from the
+ * start-up snapshot, or one handed to a target and closed by it before
+ * any send or read of its (the close in its task; seed_adopt, in
+ * tcpstate_sk_seed.bpf.h, adopts the rest); NULL otherwise. */
 static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int oldstate,
 						  int newstate)
 {
 	struct cs_sk init = {};
 	struct cs_owner *found;
+	bool seed = false;
+	__u32 port;
 	struct cs_tuple t;
 	struct cs_sk *st;
 
 	if (oldstate == TCP_CLOSE && (newstate == TCP_SYN_SENT || newstate == TCP_LISTEN)) {
-		if (!current_is_target())
+		if (!current_is_target()) {
+			/* A listener no target holds, made while we trace:
+			 * marked at once (user space marks those of each
+			 * census, a listener made since only at the next),
+			 * so a connection it hands a target in between is
+			 * adopted too. */
+			if (newstate == TCP_LISTEN)
+				handoff_mark(sk_local_port_btf(sk));
 			return NULL;
+		}
 		owner_from_current(&init.owner,
 				   newstate == TCP_LISTEN ? CS_OWNER_LISTEN : CS_OWNER_CONNECT);
-	} else if (!seed_port(sk_local_port_btf(sk))) {
-		/* Neither a seeded listener's child nor a seed. */
-		return NULL;
+	} else if (!seed_port(port = sk_local_port_btf(sk))) {
+		/* Neither a seeded listener's child nor a seed: a handed
+		 * connection's close, or nothing of ours. */
+		if (!handoff_close(port, oldstate, newstate, &init))
+			return NULL;
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
 		sk_read_tuple(sk, &t, true);
 		found = listener_of(sk, &t, false);
@@ -291,14 +335,20 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 	} else {
 		sk_read_tuple(sk, &t, true);
 		found = bpf_map_lookup_elem(&seeds, &t);
-		if (!found)
+		if (found) {
+			init.owner = *found;
+			bpf_map_delete_elem(&seeds, &t);
+			/* User space has it in its books since the start:
+			 * not one it opened or accepted, should its end be
+			 * lost. */
+			init.sum = CS_SUM_BORN | CS_SUM_EST;
+			init.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
+			seed = true;
+		} else if (!handoff_close(port, oldstate, newstate, &init)) {
+			/* A port held seeds, and a handed one's close
+			 * (80_reuse_handoff's listener both). */
 			return NULL;
-		init.owner = *found;
-		bpf_map_delete_elem(&seeds, &t);
-		/* User space has it in its books since the start: not
-		 * one it opened or accepted, should its end be lost. */
-		init.sum = CS_SUM_BORN | CS_SUM_EST;
-		init.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
+		}
 	}
 	init.sk = (__u64)sk;
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &init,
@@ -306,8 +356,9 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 	if (!st) {
 		stat_inc(CS_STAT_OWNER_FULL);
 	} else if (st->sum & CS_SUM_EST) {
-		/* A seed: established already. */
-		seed_rx_base(sk);
+		/* A seed, or a handed connection: established already. */
+		if (seed)
+			seed_rx_base(sk);
 		skb_made(sk, st);
 	}
 	return st;

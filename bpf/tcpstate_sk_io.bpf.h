@@ -57,29 +57,6 @@ static __always_inline int count_io_sk(const struct sock *sk, int ret, __u8 dir)
 	return 0;
 }
 
-/* A task's read, or the kernel's own: kTLS's parser reads a socket in a
- * kworker, sockmap's verdict in a softirq (on x86-64 the interrupt's own
- * stack, not the task's). Only a task's read may settle an owner. */
-#define PF_KTHREAD 0x00200000		/* include/linux/sched.h */
-/* The task's kernel stack size, THREAD_SIZE: x86-64's interrupt stacks are
- * that size (struct irq_stack, IRQ_STACK_SIZE), and its BTF says it (16
- * KiB; 32 with KASAN, where a fixed 16 took every read for not a task's,
- * and a listener's child settled only at its first send or close). */
-static __always_inline __u64 thread_size(void)
-{
-	if (bpf_core_type_exists(struct irq_stack))
-		return bpf_core_type_size(struct irq_stack);
-	return 16384;
-}
-
-static __always_inline bool rx_in_task(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 sp = (__u64)&task, base = (__u64)task->stack;
-
-	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + thread_size();
-}
-
 /* tcp:tcp_sendmsg_locked (send_wseq): a TCP send in a task, run before
  * each chunk it copies (msg_left bytes still to copy), so once for a
  * small send and once a chunk of a large one (~48 a MiB on loopback); no

@@ -7,6 +7,30 @@
 #ifndef CONNSCOPE_TCPSTATE_SK_SEED_BPF_H
 #define CONNSCOPE_TCPSTATE_SK_SEED_BPF_H
 
+/* A task's read, or the kernel's own (here for handoff_taken, and the
+ * traffic's programs after): kTLS's parser reads a socket in a
+ * kworker, sockmap's verdict in a softirq (on x86-64 the interrupt's own
+ * stack, not the task's). Only a task's read may settle an owner. */
+#define PF_KTHREAD 0x00200000		/* include/linux/sched.h */
+/* The task's kernel stack size, THREAD_SIZE: x86-64's interrupt stacks are
+ * that size (struct irq_stack, IRQ_STACK_SIZE), and its BTF says it (16
+ * KiB; 32 with KASAN, where a fixed 16 took every read for not a task's,
+ * and a listener's child settled only at its first send or close). */
+static __always_inline __u64 thread_size(void)
+{
+	if (bpf_core_type_exists(struct irq_stack))
+		return bpf_core_type_size(struct irq_stack);
+	return 16384;
+}
+
+static __always_inline bool rx_in_task(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 sp = (__u64)&task, base = (__u64)task->stack;
+
+	return !(task->flags & PF_KTHREAD) && sp >= base && sp < base + thread_size();
+}
+
 /* A seed's image, made in one of this CPU's slots and handed whole to
  * bpf_sk_storage_get (which copies it in as it creates the storage), as
  * sk_state_new's image on the stack is: the send and read programs have
@@ -53,9 +77,19 @@ static __always_inline struct seed_slot *seed_slot_get(void)
 	return s;
 }
 
-/* A connection held since before we attached (a seed: seed_port), met
- * first at a send or a read, with no state change to adopt it: its
- * storage made and its adoption sent. NULL: not a seed, or no storage.
+/* A socket at a port of a listener no target holds (handoff_port), met
+ * without storage in a task of a target's: a connection that listener's
+ * process accepted and handed to it (SCM_RIGHTS). Not in a kernel
+ * context (kTLS, sockmap), whose current is any task's. */
+static __always_inline bool handoff_taken(__u32 port)
+{
+	return handoff_port(port) && rx_in_task() && current_is_target();
+}
+
+/* A connection held since before we attached (a seed: seed_port), or
+ * handed to a target after (handoff_taken), met first at a send or a
+ * read, with no state change to adopt it: its storage made, and a seed's
+ * adoption sent. NULL: neither, or no storage.
  * The storage is made from a whole image (seed_scratch), never zeroed
  * then filled in place: sock_send_length (where no tcp_sendmsg_locked
  * hook loads, --per-transition, a --btf file) runs after tcp_sendmsg()
@@ -67,17 +101,18 @@ static __always_inline struct seed_slot *seed_slot_get(void)
  * later send or read. */
 static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 {
+	__u32 port = sk_local_port_btf(sk);
+	struct cs_owner *found = NULL;
 	struct seed_slot *slot;
-	struct cs_owner *found;
 	struct cs_tuple t;
 	struct cs_sk *st;
 	int state;
 
-	if (!seed_port(sk_local_port_btf(sk)))
-		return NULL;
-	sk_read_tuple(sk, &t, true);
-	found = bpf_map_lookup_elem(&seeds, &t);
-	if (!found)
+	if (seed_port(port)) {
+		sk_read_tuple(sk, &t, true);
+		found = bpf_map_lookup_elem(&seeds, &t);
+	}
+	if (!found && !handoff_taken(port))
 		return NULL;
 	slot = seed_slot_get();
 	if (!slot) {
@@ -85,20 +120,29 @@ static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 		return NULL;
 	}
 	__builtin_memset(&slot->img, 0, sizeof(slot->img));
-	slot->img.owner = *found;
 	slot->img.sk = (__u64)sk;
-	/* The books have it since the start: booked on the told key
-	 * (CS_TOLD_BOOKS, as sk_state_new's seeds), so an end of it that no
-	 * program runs is said lost, not counted opened. */
-	slot->img.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
-	slot->img.sum = CS_SUM_BORN | CS_SUM_EST;
+	if (found) {
+		slot->img.owner = *found;
+		/* The books have it since the start: booked on the told key
+		 * (CS_TOLD_BOOKS, as sk_state_new's seeds), so an end of it
+		 * that no program runs is said lost, not counted opened. */
+		slot->img.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
+		slot->img.sum = CS_SUM_BORN | CS_SUM_EST;
+	} else {
+		handoff_image(&slot->img);
+	}
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &slot->img,
 				BPF_SK_STORAGE_GET_F_CREATE);
 	agent_slot_put(&slot->busy);
-	bpf_map_delete_elem(&seeds, &t);
+	if (found)
+		bpf_map_delete_elem(&seeds, &t);
 	if (!st) {
 		stat_inc(CS_STAT_OWNER_FULL);
 		return NULL;
+	}
+	if (!found) {
+		skb_made(sk, st);
+		return st;
 	}
 	seed_rx_base(sk);
 	skb_made(sk, st);

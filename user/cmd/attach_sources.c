@@ -511,6 +511,10 @@ int attach_reconcile(struct agg *a, struct tcp_snapshot *snap, struct tracer *t,
 		for (size_t i = 0; i < snap->nns && i < AGG_MAX_DUMPED_NS; i++)
 			dumped[nd++] = snap->ns[i].netns;
 		agg_set_dumped(a, dumped, snap->nns <= AGG_MAX_DUMPED_NS ? nd : snap->nns);
+		/* Listeners made since, by a process not traced too: their
+		 * connections handed to a target are adopted from now on. */
+		if (!all)
+			attach_note_listeners(a, t, snap);
 		netns_watch_before(nsw, snap, a);
 		agg_reconcile(a, snap->socks, snap->n, &snap->owners);
 		netns_watch_after(nsw, a);
@@ -534,6 +538,21 @@ static bool pid_in(pid_t pid, const pid_t *pids, size_t n)
 	return false;
 }
 
+void attach_note_listeners(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct sd_sock *s = &snap->socks[i];
+		const struct inode_owner *o;
+
+		if (s->state != CS_TCP_LISTEN)
+			continue;
+		agg_seed_listener(a, s);
+		o = s->inode ? inode_map_get(&snap->owners, s->inode) : NULL;
+		if (!o || !traced_now(a, o->pid))
+			tracer_handoff_port(t, s->sport);
+	}
+}
+
 /* Sockets the targets held before we attached: into the books and into
  * the BPF seed map, unless events already told us about them. */
 void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap,
@@ -548,8 +567,7 @@ void attach_seed(struct agg *a, struct tracer *t, const struct tcp_snapshot *sna
 	 * at all (the workers alone traced, their master not; or a master
 	 * that accepts and hands each connection over), so it is in none of
 	 * the targets' fds and the loop below passes it over. */
-	for (size_t i = 0; i < snap->n; i++)
-		agg_seed_listener(a, &snap->socks[i]);
+	attach_note_listeners(a, t, snap);
 	hmap_init(&known, sizeof(struct cs_tuple), 1);
 	for (size_t i = 0; hmap_next(&a->conns, &i, NULL, (void **)&c);)
 		hmap_upsert(&known, &c->tuple, NULL);

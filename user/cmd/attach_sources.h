@@ -38,6 +38,14 @@ size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roo
 size_t attach_untraced_acceptors(const struct agg *a, const struct tcp_snapshot *snap,
 				 struct untraced_acceptor *out, size_t max);
 
+/* The snapshot's listeners: each noted in the books (agg_seed_listener),
+ * whoever holds it; those no target holds marked for the kernel side
+ * (tracer_handoff_port), so that a connection one of them accepts and a
+ * target then serves (handed over a Unix socket: Node.js's cluster) is
+ * adopted as that listener's, accepted, at the target's first send, read
+ * or close. At the start (attach_seed) and after each census. */
+void attach_note_listeners(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
+
 void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt);
 /* Processes that joined since the last interval get their fds followed;
  * those gone stop. */

@@ -470,6 +470,15 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
 	return err;
 }
 
+void tracer_handoff_port(struct tracer *t, uint16_t port)
+{
+	/* Not with --all: every process is a target there, and a socket
+	 * met without storage was made before the attach (unknown_events),
+	 * not handed. */
+	if (t->sk_mode && t->skel->rodata->filter_tgid)
+		t->skel->bss->handoff_ports[port] = 1;
+}
+
 int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
 			 const struct cs_owner *owner)
 {

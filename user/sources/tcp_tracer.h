@@ -131,6 +131,11 @@ int tracer_remove_target(struct tracer *t, pid_t pid);
 int tracer_set_cgroup(struct tracer *t, int cgroup_fd);
 /* Owner of a socket that predates the agent, matched by 4-tuple. */
 int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_owner *owner);
+/* A listener no target holds, at local port port: a connection it accepts
+ * and a target then serves (handed over a Unix socket) is adopted at the
+ * target's first send, read or close (socket-storage mode; elsewhere a
+ * no-op). The port stays marked for the run. */
+void tracer_handoff_port(struct tracer *t, uint16_t port);
 /* A listener that predates the agent: connections it takes before accept()
  * are charged to owner (as CLOSE->LISTEN does for a listener made while
  * traced). A listener already known there is kept. */
