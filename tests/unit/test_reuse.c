@@ -421,6 +421,39 @@ TEST(held_accepted_connection_untraced_listener)
 	agg_free(&a);
 }
 
+/* Every census notes every listener it shows, none is dropped: on a host
+ * whose listeners come and go, a long run fills the table with listeners
+ * no target holds. A target's own listener, made later, still finds room,
+ * and its accepted connections stay its listen endpoint's (review s43
+ * R13: the table was full for everyone at 65,536). */
+TEST(untraced_listeners_leave_room_for_a_targets)
+{
+	struct cs_tuple late = tup(8090, 0), child = tup(8090, 43050);
+	struct sd_sock s;
+	struct endpoint_stats *es;
+	struct proc_books *w;
+	struct agg a;
+
+	agg_init(&a, 0);
+	for (uint32_t i = 0; i < 70000; i++) {
+		struct cs_tuple t = tup((uint16_t)(10000 + i % 50000), 0);
+
+		t.saddr[2] = (uint8_t)(i / 50000);	/* 127.0.x.1: distinct keys */
+		s = snap_sock(t, CS_TCP_LISTEN, 0);
+		agg_seed_listener(&a, &s);
+	}
+	ASSERT_TRUE(a.listen_addrs.count <= 32768, "untraced_listeners_take_half_at_most");
+	s = snap_sock(late, CS_TCP_LISTEN, 20);
+	agg_seed(&a, CLIENT, &s);		/* the target's own listener */
+	s = snap_sock(child, CS_TCP_ESTABLISHED, 21);
+	agg_seed(&a, CLIENT, &s);		/* a connection it accepted */
+	w = agg_find_proc(&a, CLIENT);
+	ASSERT_TRUE(w != NULL, "target");
+	es = ep(w, EP_LISTEN, 8090);
+	ASSERT_EQ(es ? es->held : 0, 1, "targets_child_under_its_listener");
+	agg_free(&a);
+}
+
 UNIT_MAIN()
 
 /* A listening endpoint names its listener's bound address: a child of a

@@ -110,7 +110,7 @@ void agg_seed_listener(struct agg *a, const struct sd_sock *s)
 	if (s->state != CS_TCP_LISTEN)
 		return;
 	tuple_from_sd(&t, s);
-	listen_addr_note(a, &t);
+	listen_addr_note_seen(a, &t);
 }
 
 /* An event's owner carries its group leader's comm at that moment. A

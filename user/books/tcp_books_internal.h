@@ -18,6 +18,8 @@ struct proc_books;
 /* tcp_books_state.c */
 void live_move(struct proc_books *p, int from, int to);
 void listen_addr_note(struct agg *a, const struct cs_tuple *t);
+/* The same for a listener no target may hold: up to half the table. */
+void listen_addr_note_seen(struct agg *a, const struct cs_tuple *t);
 bool listen_any_for(const struct agg *a, const struct cs_tuple *t);
 /* Where t's listener sits, if the books saw it (listen_at_for). */
 enum listen_at { LISTEN_AT_NONE, LISTEN_AT_ADDR, LISTEN_AT_ANY };

@@ -68,6 +68,20 @@ void listen_addr_note(struct agg *a, const struct cs_tuple *t)
 	hmap_upsert(&a->listen_addrs, &k, NULL);
 }
 
+/* A listener a census shows, whoever holds it (agg_seed_listener): noted
+ * only while the table is under half full. Each census notes every
+ * listener of the namespaces it reads and none is ever dropped, so a long
+ * run on a host whose listeners come and go (test servers, random ports)
+ * would fill the table, and a target's own new listener, noted from its
+ * event (listen_addr_note), would find no room: its children would be
+ * booked as connections to their clients' ports. */
+void listen_addr_note_seen(struct agg *a, const struct cs_tuple *t)
+{
+	if (a->listen_addrs.count >= AGG_MAX_LISTEN_ADDRS / 2)
+		return;
+	listen_addr_note(a, t);
+}
+
 /* Where a listener of the books sits for t, a child of it: at t's own
  * local address and port, at the wildcard address and t's port, or none
  * (a listener never seen, not a target's: t is no known child). */
