@@ -121,8 +121,11 @@ assert_eq "$(jqn ".processes[] | select(.pid == $spid) | .tcp.listen" "$TMP/sum.
 setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 	"$CONNSCOPE" attach -p "$spid" -d 1 --report "$TMP/no.html" >"$TMP/no.out" 2>"$TMP/no.err"
 assert_eq "$?" 2 cannot_enter_exit_2
-assert_eq "$(grep -c "cannot enter the network namespace of pid $spid" "$TMP/no.err")" 1 cannot_enter_said
-assert_eq "$(grep -c CAP_SYS_ADMIN "$TMP/no.err")" 1 cannot_enter_fix_named
+# One message, wrapped at 80 columns (continuation lines indented).
+msg_join "$TMP/no.err" >"$TMP/no.msg"
+assert_eq "$(grep -c "cannot enter the network namespace of pid $spid" "$TMP/no.msg")" 1 cannot_enter_said
+assert_eq "$(grep -c CAP_SYS_ADMIN "$TMP/no.msg")" 1 cannot_enter_fix_named
+fits80 cannot_enter "$TMP/no.err"
 assert_eq "$(ls "$TMP"/no.html* 2>/dev/null | wc -l)$(wc -c <"$TMP/no.out")" 00 cannot_enter_nothing_written
 for f in cli srv hcli hsrv; do fx_stop $f; done
 

@@ -143,10 +143,10 @@ int attach_run(const struct attach_opts *in)
 			return 1;
 		}
 		if (err && err != -ENOENT) {
-			fprintf(stderr, "connscope: cannot enter the network namespace of pid %d "
-					"(net:[%u]): %s: its sockets are visible only from inside "
-					"it; run connscope as root with CAP_SYS_ADMIN (in the initial "
-					"user namespace)\n", o->pids[i], ino, strerror(-err));
+			text_err("connscope: cannot enter the network namespace of pid %d "
+				 "(net:[%u]): %s: its sockets are visible only from inside "
+				 "it; run connscope as root with CAP_SYS_ADMIN (in the initial "
+				 "user namespace)\n", o->pids[i], ino, strerror(-err));
 			return EXIT_USAGE;
 		}
 	}
