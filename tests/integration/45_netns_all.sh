@@ -67,7 +67,9 @@ spawn_bg setpriv --bounding-set -sys_admin "$CONNSCOPE" exporter --all --listen 
 	2>"$TMP/nosa.err"
 NOSA_PID=$BG_PID
 wait_for "grep -q 'exporter serving' '$TMP/nosa.err' || ! kill -0 $NOSA_PID 2>/dev/null" 30
+# One message, wrapped at 80 columns (continuation lines indented).
 grep -q "^connscope: --all: [1-9][0-9]* network namespaces\? of other processes (containers, pods) cannot be entered without CAP_SYS_ADMIN: .* add CAP_SYS_ADMIN" \
-	"$TMP/nosa.err" && ok no_sys_admin_said || fail no_sys_admin_said "$(head -c 600 "$TMP/nosa.err")"
+	<(msg_join "$TMP/nosa.err") && ok no_sys_admin_said || fail no_sys_admin_said "$(head -c 600 "$TMP/nosa.err")"
+fits80 no_sys_admin "$TMP/nosa.err"
 kill -INT "$NOSA_PID"; wait "$NOSA_PID"
 assert_eq "$?" 0 no_sys_admin_exit_status

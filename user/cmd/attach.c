@@ -329,12 +329,12 @@ int attach_run(const struct attach_opts *in)
 	netns_watch_before(&nsw, &snap, &agg);
 	/* --all reads the other network namespaces from inside (setns). */
 	if (snap.refused)
-		fprintf(stderr, "connscope: --all: %zu network namespace%s of other processes "
-				"(containers, pods) cannot be entered without CAP_SYS_ADMIN: their "
-				"listeners, the connections accepted on them and their TCP socket "
-				"gauges (established, TIME_WAIT) are not read; connections they "
-				"open are counted from events; add CAP_SYS_ADMIN to read them "
-				"(docs/containers.md)\n", snap.refused, snap.refused == 1 ? "" : "s");
+		text_err("connscope: --all: %zu network namespace%s of other processes "
+			 "(containers, pods) cannot be entered without CAP_SYS_ADMIN: their "
+			 "listeners, the connections accepted on them and their TCP socket "
+			 "gauges (established, TIME_WAIT) are not read; connections they "
+			 "open are counted from events; add CAP_SYS_ADMIN to read them "
+			 "(docs/containers.md)\n", snap.refused, snap.refused == 1 ? "" : "s");
 	/* Connections made since the programs attached are not seeds: the
 	 * books hear of them first. */
 	{
