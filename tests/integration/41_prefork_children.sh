@@ -114,8 +114,10 @@ assert_eq "$TW_CS" "$((TW_MADE - (PASSIVE - AB_ACCESSES)))" children/time_wait_e
 # early + end unseen + live).
 assert_eq "$(tw_unbalanced "$J")" "" children/time_wait_books_balance
 # Each child living at start: taken in and said, once.
-assert_eq "$(grep -c 'joined at the start: a descendant of a target (--children)' "$ERR")" \
+assert_eq "$(grep -c 'joined at the start (--children)$' "$ERR")" \
 	"$KIDS" children/each_child_at_start_said
+grep 'joined at the start' "$ERR" >"$ERR.joined"
+fits80 children/at_start "$ERR.joined"
 assert_eq "$(jqn "[.processes[] | select(.target == false and .joined_s == 0)] | length" "$J")" \
 	"$KIDS" children/at_start_in_report
 assert_eq "$(jqn '.run.processes == (.processes | length)' "$J")" true children/json_complete

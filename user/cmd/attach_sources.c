@@ -173,8 +173,8 @@ void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt)
 		if (qt && !p->exited)
 			quic_tracer_add_target(qt, p->pid);
 		if (!p->target)
-			fprintf(stderr, "connscope: process %d (%s) joined at the start: a "
-					"descendant of a target (--children)\n", p->pid, p->comm);
+			fprintf(stderr, "connscope: process %d (%s) joined at the start "
+					"(--children)\n", p->pid, p->comm);
 		else
 			fprintf(stderr, "connscope: process %d (%s) joined the targets after "
 					"%.1f s\n", p->pid, p->comm, (p->joined_ns - t0) / 1e9);
