@@ -131,7 +131,9 @@ if rmdir "$CG"; then ok cgroup/removed; else fail cgroup/removed "rmdir $CG fail
 wait_for "ended $CS_PID" 20 || fail cgroup/attach_ended_by_itself "still running 20 s after the rmdir"
 wait "$CS_PID"
 assert_eq "$?" 3 cgroup/attach_exit_status_3
-assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/cg.err")" 1 cgroup/removal_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" <(msg_join "$TMP/cg.err"))" 1 cgroup/removal_said_once
+# Each wrapped at 80 columns, however long the cgroup's path.
+fits80 cgroup/messages "$TMP/cg.err"
 assert_eq "$(jqn '.run.cgroup_removed_s > 0' "$J")" true cgroup/json_cgroup_removed_s
 assert_eq "$(jqn .run.end_reason "$J")" "target exited" cgroup/json_end_reason
 assert_eq "$(grep -c 'data-k="cgroup_removed"' "$TMP/cg.html")" 1 cgroup/html_says_removed
@@ -186,9 +188,10 @@ if rmdir "$CG"; then ok restart/removed_again; else fail restart/removed_again "
 wait_for "ended $CS_PID" 20 || fail restart/attach_ended_by_itself "still running 20 s after the rmdir"
 wait "$CS_PID"
 assert_eq "$?" 3 restart/attach_exit_status_3
-assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/re.err")" 1 \
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" <(msg_join "$TMP/re.err"))" 1 \
 	restart/recreation_said_once
-assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/re.err")" 1 restart/removal_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" <(msg_join "$TMP/re.err"))" 1 restart/removal_said_once
+fits80 restart/messages "$TMP/re.err"
 assert_eq "$(jqn '[.run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s, .run.end_reason] | join(" ")' "$J")" \
 	"1 true target exited" restart/json_recreated_then_removed
 assert_eq "$(grep -c 'data-k="cgroup_recreated"' "$TMP/re.html")$(grep -c 'data-k="cgroup_removed"' "$TMP/re.html")" 11 \
@@ -214,21 +217,22 @@ cs_attach "$J" "$TMP/rc.err" --cgroup "$CG" --comm cs-nomatch -i 0.2 -j ||
 	{ fail restart_comm/attach "$(cat "$TMP/rc.err")"; exit 0; }
 held=$(bpf_owned "$CS_PID")
 rmdir "$CG"
-wait_for "grep -q 'cgroup $CG was removed' '$TMP/rc.err'" 10 ||
+wait_for "msg_join '$TMP/rc.err' | grep -q 'cgroup $CG was removed'" 10 ||
 	fail restart_comm/removal_said "$(cat "$TMP/rc.err")"
 mkdir "$CG"
-wait_for "grep -q 'cgroup $CG was re-created' '$TMP/rc.err'" 10 ||
+wait_for "msg_join '$TMP/rc.err' | grep -q 'cgroup $CG was re-created'" 10 ||
 	fail restart_comm/recreation_said "$(cat "$TMP/rc.err")"
 cg_client r3 "$CG" || fail restart_comm/start r3
 assert_eq "$(fx_cmd r3 "churn 3")" "churned 3" restart_comm/r3_churned
 fx_stop r3
 wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
 rmdir "$CG"
-wait_for "[ \$(grep -c 'cgroup $CG was removed' '$TMP/rc.err') -ge 2 ] || ended $CS_PID" 10
+wait_for "[ \$(msg_join '$TMP/rc.err' | grep -c 'cgroup $CG was removed') -ge 2 ] || ended $CS_PID" 10
 if ended "$CS_PID"; then fail restart_comm/runs_on_with_comm "ended: $(cat "$TMP/rc.err")"; fi
 cs_stop
 assert_eq "$?" 0 restart_comm/exit_status
-assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/rc.err")" 2 restart_comm/each_removal_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" <(msg_join "$TMP/rc.err"))" 2 restart_comm/each_removal_said_once
+fits80 restart_comm/messages "$TMP/rc.err"
 assert_eq "$(jqn "[.processes[] | select(.pid == $r3_PID) | .exited, (.joined_s > 0), $tot] | join(\" \")" "$J")" \
 	"true true 3 3 3 3" restart_comm/client_in_new_cgroup_exact
 assert_eq "$(jqn '[.run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s] | join(" ")' "$J")" "1 true" \
@@ -257,7 +261,7 @@ kill -KILL "$e2_PID"
 wait "$e2_PID" 2>/dev/null
 wait_for "[ -z \"\$(cat '$CG/cgroup.procs')\" ]" 10
 if rmdir "$CG"; then ok exporter/cgroup_removed; else fail exporter/cgroup_removed "rmdir $CG failed"; fi
-wait_for "grep -q 'cgroup $CG was removed' '$TMP/exp.err' || ended $EXP" 10
+wait_for "msg_join '$TMP/exp.err' | grep -q 'cgroup $CG was removed' || ended $EXP" 10
 n0=$(snapshots "$eport")
 # Three more snapshots rendered after the removal: still at work.
 if wait_for "[ \"\$(snapshots $eport)\" -ge $((${n0:-0} + 3)) ]" 20 && ! ended "$EXP"; then
@@ -265,7 +269,7 @@ if wait_for "[ \"\$(snapshots $eport)\" -ge $((${n0:-0} + 3)) ]" 20 && ! ended "
 else
 	fail exporter/keeps_serving "snapshots $n0 -> $(snapshots "$eport"); $(cat "$TMP/exp.err")"
 fi
-assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" "$TMP/exp.err")" 1 exporter/removal_said_once
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s" <(msg_join "$TMP/exp.err"))" 1 exporter/removal_said_once
 # Held with their final values for the 60 s grace (freed after it:
 # test_prom/selector_members_retired_after_grace).
 assert_eq "$(metric "$eport" $opened "$e1_PID") $(metric "$eport" $opened "$e2_PID")" "5 2" \
@@ -273,9 +277,10 @@ assert_eq "$(metric "$eport" $opened "$e1_PID") $(metric "$eport" $opened "$e2_P
 # The unit restarts: a new cgroup at the path, followed; a process in it
 # counted exactly.
 mkdir "$CG"
-wait_for "grep -q 'cgroup $CG was re-created' '$TMP/exp.err' || ended $EXP" 10
-assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/exp.err")" 1 \
+wait_for "msg_join '$TMP/exp.err' | grep -q 'cgroup $CG was re-created' || ended $EXP" 10
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" <(msg_join "$TMP/exp.err"))" 1 \
 	exporter/recreation_said_once
+fits80 exporter/messages "$TMP/exp.err"
 cg_client e3 "$CG" || fail exporter/start e3
 assert_eq "$(fx_cmd e3 "churn 3")" "churned 3" exporter/e3_churned
 if wait_for "[ \"\$(metric $eport $opened $e3_PID)\" = 3 ]" 20; then
@@ -320,10 +325,11 @@ else
 fi
 wait "$FDL"
 assert_eq "$?" 3 fdleak/exit_status_3
-assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" "$TMP/fd.err")" 1 \
+assert_eq "$(grep -c "cgroup $CG was re-created after [0-9.]* s.*following the new one" <(msg_join "$TMP/fd.err"))" 1 \
 	fdleak/recreation_said_once
-assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s.*fdleak ends once no target is left" "$TMP/fd.err")" 1 \
+assert_eq "$(grep -c "cgroup $CG was removed after [0-9.]* s.*fdleak ends once no target is left" <(msg_join "$TMP/fd.err"))" 1 \
 	fdleak/removal_said_once
+fits80 fdleak/messages "$TMP/fd.err"
 assert_eq "$(jqn '[.run.end_reason, .run.cgroup_recreated, .run.cgroup_removed_s > .run.cgroup_recreated_s] | join(" ")' "$TMP/fd.json")" \
 	"target exited 1 true" fdleak/json_run
 assert_eq "$(jqn "[.processes[] | select(.pid == $f1_PID or .pid == $f2_PID) | .exited] | join(\" \")" "$TMP/fd.json")" \

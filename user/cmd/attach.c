@@ -85,6 +85,44 @@ static const char *records_desc(const struct tracer *t)
 			  : "per state transition (owner by socket address)";
 }
 
+/* The targets and the hook, wrapped at 80 columns as one message: 256
+ * pids, a cgroup's path or a container's are longer than a line. */
+static void say_tracing(const struct attach_opts *o, const char *method)
+{
+	char *list = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&list, &len);
+
+	if (!f) {
+		fprintf(stderr, "connscope: tracing; Ctrl-C to stop\n");
+		return;
+	}
+	if (o->tracer.all)
+		fprintf(f, "every process (--all");
+	else
+		fprintf(f, "%zu process%s (", o->npids, o->npids == 1 ? "" : "es");
+	/* ", " between pids: a line may break after any of them. */
+	for (size_t i = 0; i < o->npids; i++)
+		fprintf(f, "%s%d", i ? ", " : "", o->pids[i]);
+	for (size_t i = 0; i < o->sel.ncomms; i++)
+		fprintf(f, "%s--comm %s", i || o->npids ? ", " : "", o->sel.comms[i]);
+	if (o->sel.container[0])
+		fprintf(f, "%s--container %s (id %.12s), cgroup %s",
+			o->npids || o->sel.ncomms ? ", " : "", o->sel.container,
+			o->sel.container_id, o->sel.cgroup_path);
+	else if (o->sel.cgroup_path)
+		fprintf(f, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
+			o->sel.cgroup_path);
+	if (fclose(f)) {
+		free(list);
+		fprintf(stderr, "connscope: tracing; Ctrl-C to stop\n");
+		return;
+	}
+	/* The hook on a line of its own, as it always was. */
+	text_err("connscope: tracing %s)\nvia %s; Ctrl-C to stop\n", list, method);
+	free(list);
+}
+
 int attach_run(const struct attach_opts *in)
 {
 	/* The targets: -p's, and the processes --comm / --cgroup match now. */
@@ -386,23 +424,7 @@ int attach_run(const struct attach_opts *in)
 	if (o->json_stream_path &&
 	    !(all_targets.json_stream = safefile_stream(o->json_stream_path, "--json-stream")))
 		goto cleanup;
-	if (o->tracer.all)
-		fprintf(stderr, "connscope: tracing every process (--all");
-	else
-		fprintf(stderr, "connscope: tracing %zu process%s (", o->npids,
-			o->npids == 1 ? "" : "es");
-	for (size_t i = 0; i < o->npids; i++)
-		fprintf(stderr, "%s%d", i ? "," : "", o->pids[i]);
-	for (size_t i = 0; i < o->sel.ncomms; i++)
-		fprintf(stderr, "%s--comm %s", i || o->npids ? ", " : "", o->sel.comms[i]);
-	if (o->sel.container[0])
-		fprintf(stderr, "%s--container %s (id %.12s), cgroup %s",
-			o->npids || o->sel.ncomms ? ", " : "", o->sel.container,
-			o->sel.container_id, o->sel.cgroup_path);
-	else if (o->sel.cgroup_path)
-		fprintf(stderr, "%s--cgroup %s", o->npids || o->sel.ncomms ? ", " : "",
-			o->sel.cgroup_path);
-	fprintf(stderr, ")\n  via %s; Ctrl-C to stop\n", tracer.method);
+	say_tracing(o, tracer.method);
 	if (o->tracer.verbose && tracer.io_method)
 		fprintf(stderr, "  bytes and requests: %s\n", tracer.io_method);
 	pidns_note(stderr);

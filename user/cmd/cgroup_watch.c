@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cgroup_watch.h"
 #include "timeutil.h"
+#include "text_wrap.h"
 
 enum cgroup_change cgroup_watch_check(struct cgroup_watch *w)
 {
@@ -28,23 +29,23 @@ enum cgroup_change cgroup_watch_check(struct cgroup_watch *w)
 		w->open_err = 0;
 		if (w->follow)
 			w->follow(w->ctx);
-		fprintf(stderr, "connscope: cgroup %s was re-created after %.1f s (a restart: "
-				"removed and made again at that path); following the new one\n",
-			sel->cgroup_path, s);
+		text_err("connscope: cgroup %s was re-created after %.1f s (a restart: "
+			 "removed and made again at that path); following the new one\n",
+			 sel->cgroup_path, s);
 		return CGROUP_NEW;
 	}
 	if (!f->removed) {
 		f->removed = true;
 		f->removed_s = s;
-		fprintf(stderr, "connscope: cgroup %s was removed after %.1f s; no process joins "
-				"through it until one is made again at that path%s\n",
-			sel->cgroup_path, s, w->gone_note ? w->gone_note : "");
+		text_err("connscope: cgroup %s was removed after %.1f s; no process joins "
+			 "through it until one is made again at that path%s\n",
+			 sel->cgroup_path, s, w->gone_note ? w->gone_note : "");
 	}
 	if (r < 0 && r != w->open_err) {
 		w->open_err = r;
-		fprintf(stderr, "connscope: cgroup %s is there again but cannot be opened: %s; "
-				"it is not followed while this lasts\n", sel->cgroup_path,
-			strerror(-r));
+		text_err("connscope: cgroup %s is there again but cannot be opened: %s; "
+			 "it is not followed while this lasts\n", sel->cgroup_path,
+			 strerror(-r));
 	}
 	return CGROUP_GONE;
 }
