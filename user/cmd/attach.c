@@ -190,8 +190,8 @@ int attach_run(const struct attach_opts *in)
 	}
 	/* Removed since it was parsed: as if it had never been there. */
 	if (targets_cgroup_removed(&in->sel)) {
-		fprintf(stderr, "connscope: --cgroup %s: not a cgroup v2 directory any more (it "
-				"was removed): give one that exists\n", in->sel.cgroup_path);
+		text_err("connscope: --cgroup %s: not a cgroup v2 directory any more (it "
+			 "was removed): give one that exists\n", in->sel.cgroup_path);
 		return EXIT_USAGE;
 	}
 	ret = 1;

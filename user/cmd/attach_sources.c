@@ -19,6 +19,7 @@
 #include "netstat.h"
 #include "netns.h"
 #include "timeutil.h"
+#include "text_wrap.h"
 
 /* The live processes of the books: what a reconcile scans. */
 static size_t alive_pids(const struct agg *a, pid_t *pids, size_t max)
@@ -613,8 +614,8 @@ void attach_cgroup_rejoin(struct agg *a, struct tracer *t, const struct target_s
 	int err = tracer_set_cgroup(t, sel->cgroup_fd);
 
 	if (err) {
-		fprintf(stderr, "connscope: cannot point the filter at the new cgroup %s: %s; "
-				"no process joins through it\n", sel->cgroup_path, strerror(-err));
+		text_err("connscope: cannot point the filter at the new cgroup %s: %s; "
+			 "no process joins through it\n", sel->cgroup_path, strerror(-err));
 		return;
 	}
 	np = targets_scan(&cg, pids, 0, CLI_MAX_PIDS);
