@@ -411,8 +411,8 @@ int attach_run(const struct attach_opts *in)
 	 * interval in --cost-every (agentcost.h). */
 	if (agentcost_start(&cost, o->pids, o->npids, o->cost_every_set ? o->cost_every : 10,
 			    tick_ns, cost_connections(&agg)))
-		fprintf(stderr, "connscope: the agent's own cost is unknown for this run (BPF "
-				"run-time stats could not be turned on)\n");
+		fprintf(stderr, "connscope: agent's own cost unknown: BPF run-time stats could "
+				"not be turned on\n");
 	/* Start-up parsed the kernel's BTF (~11 MB) and freed it; hand that
 	 * back now, or a small allocation above it in the heap keeps it in
 	 * the agent's RSS for the whole run (measured: 43 MB at start

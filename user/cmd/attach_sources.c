@@ -62,8 +62,8 @@ size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roo
 	size_t taken = 0;
 
 	if (nd == sizeof(desc) / sizeof(desc[0]))
-		fprintf(stderr, "connscope: --children: more than %zu descendants at start: the "
-				"first %zu taken in, the rest not traced\n", nd, nd);
+		fprintf(stderr, "connscope: --children: only the first %zu descendants at start "
+				"are traced\n", nd);
 	for (size_t i = 0; i < nd; i++) {
 		struct proc_books *p;
 		struct proc_ident id;
