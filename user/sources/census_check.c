@@ -12,6 +12,7 @@
 #include "sockdiag.h"
 #include "tcp_state_names.h"
 #include "timeutil.h"
+#include "text_wrap.h"
 
 struct sd_list {
 	struct sd_sock *v;
@@ -39,11 +40,11 @@ static void said(unsigned *shown, const struct sd_sock *s, const char *what, uin
 		 uint64_t d)
 {
 	if ((*shown)++ < 20)
-		fprintf(stderr, "connscope: census check: differs: %s walk %llu dump %llu "
-				"(%s, port %u -> %u, cookie %llu)\n",
-			what, (unsigned long long)w, (unsigned long long)d,
-			tcp_state_name(s->state), s->sport, s->dport,
-			(unsigned long long)s->cookie);
+		text_err("connscope: census check: differs: %s walk %llu dump %llu "
+			 "(%s, port %u -> %u, cookie %llu)\n",
+			 what, (unsigned long long)w, (unsigned long long)d,
+			 tcp_state_name(s->state), s->sport, s->dport,
+			 (unsigned long long)s->cookie);
 }
 
 /* One socket's two views; slack_ms: how far the timers may have run

@@ -13,6 +13,7 @@
 #include "kfeatures_probe.h"
 #include "fdtrack.skel.h"
 #include "pidns.h"
+#include "text_wrap.h"
 
 int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sample_fn on_event,
 		   ring_buffer_sample_fn on_snap, void *ctx, bool all, int targets_fd)
@@ -51,8 +52,8 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 	if (!err)
 		err = fdtrack_bpf__load(t->skel);
 	if (err) {
-		fprintf(stderr, "connscope: cannot load the fd tracking programs: %s (run with -v "
-				"for the verifier's log)\n", strerror(-err));
+		text_err("connscope: cannot load the fd tracking programs: %s (run with -v "
+			 "for the verifier's log)\n", strerror(-err));
 		goto fail;
 	}
 	bpf_object__for_each_program(prog, t->skel->obj)

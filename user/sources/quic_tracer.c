@@ -23,6 +23,7 @@
 #include "quicwire.skel.h"
 #include "ngtcp2.skel.h"
 #include "pidns.h"
+#include "text_wrap.h"
 
 #define IPPROTO_QUIC_NUM 261
 
@@ -124,15 +125,15 @@ static int cover_root(struct quic_tracer *t, const char *why, bool fallback)
 	int r = cover(t, t->cg.mount, err, sizeof(err));
 
 	if (r < 0) {
-		fprintf(stderr, "connscope: QUIC on the wire: %s; and at the root: %s\n", why, err);
+		text_err("connscope: QUIC on the wire: %s; and at the root: %s\n", why, err);
 		return r;
 	}
 	/* Said once, whatever was noted before it (a target not seen). */
 	if (r > 0 && !t->root_said) {
 		t->root_said = true;
 		if (fallback)
-			fprintf(stderr, "connscope: QUIC on the wire: %s: its programs are on the "
-					"cgroup root %s, for every process\n", why, t->cg.mount);
+			text_err("connscope: QUIC on the wire: %s: its programs are on the "
+				 "cgroup root %s, for every process\n", why, t->cg.mount);
 		note_add(t, "on the cgroup root: ", why);
 	}
 	return 0;
@@ -291,7 +292,7 @@ int quic_tracer_open(struct quic_tracer *t, struct quic_books *books, bool all, 
 	 * as the wire unit's (tcp_tracer.h, tracer_map_ring); its ring is
 	 * added at the start. */
 	if (system_lib && !quic_find_system_libngtcp2(path, sizeof(path)) && attach_lib(t, path, NULL))
-		fprintf(stderr, "connscope: cannot attach the libngtcp2 probes to %s\n", path);
+		text_err("connscope: cannot attach the libngtcp2 probes to %s\n", path);
 	return 0;
 fail:
 	quic_tracer_wire_off(t);
@@ -545,8 +546,8 @@ int quic_tracer_add_target(struct quic_tracer *t, pid_t pid)
 		uint64_t since = 0;
 
 		if (attach_lib(t, path, &since)) {
-			fprintf(stderr, "connscope: cannot attach the libngtcp2 probes in %d (%s); "
-					"QUIC counts come from the wire only\n", pid, path);
+			text_err("connscope: cannot attach the libngtcp2 probes in %d (%s); "
+				 "QUIC counts come from the wire only\n", pid, path);
 		} else {
 			/* The books judge whether they came after its first
 			 * connection (a copy of the library probed late). */
