@@ -5,6 +5,7 @@
 #include "attach_report.h"
 #include "prom.h"
 #include "report_html.h"
+#include "text_wrap.h"
 
 /* Reports go to a temporary beside FILE and are renamed into place when
  * complete (safefile.c): a failed or interrupted run never leaves half a
@@ -20,8 +21,8 @@ int attach_report_commit(struct safefile *sf, const struct agg *a, const struct 
 	else
 		err = format_report_html(sf->f, a, run);
 	if (err) {
-		fprintf(stderr, "connscope: writing the report %s failed: %s\n", sf->path,
-			strerror(-err));
+		text_err("connscope: writing the report %s failed: %s\n", sf->path,
+			 strerror(-err));
 		safefile_abort(sf);
 		return err;
 	}

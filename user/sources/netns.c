@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "netns.h"
 #include "procfs.h"
+#include "text_wrap.h"
 
 static int ns_path(char *buf, size_t len, pid_t pid)
 {
@@ -64,8 +65,8 @@ static int run_in(int target, int (*fn)(void *ctx), void *ctx)
 	ret = fn(ctx);
 	if (setns(home, CLONE_NEWNET)) {
 		/* Every later read would be of the wrong namespace. */
-		fprintf(stderr, "connscope: cannot return to the agent's network namespace: %s\n",
-			strerror(errno));
+		text_err("connscope: cannot return to the agent's network namespace: %s\n",
+			 strerror(errno));
 		abort();
 	}
 out:

@@ -25,6 +25,7 @@
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
 #include "pidns.h"
+#include "text_wrap.h"
 
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -335,8 +336,8 @@ static int attach_target_hooks(struct tracer *t)
 		if (!*hooks[i].link) {
 			int err = -errno;
 
-			fprintf(stderr, "connscope: cannot attach %s: %s (run with -v for details)\n",
-				bpf_program__name(hooks[i].prog), strerror(-err));
+			text_err("connscope: cannot attach %s: %s (run with -v for details)\n",
+				 bpf_program__name(hooks[i].prog), strerror(-err));
 			return err;
 		}
 	}
@@ -364,9 +365,9 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 	if (err && !o->follow_children && !o->ncomms && !o->cgroup_path)
 		err = open_and_load(t, o, false, false);
 	if (err) {
-		fprintf(stderr, "connscope: cannot load the BPF programs: %s%s\n", strerror(-err),
-			err == -EPERM ? " (run as root; a kernel lockdown or seccomp policy may "
-					"forbid BPF)" : " (run with -v for the verifier's log)");
+		text_err("connscope: cannot load the BPF programs: %s%s\n", strerror(-err),
+			 err == -EPERM ? " (run as root; a kernel lockdown or seccomp policy may "
+					 "forbid BPF)" : " (run with -v for the verifier's log)");
 		return err;
 	}
 	err = attach_target_hooks(t);
@@ -402,8 +403,8 @@ int tracer_attach(struct tracer *t, const struct tracer_opts *o)
 	if (!err && t->accept_skel)
 		err = tcpstate_bpf__attach(t->accept_skel);
 	if (err) {
-		fprintf(stderr, "connscope: cannot attach to the tracepoints: %s "
-				"(run with -v for details)\n", strerror(-err));
+		text_err("connscope: cannot attach to the tracepoints: %s "
+			 "(run with -v for details)\n", strerror(-err));
 		tracer_close(t);
 	}
 	return err;

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "tcp_tracer.h"
 #include "tcpstate.skel.h"
+#include "text_wrap.h"
 
 /* CONNSCOPE_HOOK_FAULT=accept-fexit, for tests: the fexit's attach fails
  * as a trampoline another ftrace user holds would (EBUSY), so the
@@ -110,9 +111,9 @@ int tracer_attach_accept(struct tracer *t, const struct tracer_opts *o)
 	 * runs instead (run.accept_hook names the tracepoints, as do the
 	 * text report's accept: line and the HTML Run). */
 	if (lerr) {
-		fprintf(stderr, "connscope: no accept hook: fexit/inet_csk_accept %s, "
-				"accept() exits %s\n",
-			errno_name(-err, b1, sizeof(b1)), errno_name(-lerr, b2, sizeof(b2)));
+		text_err("connscope: no accept hook: fexit/inet_csk_accept %s, "
+			 "accept() exits %s\n",
+			 errno_name(-err, b1, sizeof(b1)), errno_name(-lerr, b2, sizeof(b2)));
 		return lerr;
 	}
 	fprintf(stderr, "connscope: fexit/inet_csk_accept refused (%s); using the accept() "
