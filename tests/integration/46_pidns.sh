@@ -117,6 +117,8 @@ assert_eq "$([ "$cpid" -lt 100 ] && [ "$spid" -lt 100 ] && echo small)" small ch
 grep -q 'child pid namespace' "$TMP/child/p.err" ||
 	fail child/said "no word of the pid namespace on stderr: $(head -c 400 "$TMP/child/p.err")"
 grep -q 'child pid namespace' "$TMP/child/p.err" && ok child/said
+# Wrapped at 80 columns (was one line of ~170 with pid:[4026532xxx]).
+fits80 child/stderr "$TMP/child/p.err"
 assert_eq "$(jqn '.run.pid_namespace.child' "$TMP/child/p.json")" true child/json_says_namespace
 assert_eq "$(jqn '.run.pid_namespace.child' "$TMP/host/p.json")" false host/json_says_namespace
 

@@ -4,8 +4,11 @@
  * processes in, even where the agent's own (/proc/self/ns/pid) differs
  * (a /proc left from the parent namespace after `unshare --pid` without
  * --mount-proc: there the pids the agent reads are the parent's). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include "pidns.h"
+#include "text_wrap.h"
 
 /* init_pid_ns's inode number (PROC_PID_INIT_INO, fixed since Linux 3.8). */
 #define PIDNS_INIT_INO 0xEFFFFFFCU
@@ -37,10 +40,19 @@ uint32_t pidns_bpf_ino(void)
 void pidns_note(FILE *out)
 {
 	const struct pidns_info *ns = pidns_agent();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
 
 	if (!ns->child)
 		return;
-	fprintf(out, "  in a child pid namespace (pid:[%u]): pids are its own; processes outside it "
-		     "cannot be seen from here (not traced; under --all their sockets are unattributed)\n",
-		ns->ino);
+	/* Wrapped at 80 columns as the tracing line it follows, and written
+	 * at once (text_err's reason: stderr is unbuffered). */
+	m = open_memstream(&buf, &len);
+	text_wrapf(m ? m : out, "  ", "  ", "in a child pid namespace (pid:[%u]): pids are its "
+		   "own; processes outside it cannot be seen from here (not traced; under "
+		   "--all their sockets are unattributed)", ns->ino);
+	if (m && !fclose(m))
+		fwrite(buf, 1, len, out);
+	free(buf);
 }
