@@ -455,9 +455,9 @@ int attach_run(const struct attach_opts *in)
 	}
 	if (exp) {
 		attach_publish_metrics(exp, &agg, &run, &tracer, fs_on ? &fs : NULL, &snap.st);
-		fprintf(stderr, "connscope: exporter serving http://%s%s%s:%u/metrics\n",
-			strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
-			strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
+		text_err("connscope: exporter serving http://%s%s%s:%u/metrics\n",
+			 strchr(o->listen_addr, ':') ? "[" : "", o->listen_addr,
+			 strchr(o->listen_addr, ':') ? "]" : "", o->listen_port);
 	}
 	live_tty = !o->json && !o->quiet_live && !o->no_color && isatty(STDOUT_FILENO);
 	run.tw.top = o->top > 0 ? o->top : 10;

@@ -76,8 +76,8 @@ size_t attach_take_descendants(struct agg *a, struct tracer *t, const pid_t *roo
 			continue;	/* a -p target too: one already */
 		err = tracer_add_target(t, desc[i]);
 		if (err) {
-			fprintf(stderr, "connscope: --children: cannot add pid %d to the filter: "
-					"%s\n", desc[i], strerror(-err));
+			text_err("connscope: --children: cannot add pid %d to the filter: "
+				 "%s\n", desc[i], strerror(-err));
 			continue;
 		}
 		memcpy(p->comm, id.comm, sizeof(p->comm));
