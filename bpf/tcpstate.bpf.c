@@ -160,6 +160,17 @@ static __always_inline bool handoff_port(__u32 port)
 	return handoff_ports[port & 0xffff];
 }
 
+/* The network namespaces the agent reads (inode -> 1, user space fills
+ * it from each census): an untraced listen() marks its port only there,
+ * not anywhere on the host (a Kubernetes node's every pod), since its
+ * mark costs the sends and reads of every untraced socket at that port. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} handoff_netns SEC(".maps");
+
 static __always_inline void handoff_mark(__u32 port)
 {
 	asm volatile("" : "+r"(port));	/* as seed_port */

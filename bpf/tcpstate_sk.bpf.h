@@ -310,12 +310,14 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 
 	if (oldstate == TCP_CLOSE && (newstate == TCP_SYN_SENT || newstate == TCP_LISTEN)) {
 		if (!current_is_target()) {
-			/* A listener no target holds, made while we trace:
-			 * marked at once (user space marks those of each
-			 * census, a listener made since only at the next),
-			 * so a connection it hands a target in between is
-			 * adopted too. */
-			if (newstate == TCP_LISTEN)
+			/* A listener no target holds, made while we trace
+			 * in a namespace the agent reads: marked at once
+			 * (user space marks those of each census, a listener
+			 * made since only at the next), so a connection it
+			 * hands a target in between is adopted too. */
+			__u32 ns = sk->__sk_common.skc_net.net->ns.inum;
+
+			if (newstate == TCP_LISTEN && bpf_map_lookup_elem(&handoff_netns, &ns))
 				handoff_mark(sk_local_port_btf(sk));
 			return NULL;
 		}

@@ -541,6 +541,8 @@ static bool pid_in(pid_t pid, const pid_t *pids, size_t n)
 
 void attach_note_listeners(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap)
 {
+	for (size_t i = 0; i < snap->nns; i++)
+		tracer_handoff_netns(t, snap->ns[i].netns);
 	for (size_t i = 0; i < snap->n; i++) {
 		const struct sd_sock *s = &snap->socks[i];
 		const struct inode_owner *o;

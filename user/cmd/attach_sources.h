@@ -43,7 +43,10 @@ size_t attach_untraced_acceptors(const struct agg *a, const struct tcp_snapshot 
  * (tracer_handoff_port), so that a connection one of them accepts and a
  * target then serves (handed over a Unix socket: Node.js's cluster) is
  * adopted as that listener's, accepted, at the target's first send, read
- * or close. At the start (attach_seed) and after each census. */
+ * or close; and the namespaces read, where an untraced listen() made
+ * between two censuses is marked by the kernel side at once
+ * (tracer_handoff_netns). At the start (attach_seed) and after each
+ * census. */
 void attach_note_listeners(struct agg *a, struct tracer *t, const struct tcp_snapshot *snap);
 
 void attach_say_joined(struct agg *a, uint64_t t0, struct quic_tracer *qt);

@@ -480,6 +480,17 @@ void tracer_handoff_port(struct tracer *t, uint16_t port)
 		t->skel->bss->handoff_ports[port] = 1;
 }
 
+void tracer_handoff_netns(struct tracer *t, uint32_t netns)
+{
+	__u8 one = 1;
+
+	/* Full (64 namespaces read): a listener made since in another is
+	 * marked at the next census instead, as before this map. */
+	if (t->sk_mode && t->skel->rodata->filter_tgid)
+		bpf_map_update_elem(bpf_map__fd(t->skel->maps.handoff_netns), &netns, &one,
+				    BPF_ANY);
+}
+
 int tracer_seed_listener(struct tracer *t, const struct cs_tuple *tuple,
 			 const struct cs_owner *owner)
 {

@@ -136,6 +136,9 @@ int tracer_seed(struct tracer *t, const struct cs_tuple *tuple, const struct cs_
  * target's first send, read or close (socket-storage mode; elsewhere a
  * no-op). The port stays marked for the run. */
 void tracer_handoff_port(struct tracer *t, uint16_t port);
+/* A network namespace the agent reads (its inode): an untraced listen()
+ * there marks its port at once (handoff_netns); elsewhere it does not. */
+void tracer_handoff_netns(struct tracer *t, uint32_t netns);
 /* A listener that predates the agent: connections it takes before accept()
  * are charged to owner (as CLOSE->LISTEN does for a listener made while
  * traced). A listener already known there is kept. */
