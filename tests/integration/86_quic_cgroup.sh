@@ -201,8 +201,10 @@ spawn_bg "${CG_EXEC[@]}" "$CG" unshare -C -m --propagation private \
 	"$CONNSCOPE" attach -p "$SPID" -d 1 -j >"$TMP/ns.json" 2>"$TMP/ns.err"
 wait "$BG_PID"
 assert_eq "$?" 0 cgroupns/exit_status
-assert_eq "$(grep -c "datagrams of process $SPID are not seen on the wire: its cgroup .* outside this agent's cgroup namespace" "$TMP/ns.err")" \
-	1 cgroupns/said_once
+# One message, wrapped at 80 columns (continuation lines indented).
+assert_eq "$(grep -c "datagrams of process $SPID are not seen on the wire: its cgroup .* outside this agent's cgroup namespace" \
+	<(msg_join "$TMP/ns.err"))" 1 cgroupns/said_once
+fits80 cgroupns/stderr "$TMP/ns.err"
 assert_eq "$(jqn '.agent.quic | [.wire, .cgroup, (.cgroup_note | test("not seen"))] | map(tostring) | join(" ")' "$TMP/ns.json")" \
 	"true  true" cgroupns/json_says_not_seen
 # Two reasons, both kept: the root (--comm: a process of that name may

@@ -23,8 +23,8 @@ int fd_tracer_open(struct fd_tracer *t, struct ring_buffer **rb, ring_buffer_sam
 
 	memset(t, 0, sizeof(*t));
 	if (!kf_has(kf_plan(NULL), KF_HOOK_TASK_HELPERS)) {
-		fprintf(stderr, "connscope: fd tracking needs %s\n",
-			kf_figure(KF_FIG_FD_TRACKING)->needs);
+		text_err("connscope: fd tracking needs %s\n",
+			 kf_figure(KF_FIG_FD_TRACKING)->needs);
 		return -ENOTSUP;
 	}
 	t->skel = fdtrack_bpf__open();

@@ -178,7 +178,7 @@ int quic_tracer_cover_pid(struct quic_tracer *t, pid_t pid)
 				 "on the wire: its cgroup (/proc/%d/cgroup) is outside this agent's "
 				 "cgroup namespace", pid, pid);
 			if (t->unseen_pid != pid)	/* once, not at each add */
-				fprintf(stderr, "connscope: %s\n", why);
+				text_err("connscope: %s\n", why);
 			t->unseen_pid = pid;
 			if (!t->unseen_said) {
 				t->unseen_said = true;
@@ -218,7 +218,7 @@ static int attach_skb(struct quic_tracer *t, const char *why)
 			quic_cgroups_drop_prog(&t->cg, 2);
 	}
 	if (e) {
-		fprintf(stderr, "connscope: QUIC on the wire: %s\n", err);
+		text_err("connscope: QUIC on the wire: %s\n", err);
 		return e;
 	}
 	t->skb_on = true;

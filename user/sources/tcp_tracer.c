@@ -380,8 +380,8 @@ int tracer_open(struct tracer *t, const struct tracer_opts *o, ring_buffer_sampl
 	t->cb_ctx = ctx;
 	t->follow_children = o->follow_children;
 	if (o->follow_children && !kf_has(kf_plan(o->btf_path), KF_HOOK_FORK))
-		fprintf(stderr, "connscope: --children is off: it needs %s\n",
-			kf_figure(KF_FIG_CHILDREN)->needs);
+		text_err("connscope: --children is off: it needs %s\n",
+			 kf_figure(KF_FIG_CHILDREN)->needs);
 	return 0;
 }
 
