@@ -269,27 +269,36 @@ static __always_inline __u64 *seed_rx_base_of(const struct sock *sk, const struc
  * accepted), from now on: its concurrency from here (accept() was another
  * process's), its bytes and turns from its first look (nothing counted
  * before it: its first read or send is this one). */
-static __always_inline void handoff_image(struct cs_sk *img)
+static __always_inline void handoff_image(const struct sock *sk, struct cs_sk *img)
 {
 	__u64 now = bpf_ktime_get_ns();
+	int state = BPF_CORE_READ(sk, __sk_common.skc_state);
 
 	owner_from_current(&img->owner, CS_OWNER_ACCEPT);
 	img->sum = CS_SUM_PASSIVE | CS_SUM_EST;
 	img->est_ns = now;
 	img->io.acc_us = now / 1000;
+	/* The peer's FIN came before its first look (its ESTABLISHED ->
+	 * CLOSE_WAIT had no storage to mark): the peer closed first, as
+	 * the transition would have said; its time is this look's, the
+	 * first we know. */
+	if (state == TCP_CLOSE_WAIT || state == TCP_LAST_ACK) {
+		img->fin_ns = now;
+		img->sum |= CS_SUM_PASSIVE_CLOSE;
+	}
 }
 
 /* A handed connection's close in its target's task before any send or
  * read of it (its first look, then): its image in *init. */
-static __always_inline bool handoff_close(__u32 port, int oldstate, int newstate,
-					  struct cs_sk *init)
+static __always_inline bool handoff_close(const struct sock *sk, __u32 port, int oldstate,
+					  int newstate, struct cs_sk *init)
 {
 	if (!handoff_port(port) ||
 	    !((oldstate == TCP_ESTABLISHED && newstate == TCP_FIN_WAIT1) ||
 	      (oldstate == TCP_CLOSE_WAIT && newstate == TCP_LAST_ACK)) ||
 	    !current_is_target())
 		return false;
-	handoff_image(init);
+	handoff_image(sk, init);
 	return true;
 }
 
@@ -326,7 +335,7 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 	} else if (!seed_port(port = sk_local_port_btf(sk))) {
 		/* Neither a seeded listener's child nor a seed: a handed
 		 * connection's close, or nothing of ours. */
-		if (!handoff_close(port, oldstate, newstate, &init))
+		if (!handoff_close(sk, port, oldstate, newstate, &init))
 			return NULL;
 	} else if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
 		sk_read_tuple(sk, &t, true);
@@ -346,7 +355,7 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 			init.sum = CS_SUM_BORN | CS_SUM_EST;
 			init.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
 			seed = true;
-		} else if (!handoff_close(port, oldstate, newstate, &init)) {
+		} else if (!handoff_close(sk, port, oldstate, newstate, &init)) {
 			/* A port held seeds, and a handed one's close
 			 * (80_reuse_handoff's listener both). */
 			return NULL;

@@ -129,7 +129,7 @@ static __always_inline struct cs_sk *seed_adopt(const struct sock *sk)
 		slot->img.told = CS_TOLD_BIRTH | CS_TOLD_BOOKS;
 		slot->img.sum = CS_SUM_BORN | CS_SUM_EST;
 	} else {
-		handoff_image(&slot->img);
+		handoff_image(sk, &slot->img);
 	}
 	st = bpf_sk_storage_get(&sk_state, (struct sock *)sk, &slot->img,
 				BPF_SK_STORAGE_GET_F_CREATE);

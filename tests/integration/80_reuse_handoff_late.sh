@@ -115,6 +115,11 @@ handoff_case() {
 		assert_eq "$(jqn "$P | [.connections_opened, .connections_accepted,
 			.connections_closed, .requests] | @tsv" "$J")" \
 			"$(printf '0\t%s\t%s\t%s' "$conns" "$closed" "$reqs")" "$name/worker_$pid/totals"
+		# The client closes every one first, also those the worker
+		# first touched at its own close, after the client's FIN.
+		assert_eq "$(jqn "(.processes[] | select(.pid == $pid) | .totals) |
+			[.closed_by_this_side, .closed_by_peer] | @tsv" "$J")" \
+			"$(printf '0\t%s' "$closed")" "$name/worker_$pid/closed_first_by_the_client"
 	done
 	# The kernel's passive opens, every one a worker's.
 	assert_eq "$(jqn '[.processes[].reuse.connections_accepted] | add' "$J")" "$PASSIVE" \
