@@ -159,8 +159,7 @@ int fd_tracer_errors(struct fd_tracer *t, pid_t pid, uint64_t *emfile, uint64_t 
 
 void fd_tracer_close(struct fd_tracer *t)
 {
-	for (int i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	bpf_links_destroy(t->links, t->nlinks);
 	free(t->links);
 	t->links = NULL;
 	t->nlinks = 0;

@@ -573,9 +573,14 @@ void quic_tracer_stats(const struct quic_tracer *t, uint64_t wire[QW_STAT_MAX],
 
 void quic_tracer_close(struct quic_tracer *t)
 {
+	struct bpf_link *links[sizeof(t->lib) / sizeof(t->lib[0]) * QT_LIB_PROBES];
+	int n = 0;
+
+	/* Every library's probes at once: each uprobe's detach waits. */
 	for (int i = 0; i < t->nlib; i++)
 		for (int j = 0; j < t->lib[i].nlinks; j++)
-			bpf_link__destroy(t->lib[i].links[j]);
+			links[n++] = t->lib[i].links[j];
+	bpf_links_destroy(links, n);
 	t->nlib = 0;
 	t->nlib_pids = 0;
 	quic_cgroups_free(&t->cg);
