@@ -8,6 +8,9 @@
 # processes' established, listening and TIME_WAIT gauges equal
 # `ip netns exec NS ss` counts, what was held at the start included;
 # without CAP_SYS_ADMIN (no setns) that is said.
+# Its exporter --all counts exactly, every process's events through one
+# agent: tests/run.sh runs nothing in the background beside it.
+# quiet: yes
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"

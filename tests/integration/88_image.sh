@@ -9,6 +9,9 @@
 # pair (another machine's view). A churn between two fixtures on the
 # host's loopback is counted exactly. At the end no image, container,
 # store, cgroup or namespace of the test is left.
+# Its agent in a container traces --all, counting exactly: tests/run.sh
+# runs nothing in the background beside it.
+# quiet: yes
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"

@@ -12,6 +12,9 @@
 # accepted, TIME_WAIT, established, listen); and the Prometheus
 # config's relabelling, run by a real Prometheus on that exporter, keeps the
 # annotated pod, scrapes the annotated port and adds `node`.
+# The pod's exporter traces --all, counting exactly: tests/run.sh runs
+# nothing in the background beside it.
+# quiet: yes
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"

@@ -7,6 +7,9 @@
 # here; a guest that cannot be fetched, boot or finish is a failure.
 # CONNSCOPE_KERNELS="6.1 6.12" chooses the series.
 # test-timeout: 660
+# The guests take both cores (TCG): tests/run.sh runs nothing in the
+# background beside them.
+# quiet: yes
 set -u
 source "$TESTS_DIR/lib.sh"
 

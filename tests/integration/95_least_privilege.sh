@@ -8,6 +8,9 @@
 # and says so (never silently less): without CAP_BPF, CAP_PERFMON,
 # CAP_DAC_READ_SEARCH or (for another user's process) CAP_SYS_PTRACE it is
 # refused; without CAP_NET_ADMIN QUIC on the wire is off, counted.
+# Its exporter --all asserts no event lost, on the whole machine: tests/run.sh
+# runs nothing in the background beside it.
+# quiet: yes
 set -u
 source "$TESTS_DIR/lib.sh"
 source "$TESTS_DIR/fixture.sh"
