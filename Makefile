@@ -208,11 +208,14 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_FDINV_SRCS := user/sources/fdinv.c user/sources/fdinv_sockets.c user/sources/fdinv_limits.c \
 		   user/sources/fdinv_classify.c user/sources/procfs.c user/books/inode_owners.c \
 		   user/lib/hashmap.c user/lib/grow.c
-$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sources/sockdiag.c user/sources/sockdiag.h
+# Every file it links is a prerequisite: netns.c's messages came to need
+# text_wrap.c, and a link not redone where only netns.c changed hid it.
+FUZZ_SOCKDIAG_SRCS := user/sources/sockdiag.c user/sources/netns.c user/sources/procfs.c \
+		      user/books/inode_owners.c user/lib/hashmap.c user/lib/text_wrap.c
+$(OUTPUT)/fuzz/fuzz_sockdiag: tests/fuzz/fuzz_sockdiag.c user/sources/sockdiag.h $(FUZZ_SOCKDIAG_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< user/sources/sockdiag.c user/sources/netns.c user/sources/procfs.c \
-		user/books/inode_owners.c user/lib/hashmap.c -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SOCKDIAG_SRCS) -o $@
 
 $(OUTPUT)/fuzz/fuzz_procfs: tests/fuzz/fuzz_procfs.c tests/fuzz/fakeproc.h user/sources/netlimits.c $(FUZZ_FDINV_SRCS)
 	$(call msg,FUZZ,$@)
