@@ -40,11 +40,16 @@ marked() {
 fix_start far ip netns exec "$OTHER" python3 -c "$LISTEN" && fix_expect far 'listening *' 10 ||
 	{ fail far_listening "${FIX_LINE:-no line}"; exit 1; }
 FAR=${FIX_LINE#listening }
-fix_start near ip netns exec "$NS" python3 -c "$LISTEN" && fix_expect near 'listening *' 10 ||
-	{ fail near_listening "${FIX_LINE:-no line}"; exit 1; }
-NEAR=${FIX_LINE#listening }
-# Two namespaces may hand out the same port: then the test says nothing.
-[[ $NEAR != "$FAR" ]] || { fail distinct_ports "both listeners at $NEAR: rerun"; exit 1; }
+# Two namespaces draw their ports apart and may draw the same one (about
+# once in 28,000): then the near listener is made again, a few times.
+for ((try = 1; try <= 5; try++)); do
+	fix_start near ip netns exec "$NS" python3 -c "$LISTEN" && fix_expect near 'listening *' 10 ||
+		{ fail near_listening "${FIX_LINE:-no line}"; exit 1; }
+	NEAR=${FIX_LINE#listening }
+	[[ $NEAR != "$FAR" ]] && break
+	fix_send near ""
+done
+[[ $NEAR != "$FAR" ]] || { fail distinct_ports "5 listeners at $FAR, the other's port"; exit 1; }
 wait_for "[ \"\$(marked $NEAR)\" = 1 ]" 10
 assert_eq "$(marked "$NEAR")" 1 untraced_listen_in_the_targets_namespace_marked
 assert_eq "$(marked "$FAR")" 0 untraced_listen_elsewhere_not_marked
