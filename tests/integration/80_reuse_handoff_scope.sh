@@ -35,21 +35,22 @@ marked() {
 		jq -r --argjson p "$1" '.[0].formatted.value[".bss"][] | select(.handoff_ports) | .handoff_ports[$p]'
 }
 
-# The other namespace's listener first: the census never reads it, so a
-# mark can only come from the kernel side at its listen().
-fix_start far ip netns exec "$OTHER" python3 -c "$LISTEN" && fix_expect far 'listening *' 10 ||
-	{ fail far_listening "${FIX_LINE:-no line}"; exit 1; }
-FAR=${FIX_LINE#listening }
-# Two namespaces draw their ports apart and may draw the same one (about
-# once in 28,000): then the near listener is made again, a few times.
+# The near listener first: its listen() marks its port. Then the other
+# namespace's, which the census never reads, so a mark of its port can only
+# come from the kernel side at its listen(). Two namespaces draw their
+# ports apart and may draw the same one (about once in 28,000): then the
+# far listener is made again, a few times (its port was marked already).
+fix_start near ip netns exec "$NS" python3 -c "$LISTEN" && fix_expect near 'listening *' 10 ||
+	{ fail near_listening "${FIX_LINE:-no line}"; exit 1; }
+NEAR=${FIX_LINE#listening }
 for ((try = 1; try <= 5; try++)); do
-	fix_start near ip netns exec "$NS" python3 -c "$LISTEN" && fix_expect near 'listening *' 10 ||
-		{ fail near_listening "${FIX_LINE:-no line}"; exit 1; }
-	NEAR=${FIX_LINE#listening }
-	[[ $NEAR != "$FAR" ]] && break
-	fix_send near ""
+	fix_start far ip netns exec "$OTHER" python3 -c "$LISTEN" && fix_expect far 'listening *' 10 ||
+		{ fail far_listening "${FIX_LINE:-no line}"; exit 1; }
+	FAR=${FIX_LINE#listening }
+	[[ $FAR != "$NEAR" ]] && break
+	fix_send far ""
 done
-[[ $NEAR != "$FAR" ]] || { fail distinct_ports "5 listeners at $FAR, the other's port"; exit 1; }
+[[ $FAR != "$NEAR" ]] || { fail distinct_ports "5 listeners at $NEAR, the other's port"; exit 1; }
 wait_for "[ \"\$(marked $NEAR)\" = 1 ]" 10
 assert_eq "$(marked "$NEAR")" 1 untraced_listen_in_the_targets_namespace_marked
 assert_eq "$(marked "$FAR")" 0 untraced_listen_elsewhere_not_marked
