@@ -324,10 +324,13 @@ static __always_inline struct cs_sk *sk_state_new(const struct sock *sk, int old
 			 * (user space marks those of each census, a listener
 			 * made since only at the next), so a connection it
 			 * hands a target in between is adopted too. */
-			__u32 ns = sk->__sk_common.skc_net.net->ns.inum;
+			if (newstate == TCP_LISTEN) {
+				/* Read here, not at every untraced connect(). */
+				__u32 ns = sk->__sk_common.skc_net.net->ns.inum;
 
-			if (newstate == TCP_LISTEN && bpf_map_lookup_elem(&handoff_netns, &ns))
-				handoff_mark(sk_local_port_btf(sk));
+				if (bpf_map_lookup_elem(&handoff_netns, &ns))
+					handoff_mark(sk_local_port_btf(sk));
+			}
 			return NULL;
 		}
 		owner_from_current(&init.owner,
